@@ -1,0 +1,30 @@
+// Package externalizer moves large payloads of transcript entries into
+// artifacts and puts them back exactly.
+//
+// # Sites
+//
+// A Format knows where one agent's transcripts keep their payloads (tool
+// results, command output, images): the payload sites of an entry. A site
+// whose JSON bytes reach the threshold is replaced by a placeholder of the
+// same JSON type that tells a reader what was there, how big it was and
+// where the full content lives.
+//
+// # Artifacts
+//
+// Inside a site the large string values become artifacts: readable UTF-8
+// text when one of the escaping styles of package transcript re-encodes the
+// text to exactly the original bytes, decoded bytes for base64 images, and
+// the raw JSON bytes otherwise. The small JSON around them is kept in the
+// entry's marker.
+//
+// # Marker and exact restore
+//
+// Every changed entry gains one last member, "transcriptTool", that records
+// the SHA-256 of the original line and, for each change, the JSON pointer of
+// the changed value and how to rebuild it. Restore works from the marker
+// alone, so a genuine payload that looks like a placeholder or an
+// artifactRef is never taken for one, and it checks the rebuilt line against
+// the recorded hash: it returns the original bytes or an error, never
+// something in between. An entry that already has a marker is left as it is,
+// which makes migration idempotent.
+package externalizer

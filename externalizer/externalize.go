@@ -1,0 +1,264 @@
+package externalizer
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/transcript"
+)
+
+// Artifact describes one artifact a rewritten line refers to.
+type Artifact struct {
+	Digest     registry.Digest
+	Data       []byte
+	Media      string
+	Site       string // JSON pointer of the site within the entry
+	Tool       string
+	ToolCallID string
+	Entry      string
+	Summary    string
+}
+
+// Externalizer rewrites the lines of one transcript.
+type Externalizer struct {
+	Format    Format
+	Threshold int
+	// PathFor returns where an artifact lives, as shown to readers of the
+	// migrated transcript.
+	PathFor func(registry.Digest) string
+}
+
+// Result is what Rewrite made of one line.
+type Result struct {
+	// Line is the rewritten line, or nil when the line is kept as it is.
+	Line []byte
+	// Artifacts are the artifacts Line refers to; the caller stores them
+	// before it writes Line anywhere durable.
+	Artifacts []Artifact
+	// Migrated is true for a line that already carries a marker.
+	Migrated bool
+}
+
+// splice replaces Buf[start:end] with with; start == end inserts.
+type splice struct {
+	start, end int
+	with       []byte
+}
+
+// Rewrite externalizes the payload sites of one line. text is the line
+// without its end-of-line bytes and start the offset where JSON may begin
+// (past a byte order mark). Lines that are not JSON objects, that nest too
+// deeply, or that have no site over the threshold are kept.
+func (x *Externalizer) Rewrite(text []byte, start int) (Result, error) {
+	if len(text)-start < x.Threshold {
+		return Result{}, nil
+	}
+	root, err := transcript.Parse(text, start)
+	if err != nil || root.Kind() != transcript.Object {
+		return Result{}, nil
+	}
+	if _, _, _, ok := findMarker(root); ok {
+		return Result{Migrated: true}, nil
+	}
+	sites := x.Format.Sites(root, x.Threshold, nil)
+	if len(sites) == 0 {
+		return Result{}, nil
+	}
+	var (
+		res     Result
+		edits   []edit
+		splices []splice
+		refSite *Site
+		refArt  Artifact
+	)
+	for i := range sites {
+		s := &sites[i]
+		switch s.Value.Kind() {
+		case transcript.String, transcript.Array, transcript.Object:
+		default:
+			continue // no placeholder keeps the type of a number or literal
+		}
+		pieces := cutSite(s.Value, x.Threshold)
+		parts := make([]part, 0, 2*len(pieces)+1)
+		pos := s.Value.Start
+		first := len(res.Artifacts)
+		for _, p := range pieces {
+			if p.start > pos {
+				parts = append(parts, part{Lit: string(text[pos:p.start])})
+			}
+			a := Artifact{
+				Digest: registry.Sum(p.data), Data: p.data, Media: p.media, Site: s.Path.String(),
+				Tool: s.Tool, ToolCallID: s.ToolCallID, Entry: s.Entry,
+				Summary: Summarize(p.data, p.media),
+			}
+			parts = append(parts, part{ID: a.Digest.String(), Form: p.form})
+			res.Artifacts = append(res.Artifacts, a)
+			pos = p.end
+		}
+		main, others := largest(res.Artifacts[first:])
+		if pos < s.Value.End {
+			parts = append(parts, part{Lit: string(text[pos:s.Value.End])})
+		}
+		edits = append(edits, edit{At: s.Path.String(), Parts: parts})
+		splices = append(splices, splice{s.Value.Start, s.Value.End, x.placeholder(s, main, others)})
+		if s.RefParent != nil && refSite == nil {
+			refSite, refArt = s, main
+		}
+	}
+	if len(edits) == 0 {
+		return Result{}, nil
+	}
+	if refSite != nil {
+		if sp, e, ok := x.artifactRef(root, refSite, refArt); ok {
+			splices = append(splices, sp)
+			edits = append(edits, e)
+		}
+	}
+	sum := sha256.Sum256(text)
+	mk, err := markerAPI.Marshal(marker{V: MarkerVersion, SHA256: hex.EncodeToString(sum[:]), Edits: edits})
+	if err != nil {
+		return Result{}, fmt.Errorf("encode marker: %w", err)
+	}
+	at, sep := insertionPoint(root)
+	member := append(append([]byte(sep), markerKeyQuoted...), ':')
+	splices = append(splices, splice{at, at, append(member, mk...)})
+	res.Line = apply(text, splices)
+	return res, nil
+}
+
+// insertionPoint returns where a new last member of obj goes and the
+// separator it needs.
+func insertionPoint(obj transcript.Value) (int, string) {
+	at, sep := obj.Start+1, ""
+	obj.Members(func(m transcript.Member) bool {
+		at, sep = m.Value.End, ","
+		return true
+	})
+	return at, sep
+}
+
+// artifactRef adds the seed design's artifactRef and artifactVersion to the
+// details of the object at s.RefParent, creating details when it is
+// missing. Details that are not an object, or that already hold an
+// artifactRef, are left alone.
+func (x *Externalizer) artifactRef(root transcript.Value, s *Site, a Artifact) (splice, edit, bool) {
+	parent, ok := s.RefParent.Resolve(root)
+	if !ok || parent.Kind() != transcript.Object {
+		return splice{}, edit{}, false
+	}
+	id := a.Digest.String()
+	var ref []byte
+	ref = append(ref, `{"id":"`...)
+	ref = append(ref, id...)
+	ref = append(ref, `","type":"tool-result","toolName":`...)
+	ref = transcript.AppendEncoded(ref, []byte(s.Tool), transcript.StyleJS)
+	ref = append(ref, `,"createdAt":`...)
+	ref = transcript.AppendEncoded(ref, []byte(s.CreatedAt), transcript.StyleJS)
+	ref = append(ref, `,"sizeBytes":`...)
+	ref = strconv.AppendInt(ref, int64(len(a.Data)), 10)
+	ref = append(ref, `,"summary":`...)
+	ref = transcript.AppendEncoded(ref, []byte(a.Summary), transcript.StyleJS)
+	ref = append(ref, `,"path":`...)
+	ref = transcript.AppendEncoded(ref, []byte(x.PathFor(a.Digest)), transcript.StyleJS)
+	ref = append(ref, `,"hash":"sha256:`...)
+	ref = append(ref, id...)
+	ref = append(ref, `"}`...)
+	members := append(append([]byte(`"artifactRef":`), ref...), `,"artifactVersion":1`...)
+
+	details, has := parent.Get("details")
+	if !has {
+		at, sep := insertionPoint(parent)
+		body := append(append([]byte(sep+`"details":{`), members...), '}')
+		return splice{at, at, body}, edit{At: s.RefParent.String(), Added: []string{"details"}}, true
+	}
+	if details.Kind() != transcript.Object {
+		return splice{}, edit{}, false
+	}
+	if _, taken := details.Get("artifactRef"); taken {
+		return splice{}, edit{}, false
+	}
+	if _, taken := details.Get("artifactVersion"); taken {
+		return splice{}, edit{}, false
+	}
+	at, sep := insertionPoint(details)
+	return splice{at, at, append([]byte(sep), members...)},
+		edit{At: s.RefParent.Key("details").String(), Added: []string{"artifactRef", "artifactVersion"}}, true
+}
+
+// apply returns text with the splices applied; they must not overlap.
+func apply(text []byte, splices []splice) []byte {
+	sort.SliceStable(splices, func(i, j int) bool { return splices[i].start < splices[j].start })
+	size := len(text)
+	for _, s := range splices {
+		size += len(s.with) - (s.end - s.start)
+	}
+	out := make([]byte, 0, size)
+	pos := 0
+	for _, s := range splices {
+		out = append(out, text[pos:s.start]...)
+		out = append(out, s.with...)
+		pos = s.end
+	}
+	return append(out, text[pos:]...)
+}
+
+// largest returns the largest artifact and the others, in order.
+func largest(arts []Artifact) (Artifact, []Artifact) {
+	best := 0
+	for i, a := range arts {
+		if len(a.Data) > len(arts[best].Data) {
+			best = i
+		}
+	}
+	others := make([]Artifact, 0, len(arts)-1)
+	others = append(others, arts[:best]...)
+	return arts[best], append(others, arts[best+1:]...)
+}
+
+// placeholder returns the JSON that stands in for site s: a hint of the
+// site's own JSON type.
+func (x *Externalizer) placeholder(s *Site, main Artifact, others []Artifact) []byte {
+	id := main.Digest.String()
+	path := x.PathFor(main.Digest)
+	var hint string
+	if s.Shape == ShapeToolResult {
+		var b strings.Builder
+		b.WriteString("[Tool result omitted: stored as artifact]\n")
+		b.WriteString("id: " + id + "\n")
+		if s.Tool != "" {
+			b.WriteString("tool: " + s.Tool + "\n")
+		}
+		b.WriteString("size: " + strconv.Itoa(len(main.Data)) + " bytes\n")
+		b.WriteString("summary: " + main.Summary + "\n")
+		b.WriteString("path: " + path)
+		for _, o := range others {
+			fmt.Fprintf(&b, "\nalso: %s (%d bytes, %s) at %s", o.Digest, len(o.Data), o.Media, x.PathFor(o.Digest))
+		}
+		hint = b.String()
+	} else {
+		hint = fmt.Sprintf("[Omitted %d bytes (%s): artifact %s at %s]", len(main.Data), main.Media, id, path)
+		if len(others) > 0 {
+			hint = fmt.Sprintf("[Omitted %d bytes in %d artifacts, the largest %s at %s]", s.Value.Len(), len(others)+1, id, path)
+		}
+	}
+	text := transcript.AppendEncoded(nil, []byte(hint), transcript.StyleJS)
+	textBlock := append(append([]byte(`{"type":"text","text":`), text...), '}')
+	switch s.Value.Kind() {
+	case transcript.Array:
+		if s.Shape == ShapeToolResult {
+			return append(append([]byte{'['}, textBlock...), ']')
+		}
+		return append(append([]byte{'['}, text...), ']')
+	case transcript.Object:
+		if s.Shape == ShapePlain {
+			return append(append([]byte(`{"artifact":`), text...), '}')
+		}
+		return textBlock
+	}
+	return text
+}

@@ -1,0 +1,73 @@
+package externalizer
+
+import (
+	"github.com/transcript-tool/transcript-tool/transcript"
+)
+
+// Format finds the payload sites of one agent's transcript entries.
+type Format interface {
+	// Name is the format's name on the command line.
+	Name() string
+	// Detect reports whether entry, one of the first entries of a file,
+	// shows that the file is in this format.
+	Detect(entry transcript.Value) bool
+	// Session returns the session id that entry carries, or "".
+	Session(entry transcript.Value) string
+	// Sites appends to dst the payload sites of entry whose JSON bytes
+	// reach threshold, in document order, none inside another.
+	Sites(entry transcript.Value, threshold int, dst []Site) []Site
+}
+
+// Shape says what a site's placeholder looks like.
+type Shape uint8
+
+const (
+	// ShapePlain replaces the value with a one-line hint of its own JSON
+	// type: a string, an array holding that string, or an object.
+	ShapePlain Shape = iota
+	// ShapeToolResult replaces a tool result's content with the seed
+	// design's "[Tool result omitted: stored as artifact]" text: a string
+	// for a string, one text block for an array.
+	ShapeToolResult
+	// ShapeImageBlock replaces an image content block with a text block.
+	ShapeImageBlock
+)
+
+// Site is one payload inside an entry.
+type Site struct {
+	Path       Pointer
+	Value      transcript.Value
+	Shape      Shape
+	Tool       string
+	ToolCallID string
+	Entry      string
+	CreatedAt  string
+	// RefParent, when not nil, is the object whose "details" object gains
+	// an artifactRef for this site (OpenClaw PR #9415).
+	RefParent Pointer
+}
+
+var formats = []Format{pi{}}
+
+// Formats returns every known format, in detection order.
+func Formats() []Format { return formats }
+
+// Lookup returns the format called name.
+func Lookup(name string) (Format, bool) {
+	for _, f := range formats {
+		if f.Name() == name {
+			return f, true
+		}
+	}
+	return nil, false
+}
+
+// Detect returns the first format that recognises entry.
+func Detect(entry transcript.Value) (Format, bool) {
+	for _, f := range formats {
+		if f.Detect(entry) {
+			return f, true
+		}
+	}
+	return nil, false
+}

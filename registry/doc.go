@@ -1,0 +1,25 @@
+// Package registry is the content-addressed artifact store and its
+// append-only registry.
+//
+// # Layout
+//
+//	<store>/objects/<hh>/<64 hex>   artifact bytes, named by their SHA-256
+//	<store>/registry.jsonl          one Record per line, append-only
+//
+// # Guarantees
+//
+// An object is written to a temporary file in its shard directory, fsynced
+// and renamed; Sync fsyncs the directories touched since the last Sync, so a
+// caller batches directory syncs and still knows when objects are durable.
+// Every read re-hashes the bytes: an object whose bytes do not match its
+// name is reported as ErrCorrupt, never served, and Put replaces it.
+//
+// Registry lines are appended under an exclusive file lock, one write per
+// line, and fsynced. A torn last line (a crash mid-append) is set aside in a
+// file beside the registry and truncated before anything is appended after
+// it; readers skip it. A bad line elsewhere is reported to the reader, never
+// dropped silently.
+//
+// Store and its methods are safe for concurrent use, also by several
+// processes on one store.
+package registry

@@ -1,0 +1,181 @@
+package registry
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/transcript-tool/transcript-tool/internal/safefile"
+)
+
+// Errors reported by Get and Open.
+var (
+	ErrNotFound = errors.New("artifact not found")
+	ErrCorrupt  = errors.New("artifact corrupt")
+)
+
+const (
+	dirPerm  = 0o700
+	filePerm = 0o600
+)
+
+// ObjectsDir is the directory of the objects inside a store.
+const ObjectsDir = "objects"
+
+// RegistryFile is the name of the registry inside a store.
+const RegistryFile = "registry.jsonl"
+
+// ObjectPath returns the path of an object relative to the store root.
+func ObjectPath(d Digest) string {
+	hex := d.String()
+	return filepath.Join(ObjectsDir, hex[:2], hex)
+}
+
+// Store is an artifact store rooted at a directory.
+type Store struct {
+	dir string
+
+	mu    sync.Mutex
+	dirty map[string]bool // directories with entries not yet fsynced
+}
+
+// Open returns the store rooted at dir. Nothing is created until the first
+// write.
+func Open(dir string) *Store {
+	return &Store{dir: dir, dirty: map[string]bool{}}
+}
+
+// Dir returns the store's root directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Path returns the file path of the object d.
+func (s *Store) Path(d Digest) string { return filepath.Join(s.dir, ObjectPath(d)) }
+
+// Put stores data and returns its Digest. created is false when an intact
+// object with these bytes was already there. The object is durable once
+// Sync returns.
+func (s *Store) Put(data []byte) (d Digest, created bool, err error) {
+	d = Sum(data)
+	path := s.Path(d)
+	switch err := s.verify(path, d); {
+	case err == nil:
+		return d, false, nil
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt):
+		// Write (or replace) it below.
+	default:
+		return d, false, err
+	}
+	shard := filepath.Dir(path)
+	if err := s.mkdirs(shard); err != nil {
+		return d, false, err
+	}
+	f, err := safefile.Create(path, filePerm)
+	if err != nil {
+		return d, false, fmt.Errorf("store artifact: %w", err)
+	}
+	defer f.Abort()
+	if _, err := f.Write(data); err != nil {
+		return d, false, fmt.Errorf("store artifact %s: %w", path, err)
+	}
+	if err := f.CommitNoDirSync(); err != nil {
+		return d, false, fmt.Errorf("store artifact %s: %w", path, err)
+	}
+	s.markDirty(shard)
+	return d, true, nil
+}
+
+// mkdirs creates the store's directories down to shard, remembering which
+// parents gained an entry.
+func (s *Store) mkdirs(shard string) error {
+	for _, dir := range []string{s.dir, filepath.Join(s.dir, ObjectsDir), shard} {
+		err := os.Mkdir(dir, dirPerm)
+		if err == nil {
+			s.markDirty(filepath.Dir(dir))
+			continue
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("create store directory: %w", err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) markDirty(dir string) {
+	s.mu.Lock()
+	s.dirty[dir] = true
+	s.mu.Unlock()
+}
+
+// Sync makes every object written since the last Sync durable by fsyncing
+// the directories that gained entries.
+func (s *Store) Sync() error {
+	s.mu.Lock()
+	dirs := make([]string, 0, len(s.dirty))
+	for d := range s.dirty {
+		dirs = append(dirs, d)
+	}
+	s.dirty = map[string]bool{}
+	s.mu.Unlock()
+	// Deepest first, so that a shard's entries are durable before the
+	// shard's own entry in objects/.
+	sortDeepestFirst(dirs)
+	for _, d := range dirs {
+		if err := safefile.SyncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sortDeepestFirst(dirs []string) {
+	for i := 1; i < len(dirs); i++ {
+		for j := i; j > 0 && len(dirs[j]) > len(dirs[j-1]); j-- {
+			dirs[j], dirs[j-1] = dirs[j-1], dirs[j]
+		}
+	}
+}
+
+// verify re-hashes the object at path.
+func (s *Store) verify(path string, d Digest) error {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: %w", d, ErrNotFound)
+		}
+		return err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("read artifact %s: %w", path, err)
+	}
+	if !bytes.Equal(h.Sum(nil), d[:]) {
+		return fmt.Errorf("%s: %w: its bytes do not hash to its name", path, ErrCorrupt)
+	}
+	return nil
+}
+
+// Verify re-hashes the object d and reports ErrNotFound or ErrCorrupt.
+func (s *Store) Verify(d Digest) error { return s.verify(s.Path(d), d) }
+
+// Get returns the bytes of object d after checking that they hash to d.
+func (s *Store) Get(d Digest) ([]byte, error) {
+	path := s.Path(d)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w", d, ErrNotFound)
+		}
+		return nil, err
+	}
+	if Sum(data) != d {
+		return nil, fmt.Errorf("%s: %w: its bytes do not hash to its name", path, ErrCorrupt)
+	}
+	return data, nil
+}

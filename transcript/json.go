@@ -1,0 +1,491 @@
+package transcript
+
+import (
+	"errors"
+	"fmt"
+)
+
+// MaxDepth is the deepest nesting of arrays and objects that Parse accepts.
+// Transcripts written by agents nest a few dozen levels; anything deeper is
+// treated as opaque bytes and kept as it is.
+const MaxDepth = 512
+
+// ErrTooDeep is returned by Parse for a value nested deeper than MaxDepth.
+var ErrTooDeep = errors.New("JSON nested too deeply")
+
+// SyntaxError is a JSON syntax error at a byte offset within a line.
+type SyntaxError struct {
+	Offset int // byte offset within the line
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at byte %d: %s", e.Offset, e.Msg)
+}
+
+// Kind is the JSON type of a Value.
+type Kind uint8
+
+// The JSON types.
+const (
+	Invalid Kind = iota
+	Object
+	Array
+	String
+	Number
+	Bool
+	Null
+)
+
+func (k Kind) String() string {
+	return [...]string{"invalid", "object", "array", "string", "number", "bool", "null"}[k]
+}
+
+// Value is a span of a validated JSON document: Buf[Start:End] is the raw
+// value without surrounding white space. The zero Value is Invalid.
+type Value struct {
+	Buf        []byte
+	Start, End int
+}
+
+// Raw returns the value's bytes.
+func (v Value) Raw() []byte { return v.Buf[v.Start:v.End] }
+
+// Len returns the length of the value's bytes.
+func (v Value) Len() int { return v.End - v.Start }
+
+// Kind returns the JSON type of v.
+func (v Value) Kind() Kind {
+	if v.Buf == nil || v.Start >= v.End {
+		return Invalid
+	}
+	switch v.Buf[v.Start] {
+	case '{':
+		return Object
+	case '[':
+		return Array
+	case '"':
+		return String
+	case 't', 'f':
+		return Bool
+	case 'n':
+		return Null
+	default:
+		return Number
+	}
+}
+
+// Parse validates buf[start:] as exactly one JSON value surrounded by
+// optional white space and returns that value. It never recurses, so
+// hostile nesting cannot exhaust the stack.
+func Parse(buf []byte, start int) (Value, error) {
+	p := parser{buf: buf, i: start}
+	p.ws()
+	vs := p.i
+	if err := p.value(); err != nil {
+		return Value{}, err
+	}
+	ve := p.i
+	p.ws()
+	if p.i != len(buf) {
+		return Value{}, p.errf("unexpected %q after the value", buf[p.i])
+	}
+	return Value{Buf: buf, Start: vs, End: ve}, nil
+}
+
+type parser struct {
+	buf   []byte
+	i     int
+	stack []byte // '{' or '[' per open container
+}
+
+func (p *parser) errf(format string, args ...any) error {
+	return &SyntaxError{Offset: p.i, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (p *parser) ws() {
+	for p.i < len(p.buf) {
+		switch p.buf[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// value validates one value iteratively; containers are tracked on p.stack.
+func (p *parser) value() error {
+	for {
+		// Expect a value.
+		p.ws()
+		if p.i >= len(p.buf) {
+			return p.errf("unexpected end of line")
+		}
+		switch c := p.buf[p.i]; c {
+		case '{', '[':
+			if len(p.stack) >= MaxDepth {
+				return fmt.Errorf("at byte %d: %w", p.i, ErrTooDeep)
+			}
+			p.stack = append(p.stack, c)
+			p.i++
+			p.ws()
+			if p.i < len(p.buf) && p.buf[p.i] == closer(c) {
+				p.i++
+				p.stack = p.stack[:len(p.stack)-1]
+				break
+			}
+			if c == '{' {
+				if err := p.key(); err != nil {
+					return err
+				}
+			}
+			continue
+		case '"':
+			end, err := skipString(p.buf, p.i)
+			if err != nil {
+				return err
+			}
+			p.i = end
+		case 't':
+			if err := p.lit("true"); err != nil {
+				return err
+			}
+		case 'f':
+			if err := p.lit("false"); err != nil {
+				return err
+			}
+		case 'n':
+			if err := p.lit("null"); err != nil {
+				return err
+			}
+		default:
+			if err := p.number(); err != nil {
+				return err
+			}
+		}
+		// After a value: close containers or move to the next element.
+		for {
+			if len(p.stack) == 0 {
+				return nil
+			}
+			p.ws()
+			if p.i >= len(p.buf) {
+				return p.errf("unexpected end of line")
+			}
+			top := p.stack[len(p.stack)-1]
+			c := p.buf[p.i]
+			if c == closer(top) {
+				p.i++
+				p.stack = p.stack[:len(p.stack)-1]
+				continue
+			}
+			if c != ',' {
+				return p.errf("expected ',' or %q, found %q", closer(top), c)
+			}
+			p.i++
+			if top == '{' {
+				p.ws()
+				if err := p.key(); err != nil {
+					return err
+				}
+			}
+			break
+		}
+	}
+}
+
+func closer(c byte) byte {
+	if c == '{' {
+		return '}'
+	}
+	return ']'
+}
+
+// key validates an object key and the colon after it.
+func (p *parser) key() error {
+	if p.i >= len(p.buf) || p.buf[p.i] != '"' {
+		return p.errf("expected a string key")
+	}
+	end, err := skipString(p.buf, p.i)
+	if err != nil {
+		return err
+	}
+	p.i = end
+	p.ws()
+	if p.i >= len(p.buf) || p.buf[p.i] != ':' {
+		return p.errf("expected ':' after object key")
+	}
+	p.i++
+	return nil
+}
+
+func (p *parser) lit(word string) error {
+	if len(p.buf)-p.i < len(word) || string(p.buf[p.i:p.i+len(word)]) != word {
+		return p.errf("invalid literal")
+	}
+	p.i += len(word)
+	return nil
+}
+
+func (p *parser) number() error {
+	b, i := p.buf, p.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	default:
+		return p.errf("invalid character %q", at(b, i))
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || !isDigit(b[i]) {
+			p.i = i
+			return p.errf("invalid number")
+		}
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || !isDigit(b[i]) {
+			p.i = i
+			return p.errf("invalid number")
+		}
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	p.i = i
+	return nil
+}
+
+func at(b []byte, i int) byte {
+	if i < len(b) {
+		return b[i]
+	}
+	return 0
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// skipString validates the string literal starting at b[i] == '"' and
+// returns the offset just past its closing quote.
+func skipString(b []byte, i int) (int, error) {
+	j := i + 1
+	for j < len(b) {
+		c := b[j]
+		switch {
+		case c == '"':
+			return j + 1, nil
+		case c == '\\':
+			if j+1 >= len(b) {
+				return 0, &SyntaxError{Offset: j, Msg: "unterminated string"}
+			}
+			switch b[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				if j+6 > len(b) || !isHex4(b[j+2:j+6]) {
+					return 0, &SyntaxError{Offset: j, Msg: "invalid \\u escape"}
+				}
+				j += 6
+			default:
+				return 0, &SyntaxError{Offset: j, Msg: "invalid escape"}
+			}
+		case c < 0x20:
+			return 0, &SyntaxError{Offset: j, Msg: "control character in string"}
+		default:
+			j++
+		}
+	}
+	return 0, &SyntaxError{Offset: i, Msg: "unterminated string"}
+}
+
+func isHex4(b []byte) bool {
+	for _, c := range b {
+		if !isHex(c) {
+			return false
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool {
+	return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// Member is one key/value pair of an object.
+type Member struct {
+	Key   Value // the key's string literal
+	Value Value
+}
+
+// Members calls fn for each member of the object v in order until fn
+// returns false. v must come from Parse.
+func (v Value) Members(fn func(m Member) bool) {
+	if v.Kind() != Object {
+		return
+	}
+	b := v.Buf
+	i := skipWS(b, v.Start+1)
+	for i < v.End && b[i] != '}' {
+		ke, _ := skipString(b, i)
+		key := Value{Buf: b, Start: i, End: ke}
+		i = skipWS(b, ke) + 1 // past ':'
+		i = skipWS(b, i)
+		ve := skipValue(b, i)
+		if !fn(Member{Key: key, Value: Value{Buf: b, Start: i, End: ve}}) {
+			return
+		}
+		i = skipWS(b, ve)
+		if b[i] == ',' {
+			i = skipWS(b, i+1)
+		}
+	}
+}
+
+// Elems calls fn for each element of the array v in order until fn returns
+// false. v must come from Parse.
+func (v Value) Elems(fn func(i int, e Value) bool) {
+	if v.Kind() != Array {
+		return
+	}
+	b := v.Buf
+	i := skipWS(b, v.Start+1)
+	for n := 0; i < v.End && b[i] != ']'; n++ {
+		ve := skipValue(b, i)
+		if !fn(n, Value{Buf: b, Start: i, End: ve}) {
+			return
+		}
+		i = skipWS(b, ve)
+		if b[i] == ',' {
+			i = skipWS(b, i+1)
+		}
+	}
+}
+
+// Get returns the value of the last member of object v whose key decodes to
+// name (the member a JavaScript or Go decoder would keep), and whether there
+// is one.
+func (v Value) Get(name string) (Value, bool) {
+	var found Value
+	ok := false
+	v.Members(func(m Member) bool {
+		if m.Key.IsString(name) {
+			found, ok = m.Value, true
+		}
+		return true
+	})
+	return found, ok
+}
+
+// Index returns the n-th element of array v.
+func (v Value) Index(n int) (Value, bool) {
+	var found Value
+	ok := false
+	v.Elems(func(i int, e Value) bool {
+		if i == n {
+			found, ok = e, true
+			return false
+		}
+		return true
+	})
+	return found, ok
+}
+
+// IsString reports whether v is a string whose decoded text equals s.
+func (v Value) IsString(s string) bool {
+	if v.Kind() != String {
+		return false
+	}
+	raw := v.Raw()
+	inner := raw[1 : len(raw)-1]
+	if len(inner) == len(s) && string(inner) == s {
+		return true
+	}
+	if !hasBackslash(inner) {
+		return false
+	}
+	text, err := Decode(raw)
+	return err == nil && string(text) == s
+}
+
+// Text returns the decoded text of a string value, or "" for other kinds.
+func (v Value) Text() string {
+	if v.Kind() != String {
+		return ""
+	}
+	text, err := Decode(v.Raw())
+	if err != nil {
+		return ""
+	}
+	return string(text)
+}
+
+func hasBackslash(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' {
+			return true
+		}
+	}
+	return false
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipValue returns the end of the already validated value starting at i.
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		end, _ := skipString(b, i)
+		return end
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end, _ := skipString(b, j)
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	default:
+		j := i
+		for j < len(b) {
+			switch b[j] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return j
+			}
+			j++
+		}
+		return j
+	}
+}

@@ -1,0 +1,203 @@
+package transcript
+
+import (
+	"errors"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// ErrNotText is returned by Decode for a string that has no UTF-8 form: it
+// holds an unpaired surrogate escape such as \ud800.
+var ErrNotText = errors.New("string holds an unpaired surrogate")
+
+// Decode returns the text of the JSON string literal raw (quotes included).
+// raw must be a valid literal, as Parse guarantees. Invalid UTF-8 in raw is
+// copied through; callers that need text check utf8.Valid.
+func Decode(raw []byte) ([]byte, error) {
+	return AppendDecoded(nil, raw)
+}
+
+// AppendDecoded appends the text of the JSON string literal raw to dst.
+func AppendDecoded(dst, raw []byte) ([]byte, error) {
+	s := raw[1 : len(raw)-1]
+	for len(s) > 0 {
+		i := 0
+		for i < len(s) && s[i] != '\\' {
+			i++
+		}
+		dst = append(dst, s[:i]...)
+		if i == len(s) {
+			break
+		}
+		s = s[i:]
+		switch s[1] {
+		case 'u':
+			r := rune(hex4(s[2:6]))
+			s = s[6:]
+			if utf16.IsSurrogate(r) {
+				if len(s) >= 6 && s[0] == '\\' && s[1] == 'u' {
+					r2 := rune(hex4(s[2:6]))
+					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+						dst = utf8.AppendRune(dst, d)
+						s = s[6:]
+						continue
+					}
+				}
+				return dst, ErrNotText
+			}
+			dst = utf8.AppendRune(dst, r)
+			continue
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		default: // '"', '\\', '/'
+			dst = append(dst, s[1])
+		}
+		s = s[2:]
+	}
+	return dst, nil
+}
+
+func hex4(b []byte) uint16 {
+	var v uint16
+	for _, c := range b[:4] {
+		v <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			v |= uint16(c - '0')
+		case c >= 'a' && c <= 'f':
+			v |= uint16(c - 'a' + 10)
+		default:
+			v |= uint16(c - 'A' + 10)
+		}
+	}
+	return v
+}
+
+// Style is a way of escaping text in a JSON string, matching what common
+// writers produce.
+type Style uint8
+
+const (
+	// StyleJS escapes only what JSON requires, as JavaScript's
+	// JSON.stringify does: quote, backslash, \b \f \n \r \t and other
+	// control characters as lower-case \u00XX.
+	StyleJS Style = iota + 1
+	// StyleASCII also escapes DEL and every non-ASCII character as
+	// lower-case \uXXXX (surrogate pairs above U+FFFF), as Python's
+	// json.dumps does by default.
+	StyleASCII
+)
+
+// Styles lists the escaping styles in the order they are tried.
+var Styles = []Style{StyleJS, StyleASCII}
+
+func (s Style) String() string {
+	switch s {
+	case StyleJS:
+		return "js"
+	case StyleASCII:
+		return "ascii"
+	}
+	return "unknown"
+}
+
+// ParseStyle returns the Style named name.
+func ParseStyle(name string) (Style, bool) {
+	for _, s := range Styles {
+		if s.String() == name {
+			return s, true
+		}
+	}
+	return 0, false
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendEncoded appends text as a quoted JSON string in style s. text must
+// be valid UTF-8.
+func AppendEncoded(dst, text []byte, s Style) []byte {
+	dst = append(dst, '"')
+	dst = AppendEscaped(dst, text, s)
+	return append(dst, '"')
+}
+
+// AppendEscaped appends text escaped in style s, without quotes. It may be
+// called on consecutive pieces of a text as long as no piece ends inside a
+// UTF-8 sequence.
+func AppendEscaped(dst, text []byte, s Style) []byte {
+	start := 0
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < 0x7f {
+			i++
+			continue
+		}
+		if c >= 0x7f && s == StyleJS {
+			i++
+			continue
+		}
+		dst = append(dst, text[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			if c < 0x80 {
+				dst = appendU(dst, rune(c))
+				break
+			}
+			r, size := utf8.DecodeRune(text[i:])
+			if r >= 0x10000 {
+				r1, r2 := utf16.EncodeRune(r)
+				dst = appendU(appendU(dst, r1), r2)
+			} else {
+				dst = appendU(dst, r)
+			}
+			i += size
+			start = i
+			continue
+		}
+		i++
+		start = i
+	}
+	return append(dst, text[start:]...)
+}
+
+func appendU(dst []byte, r rune) []byte {
+	return append(dst, '\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
+}
+
+// TextForm returns the decoded text of the string literal raw and the style
+// that encodes it back to exactly raw. ok is false when no style does, or
+// when the text is not valid UTF-8; the caller then keeps raw as it is.
+func TextForm(raw []byte) (text []byte, style Style, ok bool) {
+	text, err := Decode(raw)
+	if err != nil || !utf8.Valid(text) {
+		return nil, 0, false
+	}
+	buf := make([]byte, 0, len(raw))
+	for _, s := range Styles {
+		buf = AppendEncoded(buf[:0], text, s)
+		if string(buf) == string(raw) {
+			return text, s, true
+		}
+	}
+	return nil, 0, false
+}

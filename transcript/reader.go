@@ -1,0 +1,91 @@
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+)
+
+// Line is one line of a transcript.
+type Line struct {
+	// Num is the 1-based line number.
+	Num int
+	// Offset is the byte offset of the line's first byte in the input.
+	Offset int64
+	// Text is the line without its terminator. It is valid until the next
+	// call to Next.
+	Text []byte
+	// EOL is "\n", "\r\n", or empty for a last line without a newline.
+	EOL []byte
+}
+
+var (
+	eolLF   = []byte("\n")
+	eolCRLF = []byte("\r\n")
+)
+
+// Reader reads lines of any length from a stream, one at a time, keeping
+// every byte of the input.
+type Reader struct {
+	br     *bufio.Reader
+	buf    []byte
+	num    int
+	offset int64
+}
+
+// NewReader returns a Reader over r.
+func NewReader(r io.Reader) *Reader {
+	br, ok := r.(*bufio.Reader)
+	if !ok {
+		br = bufio.NewReaderSize(r, 256<<10)
+	}
+	return &Reader{br: br}
+}
+
+// Next returns the next line, or io.EOF when the input is exhausted. A line
+// is returned whole whatever its length; its Text aliases a buffer that the
+// next call reuses.
+func (r *Reader) Next() (Line, error) {
+	r.buf = r.buf[:0]
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		r.buf = append(r.buf, chunk...)
+		if err == nil {
+			break
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			if len(r.buf) == 0 {
+				return Line{}, io.EOF
+			}
+			break
+		}
+		return Line{}, err
+	}
+	line := Line{Num: r.num + 1, Offset: r.offset, Text: r.buf}
+	switch {
+	case bytes.HasSuffix(r.buf, eolCRLF):
+		line.Text, line.EOL = r.buf[:len(r.buf)-2], eolCRLF
+	case bytes.HasSuffix(r.buf, eolLF):
+		line.Text, line.EOL = r.buf[:len(r.buf)-1], eolLF
+	}
+	r.num++
+	r.offset += int64(len(r.buf))
+	return line, nil
+}
+
+// BOM is the UTF-8 byte order mark some editors put at the start of a file.
+var BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// JSONStart returns the offset in text where JSON content may begin: past a
+// byte order mark on the first line, and past leading white space.
+func JSONStart(l Line) int {
+	i := 0
+	if l.Num == 1 && bytes.HasPrefix(l.Text, BOM) {
+		i = len(BOM)
+	}
+	return i
+}
