@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
@@ -178,4 +179,50 @@ func (s *Store) Get(d Digest) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w: its bytes do not hash to its name", path, ErrCorrupt)
 	}
 	return data, nil
+}
+
+// AmbiguousError is returned by Resolve for a prefix shared by several
+// artifacts.
+type AmbiguousError struct {
+	Prefix     string
+	Candidates []string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("artifact id prefix %q is ambiguous: %d artifacts match", e.Prefix, len(e.Candidates))
+}
+
+// MinPrefix is the shortest id prefix Resolve accepts.
+const MinPrefix = 4
+
+// Resolve finds the artifact whose id is s or starts with s.
+func (s *Store) Resolve(id string) (Digest, error) {
+	if len(id) == 2*len(Digest{}) {
+		return ParseDigest(id)
+	}
+	if len(id) < MinPrefix || len(id) > 2*len(Digest{}) {
+		return Digest{}, fmt.Errorf("artifact id %q: want a full SHA-256 or a prefix of at least %d hex characters", id, MinPrefix)
+	}
+	if _, err := ParseDigest(id + strings.Repeat("0", 2*len(Digest{})-len(id))); err != nil {
+		return Digest{}, fmt.Errorf("artifact id %q: want lower-case hex", id)
+	}
+	entries, err := os.ReadDir(filepath.Join(s.dir, ObjectsDir, id[:2]))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return Digest{}, err
+	}
+	var matches []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), id) && e.Type().IsRegular() {
+			if _, err := ParseDigest(e.Name()); err == nil {
+				matches = append(matches, e.Name())
+			}
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return Digest{}, fmt.Errorf("%s: %w in %s", id, ErrNotFound, s.dir)
+	case 1:
+		return ParseDigest(matches[0])
+	}
+	return Digest{}, &AmbiguousError{Prefix: id, Candidates: matches}
 }

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+)
+
+// Exit statuses.
+const (
+	exitOK       = 0
+	exitProblems = 1 // the command ran and found problems
+	exitUsage    = 2 // usage error, or nothing could be done
+)
+
+// exitError is an error with the exit status it causes and an optional
+// hint for the user.
+type exitError struct {
+	code int
+	err  error
+	hint string
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+func fatal(err error, hint string) error { return &exitError{code: exitUsage, err: err, hint: hint} }
+
+// problems is returned by commands that ran but found problems; the
+// problems themselves have already been reported.
+var problems = &exitError{code: exitProblems, err: errors.New("problems found")}
+
+// streams are the command's standard streams, passed in so tests can
+// capture them.
+type streams struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+func (s streams) errorf(format string, args ...any) {
+	fmt.Fprintf(s.stderr, "transcript-tool: error: "+format+"\n", args...)
+}
+
+func (s streams) warnf(format string, args ...any) {
+	fmt.Fprintf(s.stderr, "transcript-tool: warning: "+format+"\n", args...)
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	st := streams{stdin: stdin, stdout: stdout, stderr: stderr}
+	app := &cli.App{
+		Name:            "transcript-tool",
+		Usage:           "shrink agent session transcripts into a content-addressed artifact store, and restore them exactly",
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		Reader:          stdin,
+		HideHelpCommand: true,
+		ExitErrHandler:  func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return &exitError{code: exitUsage, err: err}
+		},
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress bar on stderr: auto (only on a terminal), always or never"},
+		},
+		Commands: []*cli.Command{
+			migrateCommand(st),
+			rehydrateCommand(st),
+			catCommand(st),
+		},
+	}
+	err := app.RunContext(ctx, args)
+	return exitCode(st, err)
+}
+
+// exitCode reports err on stderr and maps it to an exit status.
+func exitCode(st streams, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if !errors.As(err, &ee) {
+		// Errors urfave/cli returns itself are about the command line.
+		ee = &exitError{code: exitUsage, err: err}
+	}
+	if ee != problems {
+		st.errorf("%v", ee.err)
+		if ee.hint != "" {
+			fmt.Fprintf(st.stderr, "hint: %s\n", ee.hint)
+		}
+	}
+	return ee.code
+}
+
+// progressBar is a progress bar over a number of bytes, or nothing when
+// progress is off.
+type progressBar struct{ bar *progressbar.ProgressBar }
+
+func (p *progressBar) Add(n int64) {
+	if p != nil && p.bar != nil {
+		_ = p.bar.Add64(n)
+	}
+}
+
+func (p *progressBar) finish() {
+	if p != nil && p.bar != nil {
+		_ = p.bar.Finish()
+		_ = p.bar.Exit()
+	}
+}
+
+// newProgress returns a byte progress bar on stderr according to the
+// global --progress flag: by default only when stderr is a terminal.
+func newProgress(c *cli.Context, st streams, total int64, what string) (*progressBar, error) {
+	mode := c.String("progress")
+	show := false
+	switch mode {
+	case "auto":
+		f, ok := st.stderr.(*os.File)
+		show = ok && term.IsTerminal(int(f.Fd()))
+	case "always":
+		show = true
+	case "never":
+	default:
+		return nil, usageErr("--progress must be auto, always or never, not %q", mode)
+	}
+	if !show {
+		return &progressBar{}, nil
+	}
+	bar := progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(st.stderr),
+		progressbar.OptionSetDescription(what),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionThrottle(100_000_000),
+		progressbar.OptionClearOnFinish(),
+	)
+	return &progressBar{bar: bar}, nil
+}
+
+// requireArgs checks that a command got at least one PATH.
+func requireArgs(c *cli.Context, what string) ([]string, error) {
+	if c.NArg() == 0 {
+		return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s: no %s given", c.Command.Name, what),
+			hint: "usage: transcript-tool " + c.Command.Name + " [flags] " + strings.ToUpper(what) + "..."}
+	}
+	return c.Args().Slice(), nil
+}

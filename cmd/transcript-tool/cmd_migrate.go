@@ -1,0 +1,158 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/migrate"
+)
+
+type migrateOptions struct {
+	migrate.Options
+	json bool
+}
+
+func migrateCommand(st streams) *cli.Command {
+	return &cli.Command{
+		Name:      "migrate",
+		Usage:     "move large inline payloads of transcripts into the artifact store",
+		ArgsUsage: "PATH...",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` (default: artifacts/ beside each transcript)"},
+			&cli.IntFlag{Name: "threshold", Value: migrate.DefaultThreshold, Usage: "externalize payloads of at least `BYTES` JSON bytes"},
+			&cli.StringFlag{Name: "out", Usage: "write migrated transcripts under `DIR`, mirroring relative paths, instead of in place"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "report what would be saved; write nothing"},
+			&cli.BoolFlag{Name: "backup", Usage: "keep each original as FILE.bak"},
+			&cli.StringFlag{Name: "format", Usage: "transcript `FORMAT` instead of detecting it per file: " + formatNames()},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "files processed in parallel (default: all cores)"},
+			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
+		},
+		Action: func(c *cli.Context) error {
+			paths, err := requireArgs(c, "path")
+			if err != nil {
+				return err
+			}
+			opts := migrateOptions{json: c.Bool("json")}
+			opts.Store = c.String("store")
+			opts.Threshold = c.Int("threshold")
+			opts.Out = c.String("out")
+			opts.DryRun = c.Bool("dry-run")
+			opts.Backup = c.Bool("backup")
+			opts.Format = c.String("format")
+			opts.Jobs = c.Int("jobs")
+			if opts.Threshold < 1 {
+				return usageErr("--threshold must be at least 1")
+			}
+			if opts.Jobs < 0 {
+				return usageErr("--jobs must not be negative")
+			}
+			if opts.Format != "" {
+				if _, ok := externalizer.Lookup(opts.Format); !ok {
+					return &exitError{code: exitUsage, err: fmt.Errorf("unknown format %q", opts.Format), hint: "formats: " + formatNames()}
+				}
+			}
+			return runMigrate(c, st, paths, opts)
+		},
+	}
+}
+
+func formatNames() string {
+	s := ""
+	for i, f := range externalizer.Formats() {
+		if i > 0 {
+			s += ", "
+		}
+		s += f.Name()
+	}
+	return s
+}
+
+func runMigrate(c *cli.Context, st streams, paths []string, opts migrateOptions) error {
+	inputs, err := migrate.Collect(paths)
+	if err != nil {
+		return fatal(err, "")
+	}
+	bar, err := newProgress(c, st, totalSize(inputs), "migrate")
+	if err != nil {
+		return err
+	}
+	opts.Progress = bar
+	sum := migrate.Run(c.Context, inputs, opts.Options)
+	bar.finish()
+	reportFiles(st, sum)
+	if opts.json {
+		if err := writeJSON(st.stdout, sum); err != nil {
+			return err
+		}
+	} else {
+		printMigrateSummary(st.stdout, sum)
+	}
+	if sum.Failed > 0 {
+		return problems
+	}
+	return nil
+}
+
+func totalSize(inputs []migrate.Input) int64 {
+	var n int64
+	for _, in := range inputs {
+		n += in.Size
+	}
+	return n
+}
+
+// reportFiles writes per-file failures and skips to stderr.
+func reportFiles(st streams, sum migrate.Summary) {
+	for _, r := range sum.Results {
+		switch r.Status {
+		case migrate.StatusFailed:
+			st.errorf("%v", r.Err)
+		case migrate.StatusSkipped:
+			st.warnf("skipped %v", r.Err)
+		}
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func printMigrateSummary(w io.Writer, s migrate.Summary) {
+	verb := "migrated"
+	if s.DryRun {
+		verb = "would migrate"
+	}
+	fmt.Fprintf(w, "%s %d of %d files (%d unchanged, %d skipped, %d failed)\n", verb, s.Migrated, s.Files, s.Unchanged, s.Skipped, s.Failed)
+	fmt.Fprintf(w, "bytes: %s -> %s (%s, saved %s)\n", human(s.BytesBefore), human(s.BytesAfter), percent(s.BytesAfter, s.BytesBefore), human(s.BytesBefore-s.BytesAfter))
+	fmt.Fprintf(w, "artifacts: %d referenced, %d written, %d deduplicated\n", s.Artifacts, s.Written, s.Deduplicated)
+}
+
+func percent(a, b int64) string {
+	if b == 0 {
+		return "100.0%"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
+}
+
+// human formats a byte count with decimal units.
+func human(n int64) string {
+	neg := ""
+	if n < 0 {
+		neg, n = "-", -n
+	}
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%s%d B", neg, n)
+	case n < 1e6:
+		return fmt.Sprintf("%s%.1f KB", neg, float64(n)/1e3)
+	case n < 1e9:
+		return fmt.Sprintf("%s%.1f MB", neg, float64(n)/1e6)
+	}
+	return fmt.Sprintf("%s%.2f GB", neg, float64(n)/1e9)
+}

@@ -1,0 +1,534 @@
+package migrate
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/internal/safefile"
+	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/transcript"
+)
+
+// DefaultThreshold is the payload size, in JSON bytes, from which a payload
+// is externalized.
+const DefaultThreshold = 4096
+
+// StoreDirName is the default store's name, beside each transcript.
+const StoreDirName = "artifacts"
+
+// Options configure a migration.
+type Options struct {
+	Store     string // store directory; "" puts one beside each transcript
+	Threshold int
+	Out       string // output directory; "" rewrites in place
+	DryRun    bool
+	Backup    bool
+	Format    string // "" detects the format per file
+	Jobs      int    // 0 uses every core
+	Progress  Progress
+}
+
+// Progress receives the number of input bytes processed.
+type Progress interface {
+	Add(n int64)
+}
+
+// Status is what happened to one file.
+type Status string
+
+// The statuses of a FileResult.
+const (
+	StatusMigrated  Status = "migrated"
+	StatusUnchanged Status = "unchanged" // nothing to externalize, or done before
+	StatusSkipped   Status = "skipped"   // unknown format, found while walking
+	StatusFailed    Status = "failed"
+	StatusRestored  Status = "restored" // written back in its original form
+)
+
+// FileResult reports one file.
+type FileResult struct {
+	Path         string `json:"path"`
+	Dest         string `json:"dest,omitempty"`
+	Format       string `json:"format,omitempty"`
+	Status       Status `json:"status"`
+	BytesBefore  int64  `json:"bytesBefore"`
+	BytesAfter   int64  `json:"bytesAfter"`
+	Artifacts    int    `json:"artifacts"`
+	Written      int    `json:"written"`
+	Deduplicated int    `json:"deduplicated"`
+	Err          error  `json:"-"`
+	Message      string `json:"error,omitempty"`
+}
+
+// Summary totals a run.
+type Summary struct {
+	Files        int          `json:"files"`
+	Migrated     int          `json:"migrated"`
+	Unchanged    int          `json:"unchanged"`
+	Skipped      int          `json:"skipped"`
+	Failed       int          `json:"failed"`
+	BytesBefore  int64        `json:"bytesBefore"`
+	BytesAfter   int64        `json:"bytesAfter"`
+	Artifacts    int          `json:"artifacts"`
+	Written      int          `json:"written"`
+	Deduplicated int          `json:"deduplicated"`
+	DryRun       bool         `json:"dryRun"`
+	Results      []FileResult `json:"results"`
+}
+
+func (s *Summary) add(r FileResult) {
+	s.Files++
+	switch r.Status {
+	case StatusMigrated, StatusRestored:
+		s.Migrated++
+	case StatusUnchanged:
+		s.Unchanged++
+	case StatusSkipped:
+		s.Skipped++
+	case StatusFailed:
+		s.Failed++
+	}
+	s.BytesBefore += r.BytesBefore
+	s.BytesAfter += r.BytesAfter
+	s.Artifacts += r.Artifacts
+	s.Written += r.Written
+	s.Deduplicated += r.Deduplicated
+	s.Results = append(s.Results, r)
+}
+
+// ErrUnknownFormat is the error of a file whose format is not recognised.
+var ErrUnknownFormat = errors.New("unknown transcript format")
+
+// ErrSourceChanged is the error of a file that changed while it was being
+// migrated, typically because an agent is still appending to it.
+var ErrSourceChanged = errors.New("the file changed while it was migrated (is an agent still writing to it?); left untouched")
+
+// Run migrates every input. It returns an error only when nothing could be
+// done; per-file failures are in the Summary.
+func Run(ctx context.Context, inputs []Input, opts Options) Summary {
+	if opts.Threshold <= 0 {
+		opts.Threshold = DefaultThreshold
+	}
+	stores := &storeSet{m: map[string]*registry.Store{}}
+	results := forEach(ctx, inputs, opts.Jobs, func(in Input) FileResult {
+		return migrateFile(in, opts, stores)
+	})
+	sum := Summary{DryRun: opts.DryRun}
+	for _, r := range results {
+		sum.add(r)
+	}
+	return sum
+}
+
+// forEach runs fn over inputs on a pool of jobs workers and returns the
+// results in input order.
+func forEach(ctx context.Context, inputs []Input, jobs int, fn func(Input) FileResult) []FileResult {
+	if jobs <= 0 {
+		jobs = runtime.NumCPU()
+	}
+	results := make([]FileResult, len(inputs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < jobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i] = fn(inputs[i])
+			}
+		}()
+	}
+	for i := range inputs {
+		if ctx.Err() != nil {
+			results[i] = FileResult{Path: inputs[i].Path, Status: StatusFailed, Err: ctx.Err()}
+			continue
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i := range results {
+		if results[i].Err != nil {
+			results[i].Message = results[i].Err.Error()
+		}
+	}
+	return results
+}
+
+// storeSet shares one Store per directory between workers.
+type storeSet struct {
+	mu sync.Mutex
+	m  map[string]*registry.Store
+}
+
+func (s *storeSet) get(dir string) *registry.Store {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.m[dir]
+	if !ok {
+		st = registry.Open(dir)
+		s.m[dir] = st
+	}
+	return st
+}
+
+// StoreFor returns the store directory for a transcript written to dest.
+func StoreFor(opt, dest string) string {
+	if opt != "" {
+		return opt
+	}
+	return filepath.Join(filepath.Dir(dest), StoreDirName)
+}
+
+// Dest returns where the output for in goes.
+func Dest(in Input, out string) string {
+	if out == "" {
+		return in.Path
+	}
+	return filepath.Join(out, in.Rel)
+}
+
+// fileID identifies a file's content version cheaply.
+type fileID struct {
+	size  int64
+	mtime time.Time
+	ino   uint64
+}
+
+func idOf(fi os.FileInfo) fileID {
+	id := fileID{size: fi.Size(), mtime: fi.ModTime()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id.ino = st.Ino
+	}
+	return id
+}
+
+func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
+	res = FileResult{Path: in.Path, Status: StatusFailed}
+	src, err := os.Open(in.Path)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	before := idOf(fi)
+	res.BytesBefore = fi.Size()
+
+	format, session, err := detect(src, opts.Format)
+	if err != nil {
+		res.Err = fmt.Errorf("%s: %w", in.Path, err)
+		if errors.Is(err, ErrUnknownFormat) && !in.Explicit {
+			res.Status = StatusSkipped
+		}
+		return res
+	}
+	res.Format = format.Name()
+	dest := Dest(in, opts.Out)
+	res.Dest = dest
+	store := stores.get(StoreFor(opts.Store, dest))
+	pathFor := func(d registry.Digest) string {
+		p := store.Path(d)
+		if rel, err := filepath.Rel(filepath.Dir(dest), p); err == nil {
+			return rel
+		}
+		return p
+	}
+	x := &externalizer.Externalizer{Format: format, Threshold: opts.Threshold, PathFor: pathFor}
+
+	var out *safefile.File
+	if !opts.DryRun {
+		if opts.Out != "" {
+			if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
+				res.Err = err
+				return res
+			}
+		}
+		out, err = safefile.Create(dest, fi.Mode().Perm())
+		if err != nil {
+			res.Err = fmt.Errorf("create output for %s: %w", in.Path, err)
+			return res
+		}
+		defer out.Abort()
+	}
+	w := &countWriter{w: io.Discard}
+	var bw *bufio.Writer
+	if out != nil {
+		bw = bufio.NewWriterSize(out, 1<<20)
+		w.w = bw
+	}
+
+	var (
+		records  []registry.Record
+		changed  bool
+		seen     = map[registry.Digest]bool{}
+		now      = time.Now().UTC().Format(time.RFC3339)
+		r        = transcript.NewReader(src)
+		progress = opts.Progress
+	)
+	for {
+		l, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			res.Err = fmt.Errorf("read %s: %w", in.Path, err)
+			return res
+		}
+		if progress != nil {
+			progress.Add(int64(len(l.Text) + len(l.EOL)))
+		}
+		rw, err := x.Rewrite(l.Text, transcript.JSONStart(l))
+		if err != nil {
+			res.Err = &transcript.InputError{Path: in.Path, Line: l.Num, Offset: l.Offset, Err: err}
+			return res
+		}
+		text := l.Text
+		if rw.Line != nil {
+			changed = true
+			text = rw.Line
+			for _, a := range rw.Artifacts {
+				res.Artifacts++
+				created := false
+				switch {
+				case opts.DryRun:
+					created = !seen[a.Digest] && store.Verify(a.Digest) != nil
+				default:
+					_, created, err = store.Put(a.Data)
+					if err != nil {
+						res.Err = err
+						return res
+					}
+				}
+				seen[a.Digest] = true
+				if created {
+					res.Written++
+				} else {
+					res.Deduplicated++
+				}
+				records = append(records, registry.Record{
+					Hash: a.Digest.String(), Size: int64(len(a.Data)), Media: a.Media, Site: a.Site,
+					Tool: a.Tool, ToolCallID: a.ToolCallID, Session: session, Source: absPath(dest),
+					Entry: a.Entry, Line: l.Num, CreatedAt: now, Summary: a.Summary,
+				})
+			}
+		}
+		if _, err := w.Write(text); err != nil {
+			res.Err = fmt.Errorf("write %s: %w", dest, err)
+			return res
+		}
+		if _, err := w.Write(l.EOL); err != nil {
+			res.Err = fmt.Errorf("write %s: %w", dest, err)
+			return res
+		}
+	}
+	res.BytesAfter = w.n
+	if !changed {
+		res.Status = StatusUnchanged
+		if opts.Out == "" || opts.DryRun {
+			res.BytesAfter = res.BytesBefore
+			return res
+		}
+	}
+	if opts.DryRun {
+		res.Status = StatusMigrated
+		return res
+	}
+	if err := bw.Flush(); err != nil {
+		res.Err = fmt.Errorf("write %s: %w", dest, err)
+		return res
+	}
+	if err := store.Append(records); err != nil {
+		res.Err = err
+		return res
+	}
+	if err := verifyOutput(in.Path, src, out.File, store); err != nil {
+		res.Err = err
+		return res
+	}
+	if err := unchangedSince(in.Path, before); err != nil {
+		res.Err = err
+		return res
+	}
+	if opts.Backup && opts.Out == "" {
+		if err := backup(in.Path); err != nil {
+			res.Err = err
+			return res
+		}
+	}
+	if err := out.Commit(); err != nil {
+		res.Err = fmt.Errorf("replace %s: %w", dest, err)
+		return res
+	}
+	if changed {
+		res.Status = StatusMigrated
+	}
+	return res
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// detect reads the first entries of src to find its format and session id,
+// then rewinds src.
+func detect(src *os.File, name string) (externalizer.Format, string, error) {
+	defer src.Seek(0, io.SeekStart)
+	var format externalizer.Format
+	if name != "" {
+		f, ok := externalizer.Lookup(name)
+		if !ok {
+			return nil, "", fmt.Errorf("%w %q", ErrUnknownFormat, name)
+		}
+		format = f
+	}
+	session := ""
+	r := transcript.NewReader(src)
+	for n := 0; n < detectLines; n++ {
+		l, err := r.Next()
+		if err != nil {
+			break
+		}
+		v, err := transcript.Parse(l.Text, transcript.JSONStart(l))
+		if err != nil || v.Kind() != transcript.Object {
+			continue
+		}
+		if format == nil {
+			format, _ = externalizer.Detect(v)
+		}
+		if format != nil && session == "" {
+			session = format.Session(v)
+		}
+		if format != nil && session != "" {
+			break
+		}
+	}
+	if format == nil {
+		return nil, "", ErrUnknownFormat
+	}
+	if _, err := src.Seek(0, io.SeekStart); err != nil {
+		return nil, "", err
+	}
+	return format, session, nil
+}
+
+// detectLines is how many leading lines detection looks at.
+const detectLines = 16
+
+// verifyOutput rehydrates the written output from the store and compares
+// it with the source, line by line.
+func verifyOutput(path string, src, out *os.File, store *registry.Store) error {
+	if err := out.Sync(); err != nil {
+		return err
+	}
+	if _, err := src.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	if _, err := out.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	orig := transcript.NewReader(src)
+	got := transcript.NewReader(out)
+	for {
+		o, oerr := orig.Next()
+		g, gerr := got.Next()
+		if oerr == io.EOF && gerr == io.EOF {
+			return nil
+		}
+		if oerr != nil && oerr != io.EOF {
+			return oerr
+		}
+		if gerr != nil && gerr != io.EOF {
+			return gerr
+		}
+		if oerr == io.EOF || gerr == io.EOF {
+			return fmt.Errorf("%s: verification failed: line count differs after migration", path)
+		}
+		text, changed, err := externalizer.Restore(g.Text, transcript.JSONStart(g), store.Get)
+		if err != nil {
+			return &transcript.InputError{Path: path, Line: o.Num, Offset: o.Offset, Err: err}
+		}
+		if !changed {
+			text = g.Text
+		}
+		if !bytes.Equal(text, o.Text) || !bytes.Equal(g.EOL, o.EOL) {
+			return &transcript.InputError{Path: path, Line: o.Num, Offset: o.Offset,
+				Err: errors.New("verification failed: the rehydrated line differs from the original")}
+		}
+	}
+}
+
+func unchangedSince(path string, before fileID) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if idOf(fi) != before {
+		return fmt.Errorf("%s: %w", path, ErrSourceChanged)
+	}
+	return nil
+}
+
+// backup keeps the original as path.bak by a hard link, or a copy where
+// links are not supported. An existing backup is never overwritten.
+func backup(path string) error {
+	bak := path + ".bak"
+	if _, err := os.Lstat(bak); err == nil {
+		return fmt.Errorf("backup %s already exists; move it away or run without --backup", bak)
+	}
+	if err := os.Link(path, bak); err == nil {
+		return safefile.SyncDir(filepath.Dir(bak))
+	}
+	return copyFile(path, bak)
+}
+
+// copyFile atomically copies src to dst, keeping its mode.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := safefile.Create(dst, fi.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	defer out.Abort()
+	if _, err := io.Copy(out, in); err != nil {
+		return fmt.Errorf("copy %s to %s: %w", src, dst, err)
+	}
+	return out.Commit()
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}

@@ -1,0 +1,93 @@
+package migrate
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/transcript-tool/transcript-tool/registry"
+)
+
+// Input is one transcript to process.
+type Input struct {
+	Path string // as found
+	Rel  string // relative to the PATH argument it was found under
+	// Explicit is true for a file named on the command line: a file of
+	// unknown format is then a failure, not something to skip.
+	Explicit bool
+	Size     int64
+}
+
+// Collect expands paths into transcripts: files as given, directories
+// searched recursively for *.jsonl. Artifact stores, hidden and temporary
+// files, and symbolic links found while walking are skipped. A file named
+// twice is processed once.
+func Collect(paths []string) ([]Input, error) {
+	var inputs []Input
+	seen := map[string]bool{}
+	add := func(in Input) {
+		abs, err := filepath.Abs(in.Path)
+		if err != nil {
+			abs = in.Path
+		}
+		if !seen[abs] {
+			seen[abs] = true
+			inputs = append(inputs, in)
+		}
+	}
+	for _, root := range paths {
+		fi, err := os.Stat(root)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			if !fi.Mode().IsRegular() {
+				return nil, fmt.Errorf("%s: not a regular file", root)
+			}
+			add(Input{Path: root, Rel: filepath.Base(root), Explicit: true, Size: fi.Size()})
+			continue
+		}
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			name := d.Name()
+			if d.IsDir() {
+				if path != root && (strings.HasPrefix(name, ".") || isStore(path)) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !d.Type().IsRegular() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".jsonl") {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			rel, err := filepath.Rel(root, path)
+			if err != nil {
+				return err
+			}
+			add(Input{Path: path, Rel: rel, Size: info.Size()})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return inputs, nil
+}
+
+// isStore reports whether dir is an artifact store.
+func isStore(dir string) bool {
+	for _, name := range []string{registry.RegistryFile, registry.ObjectsDir} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+	}
+	return false
+}
