@@ -3,7 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/registry"
