@@ -3,6 +3,9 @@ package externalizer
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -32,62 +35,121 @@ const (
 	MediaJSON = "application/json"
 )
 
-// piece is one artifact cut out of a site: its bytes, how to put them back,
-// and its span within the line.
+// hole is a value inside a site that becomes an artifact of its own.
+type hole struct {
+	v     transcript.Value
+	image bool   // base64 data of an image block
+	mime  string // media type declared beside image data
+}
+
+// piece is a hole's artifact: its bytes and how to put them back.
 type piece struct {
-	data       []byte
-	form       Form
-	media      string
-	start, end int
+	data  []byte
+	form  Form
+	media string
 }
 
-// encodePiece returns the artifact form of the JSON value v: text when an
-// escaping style restores it exactly, decoded base64 for image data, and
-// raw JSON otherwise. mime is the media type declared beside image data.
-func encodePiece(v transcript.Value, image bool, mime string) piece {
-	raw := v.Raw()
-	p := piece{start: v.Start, end: v.End}
-	if v.Kind() == transcript.String {
+// encodePiece returns the artifact form of a hole: text when an escaping
+// style restores it exactly, decoded base64 for image data, and raw JSON
+// otherwise. Decoded bytes are appended to scratch.
+func encodePiece(scratch []byte, h hole) piece {
+	raw := h.v.Raw()
+	if h.v.Kind() == transcript.String {
 		inner := raw[1 : len(raw)-1]
-		if image {
-			if data, err := base64.StdEncoding.DecodeString(string(inner)); err == nil && len(data) > 0 &&
-				base64.StdEncoding.EncodedLen(len(data)) == len(inner) &&
-				base64.StdEncoding.EncodeToString(data) == string(inner) {
-				p.data, p.form, p.media = data, FormBase64, imageMedia(mime, data)
-				return p
+		if h.image && len(inner)%4 == 0 {
+			data, err := base64.StdEncoding.AppendDecode(scratch[:0], inner)
+			if err == nil && len(data) > 0 && base64.StdEncoding.EncodedLen(len(data)) == len(inner) &&
+				bytes.Equal(base64.StdEncoding.AppendEncode(nil, data), inner) {
+				return piece{data: data, form: FormBase64, media: imageMedia(h.mime, data)}
 			}
 		}
-		if text, style, ok := transcript.TextForm(raw); ok {
-			p.data, p.media = text, MediaText
-			p.form = FormJS
+		if text, style, ok := transcript.AppendTextForm(scratch[:0], raw); ok {
+			form := FormJS
 			if style == transcript.StyleASCII {
-				p.form = FormASCII
+				form = FormASCII
 			}
-			return p
+			return piece{data: text, form: form, media: MediaText}
 		}
 	}
-	p.data, p.form, p.media = raw, FormRaw, MediaJSON
-	return p
+	return piece{data: raw, form: FormRaw, media: MediaJSON}
 }
 
-// decodePiece turns artifact bytes back into the JSON bytes of form f,
-// appended to dst.
-func decodePiece(dst, data []byte, f Form) ([]byte, bool) {
+// writePiece writes the JSON bytes of an artifact in form f, read from r,
+// to w, without holding the artifact in memory.
+func writePiece(w io.Writer, r io.Reader, f Form) error {
 	switch f {
-	case FormJS, FormASCII:
-		if !utf8.Valid(data) {
-			return dst, false
-		}
-		style, _ := transcript.ParseStyle(string(f))
-		return transcript.AppendEncoded(dst, data, style), true
-	case FormBase64:
-		dst = append(dst, '"')
-		dst = base64.StdEncoding.AppendEncode(dst, data)
-		return append(dst, '"'), true
 	case FormRaw:
-		return append(dst, data...), true
+		_, err := io.Copy(w, r)
+		return err
+	case FormBase64:
+		if _, err := w.Write(quote); err != nil {
+			return err
+		}
+		enc := base64.NewEncoder(base64.StdEncoding, w)
+		if _, err := io.Copy(enc, r); err != nil {
+			return err
+		}
+		if err := enc.Close(); err != nil {
+			return err
+		}
+		_, err := w.Write(quote)
+		return err
+	case FormJS, FormASCII:
+		style, _ := transcript.ParseStyle(string(f))
+		return writeText(w, r, style)
 	}
-	return dst, false
+	return fmt.Errorf("%w: unknown artifact form %q", ErrBadMarker, f)
+}
+
+var quote = []byte{'"'}
+
+// writeText writes the UTF-8 text read from r as a JSON string in style.
+func writeText(w io.Writer, r io.Reader, style transcript.Style) error {
+	in := make([]byte, 64<<10)
+	out := make([]byte, 0, 80<<10)
+	out = append(out, '"')
+	carry := 0
+	for {
+		n, err := io.ReadFull(r, in[carry:])
+		n += carry
+		eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		if err != nil && !eof {
+			return err
+		}
+		cut := n
+		if !eof {
+			cut = completeRunes(in[:n])
+		}
+		if !utf8.Valid(in[:cut]) {
+			return fmt.Errorf("%w: a text artifact is not valid UTF-8", ErrBadMarker)
+		}
+		out = transcript.AppendEscaped(out, in[:cut], style)
+		if eof {
+			out = append(out, '"')
+		}
+		if _, werr := w.Write(out); werr != nil {
+			return werr
+		}
+		if eof {
+			return nil
+		}
+		carry = copy(in, in[cut:n])
+		out = out[:0]
+	}
+}
+
+// completeRunes returns the length of the longest prefix of b that does
+// not end inside a UTF-8 sequence.
+func completeRunes(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if utf8.FullRune(b[i:]) {
+				return len(b)
+			}
+			return i
+		}
+	}
+	return len(b)
 }
 
 func imageMedia(declared string, data []byte) string {
@@ -111,18 +173,18 @@ func holeMin(threshold int) int {
 	return 64
 }
 
-// cutSite splits a site into the artifacts it holds. Large strings become
-// pieces; the JSON between them stays literal. When that literal JSON is
-// large or not valid UTF-8, the whole site becomes one raw piece.
-func cutSite(site transcript.Value, threshold int) []piece {
+// cutSite returns the holes of a site. Large strings become holes; the
+// JSON between them stays literal. When that literal JSON is large or not
+// valid UTF-8, the whole site is one hole.
+func cutSite(site transcript.Value, threshold int) []hole {
 	min := holeMin(threshold)
-	var pieces []piece
+	var holes []hole
 	var walk func(v transcript.Value, image bool, mime string)
 	walk = func(v transcript.Value, image bool, mime string) {
 		switch v.Kind() {
 		case transcript.String:
 			if v.Len() >= min {
-				pieces = append(pieces, encodePiece(v, image, mime))
+				holes = append(holes, hole{v: v, image: image, mime: mime})
 			}
 		case transcript.Object:
 			isImage := false
@@ -136,7 +198,7 @@ func cutSite(site transcript.Value, threshold int) []piece {
 				}
 			}
 			v.Members(func(m transcript.Member) bool {
-				walk(m.Value, isImage && (m.Key.IsString("data")), declared)
+				walk(m.Value, isImage && m.Key.IsString("data"), declared)
 				return true
 			})
 		case transcript.Array:
@@ -148,24 +210,24 @@ func cutSite(site transcript.Value, threshold int) []piece {
 	}
 	walk(site, false, "")
 	literal := site.Len()
-	for _, p := range pieces {
-		literal -= p.end - p.start
+	for _, h := range holes {
+		literal -= h.v.Len()
 	}
-	ok := len(pieces) > 0 && literal <= threshold
-	for i := 0; ok && i <= len(pieces); i++ {
+	ok := len(holes) > 0 && literal <= threshold
+	for i := 0; ok && i <= len(holes); i++ {
 		from, to := site.Start, site.End
 		if i > 0 {
-			from = pieces[i-1].end
+			from = holes[i-1].v.End
 		}
-		if i < len(pieces) {
-			to = pieces[i].start
+		if i < len(holes) {
+			to = holes[i].v.Start
 		}
 		ok = utf8.Valid(site.Buf[from:to])
 	}
 	if !ok {
-		return []piece{encodePiece(site, false, "")}
+		return []hole{{v: site}}
 	}
-	return pieces
+	return holes
 }
 
 // Summarize returns a one-line description of an artifact.

@@ -14,8 +14,10 @@ import (
 
 // Artifact describes one artifact a rewritten line refers to.
 type Artifact struct {
-	Digest     registry.Digest
+	Digest registry.Digest
+	// Data is the artifact's bytes, valid only during the call to Put.
 	Data       []byte
+	Size       int
 	Media      string
 	Site       string // JSON pointer of the site within the entry
 	Tool       string
@@ -31,14 +33,19 @@ type Externalizer struct {
 	// PathFor returns where an artifact lives, as shown to readers of the
 	// migrated transcript.
 	PathFor func(registry.Digest) string
+	// Put stores an artifact. It is called for each artifact of a line
+	// before Rewrite returns the line, and must not keep a.Data.
+	Put func(a Artifact) error
+
+	scratch []byte // decoded artifact bytes, reused from one artifact to the next
 }
 
 // Result is what Rewrite made of one line.
 type Result struct {
 	// Line is the rewritten line, or nil when the line is kept as it is.
 	Line []byte
-	// Artifacts are the artifacts Line refers to; the caller stores them
-	// before it writes Line anywhere durable.
+	// Artifacts are the artifacts Line refers to, already passed to Put;
+	// their Data is nil.
 	Artifacts []Artifact
 	// Migrated is true for a line that already carries a marker.
 	Migrated bool
@@ -83,22 +90,30 @@ func (x *Externalizer) Rewrite(text []byte, start int) (Result, error) {
 		default:
 			continue // no placeholder keeps the type of a number or literal
 		}
-		pieces := cutSite(s.Value, x.Threshold)
-		parts := make([]part, 0, 2*len(pieces)+1)
+		holes := cutSite(s.Value, x.Threshold)
+		parts := make([]part, 0, 2*len(holes)+1)
 		pos := s.Value.Start
 		first := len(res.Artifacts)
-		for _, p := range pieces {
-			if p.start > pos {
-				parts = append(parts, part{Lit: string(text[pos:p.start])})
+		for _, h := range holes {
+			if h.v.Start > pos {
+				parts = append(parts, part{Lit: string(text[pos:h.v.Start])})
 			}
+			p := encodePiece(x.scratch, h)
 			a := Artifact{
-				Digest: registry.Sum(p.data), Data: p.data, Media: p.media, Site: s.Path.String(),
+				Digest: registry.Sum(p.data), Data: p.data, Size: len(p.data), Media: p.media, Site: s.Path.String(),
 				Tool: s.Tool, ToolCallID: s.ToolCallID, Entry: s.Entry,
 				Summary: Summarize(p.data, p.media),
 			}
+			if err := x.Put(a); err != nil {
+				return Result{}, err
+			}
+			if p.form != FormRaw {
+				x.scratch = p.data[:0]
+			}
+			a.Data = nil
 			parts = append(parts, part{ID: a.Digest.String(), Form: p.form})
 			res.Artifacts = append(res.Artifacts, a)
-			pos = p.end
+			pos = h.v.End
 		}
 		main, others := largest(res.Artifacts[first:])
 		if pos < s.Value.End {
@@ -160,7 +175,7 @@ func (x *Externalizer) artifactRef(root transcript.Value, s *Site, a Artifact) (
 	ref = append(ref, `,"createdAt":`...)
 	ref = transcript.AppendEncoded(ref, []byte(s.CreatedAt), transcript.StyleJS)
 	ref = append(ref, `,"sizeBytes":`...)
-	ref = strconv.AppendInt(ref, int64(len(a.Data)), 10)
+	ref = strconv.AppendInt(ref, int64(a.Size), 10)
 	ref = append(ref, `,"summary":`...)
 	ref = transcript.AppendEncoded(ref, []byte(a.Summary), transcript.StyleJS)
 	ref = append(ref, `,"path":`...)
@@ -211,7 +226,7 @@ func apply(text []byte, splices []splice) []byte {
 func largest(arts []Artifact) (Artifact, []Artifact) {
 	best := 0
 	for i, a := range arts {
-		if len(a.Data) > len(arts[best].Data) {
+		if a.Size > arts[best].Size {
 			best = i
 		}
 	}
@@ -233,15 +248,15 @@ func (x *Externalizer) placeholder(s *Site, main Artifact, others []Artifact) []
 		if s.Tool != "" {
 			b.WriteString("tool: " + s.Tool + "\n")
 		}
-		b.WriteString("size: " + strconv.Itoa(len(main.Data)) + " bytes\n")
+		b.WriteString("size: " + strconv.Itoa(main.Size) + " bytes\n")
 		b.WriteString("summary: " + main.Summary + "\n")
 		b.WriteString("path: " + path)
 		for _, o := range others {
-			fmt.Fprintf(&b, "\nalso: %s (%d bytes, %s) at %s", o.Digest, len(o.Data), o.Media, x.PathFor(o.Digest))
+			fmt.Fprintf(&b, "\nalso: %s (%d bytes, %s) at %s", o.Digest, o.Size, o.Media, x.PathFor(o.Digest))
 		}
 		hint = b.String()
 	} else {
-		hint = fmt.Sprintf("[Omitted %d bytes (%s): artifact %s at %s]", len(main.Data), main.Media, id, path)
+		hint = fmt.Sprintf("[Omitted %d bytes (%s): artifact %s at %s]", main.Size, main.Media, id, path)
 		if len(others) > 0 {
 			hint = fmt.Sprintf("[Omitted %d bytes in %d artifacts, the largest %s at %s]", s.Value.Len(), len(others)+1, id, path)
 		}

@@ -1,10 +1,12 @@
 package externalizer
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 
 	"github.com/transcript-tool/transcript-tool/registry"
@@ -16,97 +18,141 @@ import (
 // rebuilding a line whose hash is not the recorded one.
 var ErrBadMarker = errors.New("bad transcript-tool marker")
 
-// Getter returns the verified bytes of an artifact.
-type Getter func(registry.Digest) ([]byte, error)
+// Opener opens an artifact for reading. The reader must fail at its end
+// when the bytes do not hash to d, as registry.Store.Open does.
+type Opener func(d registry.Digest) (io.ReadCloser, error)
 
-// Restore returns the original line of a migrated one. changed is false,
-// and out nil, for a line without a marker. The rebuilt line is checked
-// against the SHA-256 recorded in the marker: Restore returns the exact
-// original or an error.
-func Restore(text []byte, start int, get Getter) (out []byte, changed bool, err error) {
+// RestoreTo writes the original of a migrated line to w and reports
+// whether the line had a marker; a line without one is not written. The
+// bytes are streamed, artifacts included, and checked against the SHA-256
+// recorded in the marker only at the end: on error, w has received wrong
+// or partial bytes, and a caller that must not emit them restores into
+// io.Discard first, or into a temporary file it then discards.
+func RestoreTo(w io.Writer, text []byte, start int, open Opener) (changed bool, err error) {
 	if !HasMarker(text) {
-		return nil, false, nil
+		return false, nil
 	}
 	root, err := transcript.Parse(text, start)
 	if err != nil || root.Kind() != transcript.Object {
-		return nil, false, nil
+		return false, nil
 	}
 	mem, prevEnd, last, ok := findMarker(root)
 	if !ok {
-		return nil, false, nil
+		return false, nil
 	}
 	if !last {
-		return nil, false, fmt.Errorf("%w: %s is not the entry's last member", ErrBadMarker, MarkerKey)
+		return false, fmt.Errorf("%w: %s is not the entry's last member", ErrBadMarker, MarkerKey)
 	}
 	var mk marker
 	if err := markerAPI.Unmarshal(mem.Value.Raw(), &mk); err != nil {
-		return nil, false, fmt.Errorf("%w: %v", ErrBadMarker, err)
+		return false, fmt.Errorf("%w: %v", ErrBadMarker, err)
 	}
 	if mk.V != MarkerVersion {
-		return nil, false, fmt.Errorf("%w: version %d, this tool reads %d", ErrBadMarker, mk.V, MarkerVersion)
+		return false, fmt.Errorf("%w: version %d, this tool reads %d", ErrBadMarker, mk.V, MarkerVersion)
 	}
 	want, err := hex.DecodeString(mk.SHA256)
 	if err != nil || len(want) != sha256.Size {
-		return nil, false, fmt.Errorf("%w: bad sha256 %q", ErrBadMarker, mk.SHA256)
+		return false, fmt.Errorf("%w: bad sha256 %q", ErrBadMarker, mk.SHA256)
 	}
-	splices := []splice{{prevEnd, mem.Value.End, nil}}
+	undos := []undo{{start: prevEnd, end: mem.Value.End}}
 	for _, e := range mk.Edits {
-		sp, err := undo(root, e, get)
+		u, err := locate(root, e)
 		if err != nil {
-			return nil, false, err
+			return false, err
 		}
-		splices = append(splices, sp)
+		undos = append(undos, u)
 	}
-	sort.SliceStable(splices, func(i, j int) bool { return splices[i].start < splices[j].start })
-	for i := 1; i < len(splices); i++ {
-		if splices[i].start < splices[i-1].end {
-			return nil, false, fmt.Errorf("%w: edits overlap", ErrBadMarker)
+	sort.SliceStable(undos, func(i, j int) bool { return undos[i].start < undos[j].start })
+	for i := 1; i < len(undos); i++ {
+		if undos[i].start < undos[i-1].end {
+			return false, fmt.Errorf("%w: edits overlap", ErrBadMarker)
 		}
 	}
-	out = apply(text, splices)
-	if got := sha256.Sum256(out); string(got[:]) != string(want) {
-		return nil, false, fmt.Errorf("%w: the rebuilt line does not match its recorded SHA-256", ErrBadMarker)
+	h := sha256.New()
+	mw := io.MultiWriter(w, h)
+	pos := 0
+	for _, u := range undos {
+		if _, err := mw.Write(text[pos:u.start]); err != nil {
+			return false, err
+		}
+		if err := u.write(mw, open); err != nil {
+			return false, err
+		}
+		pos = u.end
 	}
-	return out, true, nil
+	if _, err := mw.Write(text[pos:]); err != nil {
+		return false, err
+	}
+	if !bytes.Equal(h.Sum(nil), want) {
+		return false, fmt.Errorf("%w: the rebuilt line does not match its recorded SHA-256", ErrBadMarker)
+	}
+	return true, nil
 }
 
-// undo returns the splice that reverses one edit.
-func undo(root transcript.Value, e edit, get Getter) (splice, error) {
-	ptr, ok := ParsePointer(e.At)
-	if !ok {
-		return splice{}, fmt.Errorf("%w: bad pointer %q", ErrBadMarker, e.At)
+// Restore returns the original of a migrated line, or nil and false for a
+// line without a marker. It holds the whole line in memory and returns
+// nothing on error.
+func Restore(text []byte, start int, open Opener) ([]byte, bool, error) {
+	var buf bytes.Buffer
+	changed, err := RestoreTo(&buf, text, start, open)
+	if err != nil || !changed {
+		return nil, false, err
 	}
-	v, ok := ptr.Resolve(root)
-	if !ok {
-		return splice{}, fmt.Errorf("%w: nothing at %q", ErrBadMarker, e.At)
-	}
-	if len(e.Added) > 0 {
-		return removeAdded(v, e)
-	}
-	var buf []byte
-	for _, p := range e.Parts {
+	return buf.Bytes(), true, nil
+}
+
+// undo replaces text[start:end] of a migrated line with the original
+// parts.
+type undo struct {
+	start, end int
+	at         string
+	parts      []part
+}
+
+func (u undo) write(w io.Writer, open Opener) error {
+	for _, p := range u.parts {
 		if p.ID == "" {
-			buf = append(buf, p.Lit...)
+			if _, err := io.WriteString(w, p.Lit); err != nil {
+				return err
+			}
 			continue
 		}
 		d, err := registry.ParseDigest(p.ID)
 		if err != nil {
-			return splice{}, fmt.Errorf("%w: %v", ErrBadMarker, err)
+			return fmt.Errorf("%w: %v", ErrBadMarker, err)
 		}
-		data, err := get(d)
+		r, err := open(d)
 		if err != nil {
-			return splice{}, fmt.Errorf("artifact for %s: %w", e.At, err)
+			return fmt.Errorf("artifact for %s: %w", u.at, err)
 		}
-		if buf, ok = decodePiece(buf, data, p.Form); !ok {
-			return splice{}, fmt.Errorf("%w: artifact %s cannot be put back in form %q", ErrBadMarker, d, p.Form)
+		err = writePiece(w, r, p.Form)
+		r.Close()
+		if err != nil {
+			return fmt.Errorf("artifact for %s: %w", u.at, err)
 		}
 	}
-	return splice{v.Start, v.End, buf}, nil
+	return nil
 }
 
-// removeAdded returns the splice that removes the members an edit added at
+// locate finds the span of the migrated line that an edit changed.
+func locate(root transcript.Value, e edit) (undo, error) {
+	ptr, ok := ParsePointer(e.At)
+	if !ok {
+		return undo{}, fmt.Errorf("%w: bad pointer %q", ErrBadMarker, e.At)
+	}
+	v, ok := ptr.Resolve(root)
+	if !ok {
+		return undo{}, fmt.Errorf("%w: nothing at %q", ErrBadMarker, e.At)
+	}
+	if len(e.Added) > 0 {
+		return removeAdded(v, e)
+	}
+	return undo{start: v.Start, end: v.End, at: e.At, parts: e.Parts}, nil
+}
+
+// removeAdded returns the undo that removes the members an edit added at
 // the end of object v.
-func removeAdded(v transcript.Value, e edit) (splice, error) {
+func removeAdded(v transcript.Value, e edit) (undo, error) {
 	var members []transcript.Member
 	v.Members(func(m transcript.Member) bool {
 		members = append(members, m)
@@ -114,17 +160,17 @@ func removeAdded(v transcript.Value, e edit) (splice, error) {
 	})
 	n := len(e.Added)
 	if v.Kind() != transcript.Object || len(members) < n {
-		return splice{}, fmt.Errorf("%w: %q lacks the members it gained", ErrBadMarker, e.At)
+		return undo{}, fmt.Errorf("%w: %q lacks the members it gained", ErrBadMarker, e.At)
 	}
 	tail := members[len(members)-n:]
 	for i, m := range tail {
 		if !m.Key.IsString(e.Added[i]) {
-			return splice{}, fmt.Errorf("%w: %q lacks member %q", ErrBadMarker, e.At, e.Added[i])
+			return undo{}, fmt.Errorf("%w: %q lacks member %q", ErrBadMarker, e.At, e.Added[i])
 		}
 	}
 	from := v.Start + 1
 	if len(members) > n {
 		from = members[len(members)-n-1].Value.End
 	}
-	return splice{from, tail[n-1].Value.End, nil}, nil
+	return undo{start: from, end: tail[n-1].Value.End, at: e.At}, nil
 }

@@ -3,6 +3,7 @@ package externalizer
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,12 +18,17 @@ import (
 // memStore is an in-memory artifact store for round-trip tests.
 type memStore map[registry.Digest][]byte
 
-func (m memStore) get(d registry.Digest) ([]byte, error) {
+func (m memStore) open(d registry.Digest) (io.ReadCloser, error) {
 	data, ok := m[d]
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", d, registry.ErrNotFound)
 	}
-	return data, nil
+	return io.NopCloser(bytes.NewReader(data)), nil
+}
+
+func (m memStore) put(a Artifact) error {
+	m[a.Digest] = bytes.Clone(a.Data)
+	return nil
 }
 
 func testPath(d registry.Digest) string { return "artifacts/" + registry.ObjectPath(d) }
@@ -31,8 +37,8 @@ func testPath(d registry.Digest) string { return "artifacts/" + registry.ObjectP
 // that the restored bytes equal the input. It returns the rewritten bytes.
 func roundTrip(t testing.TB, f Format, threshold int, input []byte) []byte {
 	t.Helper()
-	x := &Externalizer{Format: f, Threshold: threshold, PathFor: testPath}
 	store := memStore{}
+	x := &Externalizer{Format: f, Threshold: threshold, PathFor: testPath, Put: store.put}
 	var migrated, restored bytes.Buffer
 	r := transcript.NewReader(bytes.NewReader(input))
 	for {
@@ -45,9 +51,6 @@ func roundTrip(t testing.TB, f Format, threshold int, input []byte) []byte {
 		require.NoError(t, err)
 		out := l.Text
 		if res.Line != nil {
-			for _, a := range res.Artifacts {
-				store[a.Digest] = a.Data
-			}
 			out = res.Line
 		}
 		migrated.Write(out)
@@ -59,7 +62,7 @@ func roundTrip(t testing.TB, f Format, threshold int, input []byte) []byte {
 		if err != nil {
 			break
 		}
-		out, changed, err := Restore(l.Text, transcript.JSONStart(l), store.get)
+		out, changed, err := Restore(l.Text, transcript.JSONStart(l), store.open)
 		require.NoError(t, err, "line %d", l.Num)
 		if !changed {
 			out = l.Text

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -249,7 +250,27 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 		}
 		return p
 	}
-	x := &externalizer.Externalizer{Format: format, Threshold: opts.Threshold, PathFor: pathFor}
+	seen := map[registry.Digest]bool{}
+	put := func(a externalizer.Artifact) error {
+		res.Artifacts++
+		created := false
+		if opts.DryRun {
+			created = !seen[a.Digest] && store.Verify(a.Digest) != nil
+		} else {
+			var err error
+			if _, created, err = store.Put(a.Data); err != nil {
+				return err
+			}
+		}
+		seen[a.Digest] = true
+		if created {
+			res.Written++
+		} else {
+			res.Deduplicated++
+		}
+		return nil
+	}
+	x := &externalizer.Externalizer{Format: format, Threshold: opts.Threshold, PathFor: pathFor, Put: put}
 
 	var out *safefile.File
 	if !opts.DryRun {
@@ -274,12 +295,11 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 	}
 
 	var (
-		records  []registry.Record
-		changed  bool
-		seen     = map[registry.Digest]bool{}
-		now      = time.Now().UTC().Format(time.RFC3339)
-		r        = transcript.NewReader(src)
-		progress = opts.Progress
+		records []registry.Record
+		changed bool
+		now     = time.Now().UTC().Format(time.RFC3339)
+		r       = transcript.NewReader(progressReader{src, opts.Progress})
+		srcHash = sha256.New()
 	)
 	for {
 		l, err := r.Next()
@@ -290,9 +310,8 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 			res.Err = fmt.Errorf("read %s: %w", in.Path, err)
 			return res
 		}
-		if progress != nil {
-			progress.Add(int64(len(l.Text) + len(l.EOL)))
-		}
+		srcHash.Write(l.Text)
+		srcHash.Write(l.EOL)
 		rw, err := x.Rewrite(l.Text, transcript.JSONStart(l))
 		if err != nil {
 			res.Err = &transcript.InputError{Path: in.Path, Line: l.Num, Offset: l.Offset, Err: err}
@@ -303,26 +322,8 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 			changed = true
 			text = rw.Line
 			for _, a := range rw.Artifacts {
-				res.Artifacts++
-				created := false
-				switch {
-				case opts.DryRun:
-					created = !seen[a.Digest] && store.Verify(a.Digest) != nil
-				default:
-					_, created, err = store.Put(a.Data)
-					if err != nil {
-						res.Err = err
-						return res
-					}
-				}
-				seen[a.Digest] = true
-				if created {
-					res.Written++
-				} else {
-					res.Deduplicated++
-				}
 				records = append(records, registry.Record{
-					Hash: a.Digest.String(), Size: int64(len(a.Data)), Media: a.Media, Site: a.Site,
+					Hash: a.Digest.String(), Size: int64(a.Size), Media: a.Media, Site: a.Site,
 					Tool: a.Tool, ToolCallID: a.ToolCallID, Session: session, Source: absPath(dest),
 					Entry: a.Entry, Line: l.Num, CreatedAt: now, Summary: a.Summary,
 				})
@@ -357,7 +358,7 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 		res.Err = err
 		return res
 	}
-	if err := verifyOutput(in.Path, src, out.File, store); err != nil {
+	if err := verifyOutput(in.Path, out.File, store, srcHash.Sum(nil)); err != nil {
 		res.Err = err
 		return res
 	}
@@ -401,7 +402,7 @@ func detect(src *os.File, name string) (externalizer.Format, string, error) {
 		format = f
 	}
 	session := ""
-	r := transcript.NewReader(src)
+	r := transcript.NewReader(io.LimitReader(src, detectBytes))
 	for n := 0; n < detectLines; n++ {
 		l, err := r.Next()
 		if err != nil {
@@ -430,50 +431,28 @@ func detect(src *os.File, name string) (externalizer.Format, string, error) {
 	return format, session, nil
 }
 
-// detectLines is how many leading lines detection looks at.
-const detectLines = 16
+// Detection looks at most at the first detectLines lines within the first
+// detectBytes bytes, so that a huge first entry is not read twice.
+const (
+	detectLines = 16
+	detectBytes = 4 << 20
+)
 
-// verifyOutput rehydrates the written output from the store and compares
-// it with the source, line by line.
-func verifyOutput(path string, src, out *os.File, store *registry.Store) error {
-	if err := out.Sync(); err != nil {
-		return err
-	}
-	if _, err := src.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
+// verifyOutput rehydrates the written output from the store and checks
+// that it hashes to the source's SHA-256. Each rebuilt line is also checked
+// against the hash in its marker, which names the line that went wrong.
+func verifyOutput(path string, out *os.File, store *registry.Store, want []byte) error {
 	if _, err := out.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	orig := transcript.NewReader(src)
-	got := transcript.NewReader(out)
-	for {
-		o, oerr := orig.Next()
-		g, gerr := got.Next()
-		if oerr == io.EOF && gerr == io.EOF {
-			return nil
-		}
-		if oerr != nil && oerr != io.EOF {
-			return oerr
-		}
-		if gerr != nil && gerr != io.EOF {
-			return gerr
-		}
-		if oerr == io.EOF || gerr == io.EOF {
-			return fmt.Errorf("%s: verification failed: line count differs after migration", path)
-		}
-		text, changed, err := externalizer.Restore(g.Text, transcript.JSONStart(g), store.Get)
-		if err != nil {
-			return &transcript.InputError{Path: path, Line: o.Num, Offset: o.Offset, Err: err}
-		}
-		if !changed {
-			text = g.Text
-		}
-		if !bytes.Equal(text, o.Text) || !bytes.Equal(g.EOL, o.EOL) {
-			return &transcript.InputError{Path: path, Line: o.Num, Offset: o.Offset,
-				Err: errors.New("verification failed: the rehydrated line differs from the original")}
-		}
+	h := sha256.New()
+	if err := restoreFile(h, out, path, store); err != nil {
+		return err
 	}
+	if !bytes.Equal(h.Sum(nil), want) {
+		return fmt.Errorf("%s: verification failed: the rehydrated output differs from the original", path)
+	}
+	return nil
 }
 
 func unchangedSince(path string, before fileID) error {

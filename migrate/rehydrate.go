@@ -25,7 +25,7 @@ type RehydrateOptions struct {
 
 // RehydrateTo writes the original bytes of the migrated transcript at path
 // to w. Each line is rebuilt and checked against its recorded hash before
-// it is written, so w never receives a wrong line; on error, w holds the
+// it is written, so w never receives a wrong byte; on error, w holds the
 // lines before the bad one.
 func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 	src, err := os.Open(path)
@@ -35,34 +35,63 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 	defer src.Close()
 	store := registry.Open(StoreFor(storeDir, path))
 	bw := bufio.NewWriterSize(w, 1<<20)
+	err = eachLine(progressReader{src, progress}, path, func(l transcript.Line) error {
+		if _, err := externalizer.RestoreTo(io.Discard, l.Text, transcript.JSONStart(l), store.Open); err != nil {
+			return err
+		}
+		return restoreLine(bw, l, store)
+	})
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// restoreFile writes the original of the migrated transcript read from
+// src to w in one pass; on error w has received wrong bytes and the caller
+// discards it.
+func restoreFile(w io.Writer, src io.Reader, path string, store *registry.Store) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	err := eachLine(src, path, func(l transcript.Line) error {
+		return restoreLine(bw, l, store)
+	})
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// restoreLine writes the original of one line and its end of line.
+func restoreLine(w io.Writer, l transcript.Line, store *registry.Store) error {
+	changed, err := externalizer.RestoreTo(w, l.Text, transcript.JSONStart(l), store.Open)
+	if err != nil {
+		return err
+	}
+	if !changed {
+		if _, err := w.Write(l.Text); err != nil {
+			return err
+		}
+	}
+	_, err = w.Write(l.EOL)
+	return err
+}
+
+// eachLine calls fn for every line of src; an error from fn is reported
+// at the line's place in path.
+func eachLine(src io.Reader, path string, fn func(transcript.Line) error) error {
 	r := transcript.NewReader(src)
 	for {
 		l, err := r.Next()
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("read %s: %w", path, err)
 		}
-		if progress != nil {
-			progress.Add(int64(len(l.Text) + len(l.EOL)))
-		}
-		text, changed, err := externalizer.Restore(l.Text, transcript.JSONStart(l), store.Get)
-		if err != nil {
-			_ = bw.Flush()
+		if err := fn(l); err != nil {
 			return &transcript.InputError{Path: path, Line: l.Num, Offset: l.Offset, Err: err}
 		}
-		if !changed {
-			text = l.Text
-		}
-		if _, err := bw.Write(text); err != nil {
-			return err
-		}
-		if _, err := bw.Write(l.EOL); err != nil {
-			return err
-		}
 	}
-	return bw.Flush()
 }
 
 // Rehydrate restores every input into opts.Out, or in place. Each output is
@@ -90,8 +119,15 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 			return res
 		}
 		defer out.Abort()
+		src, err := os.Open(in.Path)
+		if err != nil {
+			res.Err = err
+			return res
+		}
+		defer src.Close()
 		cw := &countWriter{w: out}
-		if err := RehydrateTo(cw, in.Path, opts.Store, opts.Progress); err != nil {
+		store := registry.Open(StoreFor(opts.Store, in.Path))
+		if err := restoreFile(cw, progressReader{src, opts.Progress}, in.Path, store); err != nil {
 			res.Err = err
 			return res
 		}
@@ -114,4 +150,18 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 		sum.add(r)
 	}
 	return sum
+}
+
+// progressReader reports the bytes read through it.
+type progressReader struct {
+	r io.Reader
+	p Progress
+}
+
+func (pr progressReader) Read(b []byte) (int, error) {
+	n, err := pr.r.Read(b)
+	if pr.p != nil {
+		pr.p.Add(int64(n))
+	}
+	return n, err
 }

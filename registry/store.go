@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -226,3 +227,37 @@ func (s *Store) Resolve(id string) (Digest, error) {
 	}
 	return Digest{}, &AmbiguousError{Prefix: id, Candidates: matches}
 }
+
+// Open returns a reader of object d that checks the bytes against d as
+// they are read: at the end of a corrupt object Read returns an error
+// wrapping ErrCorrupt instead of io.EOF. A caller that must not act on
+// wrong bytes reads to the end before it uses them.
+func (s *Store) Open(d Digest) (io.ReadCloser, error) {
+	path := s.Path(d)
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w", d, ErrNotFound)
+		}
+		return nil, err
+	}
+	return &verifyingReader{f: f, path: path, want: d, h: sha256.New()}, nil
+}
+
+type verifyingReader struct {
+	f    *os.File
+	path string
+	want Digest
+	h    hash.Hash
+}
+
+func (r *verifyingReader) Read(p []byte) (int, error) {
+	n, err := r.f.Read(p)
+	r.h.Write(p[:n])
+	if err == io.EOF && !bytes.Equal(r.h.Sum(nil), r.want[:]) {
+		return n, fmt.Errorf("%s: %w: its bytes do not hash to its name", r.path, ErrCorrupt)
+	}
+	return n, err
+}
+
+func (r *verifyingReader) Close() error { return r.f.Close() }

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 )
@@ -241,6 +242,7 @@ func (p *parser) number() error {
 			i++
 		}
 	default:
+		p.i = i
 		return p.errf("invalid character %q", at(b, i))
 	}
 	if i < len(b) && b[i] == '.' {
@@ -340,7 +342,7 @@ func (v Value) Members(fn func(m Member) bool) {
 	b := v.Buf
 	i := skipWS(b, v.Start+1)
 	for i < v.End && b[i] != '}' {
-		ke, _ := skipString(b, i)
+		ke := endOfString(b, i)
 		key := Value{Buf: b, Start: i, End: ke}
 		i = skipWS(b, ke) + 1 // past ':'
 		i = skipWS(b, i)
@@ -411,11 +413,8 @@ func (v Value) IsString(s string) bool {
 	}
 	raw := v.Raw()
 	inner := raw[1 : len(raw)-1]
-	if len(inner) == len(s) && string(inner) == s {
-		return true
-	}
 	if !hasBackslash(inner) {
-		return false
+		return string(inner) == s
 	}
 	text, err := Decode(raw)
 	return err == nil && string(text) == s
@@ -454,19 +453,39 @@ func skipWS(b []byte, i int) int {
 	return i
 }
 
+// endOfString returns the offset just past the closing quote of the
+// already validated string starting at b[i] == '"'.
+func endOfString(b []byte, i int) int {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b)
+		}
+		j += k
+		// The quote is escaped when an odd number of backslashes precede it.
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
+}
+
 // skipValue returns the end of the already validated value starting at i.
 func skipValue(b []byte, i int) int {
 	switch b[i] {
 	case '"':
-		end, _ := skipString(b, i)
-		return end
+		return endOfString(b, i)
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(b); j++ {
 			switch b[j] {
 			case '"':
-				end, _ := skipString(b, j)
-				j = end - 1
+				j = endOfString(b, j) - 1
 			case '{', '[':
 				depth++
 			case '}', ']':

@@ -188,16 +188,61 @@ func appendU(dst []byte, r rune) []byte {
 // that encodes it back to exactly raw. ok is false when no style does, or
 // when the text is not valid UTF-8; the caller then keeps raw as it is.
 func TextForm(raw []byte) (text []byte, style Style, ok bool) {
-	text, err := Decode(raw)
-	if err != nil || !utf8.Valid(text) {
-		return nil, 0, false
+	return AppendTextForm(nil, raw)
+}
+
+// AppendTextForm is TextForm appending the text to dst, so that a caller
+// can reuse one buffer for many strings.
+func AppendTextForm(dst, raw []byte) (text []byte, style Style, ok bool) {
+	if need := len(dst) + len(raw); need > cap(dst) {
+		// The text is never longer than its literal: grow once.
+		dst = append(make([]byte, 0, need), dst...)
 	}
-	buf := make([]byte, 0, len(raw))
+	text, err := AppendDecoded(dst, raw)
+	if err != nil {
+		return text, 0, false
+	}
+	decoded := text[len(dst):]
+	if !utf8.Valid(decoded) {
+		return text, 0, false
+	}
 	for _, s := range Styles {
-		buf = AppendEncoded(buf[:0], text, s)
-		if string(buf) == string(raw) {
+		if encodesTo(decoded, raw, s) {
 			return text, s, true
 		}
 	}
-	return nil, 0, false
+	return text, 0, false
+}
+
+// encodesTo reports whether AppendEncoded(text, s) equals raw, comparing
+// piece by piece in a small buffer.
+func encodesTo(text, raw []byte, s Style) bool {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return false
+	}
+	raw = raw[1 : len(raw)-1]
+	var buf [4096]byte
+	for len(text) > 0 {
+		n := RuneCut(text, 1024)
+		enc := AppendEscaped(buf[:0], text[:n], s)
+		if len(enc) > len(raw) || string(enc) != string(raw[:len(enc)]) {
+			return false
+		}
+		raw, text = raw[len(enc):], text[n:]
+	}
+	return len(raw) == 0
+}
+
+// RuneCut returns the largest n <= max such that b[:n] does not end inside
+// a UTF-8 sequence; it returns len(b) when b is shorter than max.
+func RuneCut(b []byte, max int) int {
+	if len(b) <= max {
+		return len(b)
+	}
+	for i := max; i > max-utf8.UTFMax && i > 0; i-- {
+		if utf8.RuneStart(b[i]) {
+			return i
+		}
+	}
+	return max
 }

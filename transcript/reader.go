@@ -48,9 +48,19 @@ func NewReader(r io.Reader) *Reader {
 // next call reuses.
 func (r *Reader) Next() (Line, error) {
 	r.buf = r.buf[:0]
+	// Pieces that do not fit the buffer are kept aside and joined once at
+	// the end, so a huge line costs one exact allocation, not a series of
+	// growing copies.
+	var aside [][]byte
+	size := 0
 	for {
 		chunk, err := r.br.ReadSlice('\n')
-		r.buf = append(r.buf, chunk...)
+		size += len(chunk)
+		if aside == nil && size <= cap(r.buf) {
+			r.buf = append(r.buf, chunk...)
+		} else {
+			aside = append(aside, bytes.Clone(chunk))
+		}
 		if err == nil {
 			break
 		}
@@ -58,12 +68,20 @@ func (r *Reader) Next() (Line, error) {
 			continue
 		}
 		if errors.Is(err, io.EOF) {
-			if len(r.buf) == 0 {
+			if size == 0 {
 				return Line{}, io.EOF
 			}
 			break
 		}
 		return Line{}, err
+	}
+	if aside != nil {
+		buf := make([]byte, 0, size)
+		buf = append(buf, r.buf...)
+		for _, c := range aside {
+			buf = append(buf, c...)
+		}
+		r.buf = buf
 	}
 	line := Line{Num: r.num + 1, Offset: r.offset, Text: r.buf}
 	switch {

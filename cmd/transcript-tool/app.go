@@ -78,6 +78,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			catCommand(st),
 		},
 	}
+	// urfave/cli consults only a command's own OnUsageError for its flags;
+	// without one it prints "Incorrect Usage" and the help to stdout.
+	for _, c := range app.Commands {
+		c.OnUsageError = app.OnUsageError
+	}
 	err := app.RunContext(ctx, args)
 	return exitCode(st, err)
 }
