@@ -281,11 +281,31 @@ func at(b []byte, i int) byte {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
+// strSpecial marks the bytes that end a run of plain string content: the
+// quote, the backslash and control characters.
+var strSpecial = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
 // skipString validates the string literal starting at b[i] == '"' and
 // returns the offset just past its closing quote.
 func skipString(b []byte, i int) (int, error) {
 	j := i + 1
 	for j < len(b) {
+		for j+8 <= len(b) && !strSpecial[b[j]] && !strSpecial[b[j+1]] && !strSpecial[b[j+2]] && !strSpecial[b[j+3]] &&
+			!strSpecial[b[j+4]] && !strSpecial[b[j+5]] && !strSpecial[b[j+6]] && !strSpecial[b[j+7]] {
+			j += 8
+		}
+		for j < len(b) && !strSpecial[b[j]] {
+			j++
+		}
+		if j >= len(b) {
+			break
+		}
 		c := b[j]
 		switch {
 		case c == '"':
@@ -305,10 +325,8 @@ func skipString(b []byte, i int) (int, error) {
 			default:
 				return 0, &SyntaxError{Offset: j, Msg: "invalid escape"}
 			}
-		case c < 0x20:
-			return 0, &SyntaxError{Offset: j, Msg: "control character in string"}
 		default:
-			j++
+			return 0, &SyntaxError{Offset: j, Msg: "control character in string"}
 		}
 	}
 	return 0, &SyntaxError{Offset: i, Msg: "unterminated string"}

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"errors"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -21,14 +22,12 @@ func Decode(raw []byte) ([]byte, error) {
 func AppendDecoded(dst, raw []byte) ([]byte, error) {
 	s := raw[1 : len(raw)-1]
 	for len(s) > 0 {
-		i := 0
-		for i < len(s) && s[i] != '\\' {
-			i++
-		}
-		dst = append(dst, s[:i]...)
-		if i == len(s) {
+		i := bytes.IndexByte(s, '\\')
+		if i < 0 {
+			dst = append(dst, s...)
 			break
 		}
+		dst = append(dst, s[:i]...)
 		s = s[i:]
 		switch s[1] {
 		case 'u':
@@ -129,21 +128,32 @@ func AppendEncoded(dst, text []byte, s Style) []byte {
 	return append(dst, '"')
 }
 
+// plain[s][c] is true for the bytes that style s writes as they are.
+var plain = func() (t [StyleASCII + 1][256]bool) {
+	for c := 0x20; c < 0x100; c++ {
+		t[StyleJS][c] = c != '"' && c != '\\'
+		t[StyleASCII][c] = c != '"' && c != '\\' && c < 0x7f
+	}
+	return t
+}()
+
 // AppendEscaped appends text escaped in style s, without quotes. It may be
 // called on consecutive pieces of a text as long as no piece ends inside a
 // UTF-8 sequence.
 func AppendEscaped(dst, text []byte, s Style) []byte {
+	ok := &plain[s]
 	start := 0
 	for i := 0; i < len(text); {
+		for i+4 <= len(text) && ok[text[i]] && ok[text[i+1]] && ok[text[i+2]] && ok[text[i+3]] {
+			i += 4
+		}
+		for i < len(text) && ok[text[i]] {
+			i++
+		}
+		if i >= len(text) {
+			break
+		}
 		c := text[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < 0x7f {
-			i++
-			continue
-		}
-		if c >= 0x7f && s == StyleJS {
-			i++
-			continue
-		}
 		dst = append(dst, text[start:i]...)
 		switch c {
 		case '"', '\\':

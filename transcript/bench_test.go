@@ -1,0 +1,71 @@
+package transcript
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+)
+
+// benchLine is a tool-result-like entry with a 1 MB payload full of the
+// escapes real tool output has.
+var benchLine = func() []byte {
+	payload := strings.Repeat("func main() {\n\tfmt.Println(\"héllo, 世界\")\n}\n", 1<<20/48)
+	var b []byte
+	b = append(b, `{"type":"message","message":{"role":"toolResult","toolName":"read","content":[{"type":"text","text":`...)
+	b = AppendEncoded(b, []byte(payload), StyleJS)
+	return append(b, `}],"isError":false}}`...)
+}()
+
+func BenchmarkReader(b *testing.B) {
+	input := bytes.Repeat(append(benchLine[:len(benchLine):len(benchLine)], '\n'), 8)
+	b.SetBytes(int64(len(input)))
+	for b.Loop() {
+		r := NewReader(bytes.NewReader(input))
+		for {
+			if _, err := r.Next(); err == io.EOF {
+				break
+			}
+		}
+	}
+}
+
+func BenchmarkParse(b *testing.B) {
+	b.SetBytes(int64(len(benchLine)))
+	for b.Loop() {
+		if _, err := Parse(benchLine, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGet(b *testing.B) {
+	v, err := Parse(benchLine, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(benchLine)))
+	for b.Loop() {
+		msg, _ := v.Get("message")
+		if _, ok := msg.Get("content"); !ok {
+			b.Fatal("no content")
+		}
+	}
+}
+
+func BenchmarkTextForm(b *testing.B) {
+	v, _ := Parse(benchLine, 0)
+	msg, _ := v.Get("message")
+	content, _ := msg.Get("content")
+	block, _ := content.Index(0)
+	text, _ := block.Get("text")
+	raw := text.Raw()
+	var buf []byte
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		var ok bool
+		if buf, _, ok = AppendTextForm(buf[:0], raw); !ok {
+			b.Fatal("no text form")
+		}
+	}
+}
