@@ -1,0 +1,71 @@
+package migrate
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// BenchmarkMigrateCorpusPi migrates fresh copies of the real pi sessions
+// (skipped when ../shared/corpus is absent) and rehydrates them.
+func BenchmarkMigrateCorpusPi(b *testing.B) {
+	files, _ := filepath.Glob("../../shared/corpus/pi/*.jsonl")
+	if len(files) == 0 {
+		b.Skip("no ../shared/corpus/pi")
+	}
+	var total int64
+	for _, f := range files {
+		fi, err := os.Stat(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += fi.Size()
+	}
+	b.Run("migrate", func(b *testing.B) {
+		b.SetBytes(total)
+		for b.Loop() {
+			b.StopTimer()
+			dir := b.TempDir()
+			inputs := copyInputs(b, files, dir)
+			b.StartTimer()
+			sum := Run(context.Background(), inputs, Options{Jobs: 1})
+			if sum.Failed > 0 {
+				b.Fatal(sum.Results)
+			}
+		}
+	})
+	b.Run("rehydrate", func(b *testing.B) {
+		dir := b.TempDir()
+		inputs := copyInputs(b, files, dir)
+		if sum := Run(context.Background(), inputs, Options{Jobs: 1}); sum.Failed > 0 {
+			b.Fatal(sum.Results)
+		}
+		b.SetBytes(total)
+		for b.Loop() {
+			for _, in := range inputs {
+				if err := RehydrateTo(io.Discard, in.Path, "", nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
+
+func copyInputs(b *testing.B, files []string, dir string) []Input {
+	b.Helper()
+	var inputs []Input
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		dst := filepath.Join(dir, filepath.Base(f))
+		if err := os.WriteFile(dst, data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		inputs = append(inputs, Input{Path: dst, Rel: filepath.Base(f), Size: int64(len(data))})
+	}
+	return inputs
+}
