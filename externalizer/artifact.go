@@ -255,8 +255,16 @@ func Summarize(data []byte, media string) string {
 	return humanBytes(len(data))
 }
 
+// truncateRunes returns s cut to n runes, with invalid UTF-8 and control
+// characters (terminal escapes in shell output) made harmless.
 func truncateRunes(s string, n int) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return ' '
+		}
+		return r
+	}, s)
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}

@@ -82,12 +82,16 @@ func Collect(paths []string) ([]Input, error) {
 	return inputs, nil
 }
 
-// isStore reports whether dir is an artifact store.
+// isStore reports whether dir is an artifact store: it has a registry, or
+// it is called like the default store and has objects.
 func isStore(dir string) bool {
-	for _, name := range []string{registry.RegistryFile, registry.ObjectsDir} {
-		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil || !errors.Is(err, fs.ErrNotExist) {
-			return true
-		}
+	if exists(filepath.Join(dir, registry.RegistryFile)) {
+		return true
 	}
-	return false
+	return filepath.Base(dir) == StoreDirName && exists(filepath.Join(dir, registry.ObjectsDir))
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil || !errors.Is(err, fs.ErrNotExist)
 }
