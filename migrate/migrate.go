@@ -127,6 +127,11 @@ func Run(ctx context.Context, inputs []Input, opts Options) Summary {
 	})
 	sum := Summary{DryRun: opts.DryRun}
 	for _, r := range results {
+		if r.Status == StatusFailed || r.Status == StatusSkipped {
+			// Left as it was: no savings to report, whatever was written
+			// before the failure.
+			r.BytesAfter = r.BytesBefore
+		}
 		sum.add(r)
 	}
 	return sum
@@ -358,7 +363,7 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 		res.Err = err
 		return res
 	}
-	if err := verifyOutput(in.Path, out.File, store, srcHash.Sum(nil)); err != nil {
+	if err := verifyOutput(in.Path, src, out.File, store, srcHash.Sum(nil)); err != nil {
 		res.Err = err
 		return res
 	}
@@ -441,18 +446,42 @@ const (
 // verifyOutput rehydrates the written output from the store and checks
 // that it hashes to the source's SHA-256. Each rebuilt line is also checked
 // against the hash in its marker, which names the line that went wrong.
-func verifyOutput(path string, out *os.File, store *registry.Store, want []byte) error {
+func verifyOutput(path string, src, out *os.File, store *registry.Store, want []byte) error {
 	if _, err := out.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
 	h := sha256.New()
 	if err := restoreFile(h, out, path, store); err != nil {
-		return err
+		return atSourceLine(src, err)
 	}
 	if !bytes.Equal(h.Sum(nil), want) {
 		return fmt.Errorf("%s: verification failed: the rehydrated output differs from the original", path)
 	}
 	return nil
+}
+
+// atSourceLine gives an error found at a line of the output the offset of
+// that line in the source, which the error names: migration keeps line
+// numbers, not offsets.
+func atSourceLine(src *os.File, err error) error {
+	var ie *transcript.InputError
+	if !errors.As(err, &ie) {
+		return err
+	}
+	if _, serr := src.Seek(0, io.SeekStart); serr != nil {
+		return err
+	}
+	r := transcript.NewReader(src)
+	for {
+		l, rerr := r.Next()
+		if rerr != nil {
+			return err
+		}
+		if l.Num == ie.Line {
+			ie.Offset = l.Offset
+			return err
+		}
+	}
 }
 
 func unchangedSince(path string, before fileID) error {

@@ -72,6 +72,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress bar on stderr: auto (only on a terminal), always or never"},
 		},
+		// Reached without a command or with an unknown one; urfave/cli
+		// would otherwise print the help and exit 0, or exit 3.
+		Action: func(c *cli.Context) error {
+			err := errors.New("no command given")
+			if c.NArg() > 0 {
+				err = fmt.Errorf("unknown command %q", c.Args().First())
+			}
+			return &exitError{code: exitUsage, err: err,
+				hint: "usage: transcript-tool [global flags] COMMAND [flags] PATH...; transcript-tool --help lists the commands"}
+		},
 		Commands: []*cli.Command{
 			migrateCommand(st),
 			rehydrateCommand(st),

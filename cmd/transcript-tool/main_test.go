@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/transcript-tool/transcript-tool/internal/testsession"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected outputs in testdata/script from the actual ones")
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"transcript-tool": func() { os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+func TestScript(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		UpdateScripts:       *update,
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"gensession": cmdGensession,
+			"genpayload": cmdGenpayload,
+			"exits":      cmdExits,
+		},
+	})
+}
+
+// cmdGensession writes a pi session: gensession FILE N [SIZE] writes N
+// tool results of SIZE (default 5000) bytes of text each.
+func cmdGensession(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: gensession FILE N [SIZE]")
+	}
+	n := atoi(ts, args[1])
+	size := 5000
+	if len(args) == 3 {
+		size = atoi(ts, args[2])
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), testsession.Pi(args[0], n, size), 0o644))
+}
+
+// cmdGenpayload writes the text of one tool result of a generated
+// session: genpayload FILE I [SIZE].
+func cmdGenpayload(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: genpayload FILE I [SIZE]")
+	}
+	size := 5000
+	if len(args) == 3 {
+		size = atoi(ts, args[2])
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(testsession.Text(atoi(ts, args[1]), size)), 0o644))
+}
+
+// cmdExits runs a program and checks its exit status, which exec cannot:
+// exits STATUS PROGRAM [ARGS...]. Its output is then checked with stdout
+// and stderr as after exec.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits STATUS PROGRAM [ARGS...]")
+	}
+	want := atoi(ts, args[0])
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
+	}
+}
+
+func atoi(ts *testscript.TestScript, s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		ts.Fatalf("%q is not a count", s)
+	}
+	return n
+}
