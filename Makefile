@@ -1,7 +1,7 @@
 # transcript-tool: see README.md.
 GO          ?= go
 BIN         := bin/transcript-tool
-STATICCHECK := honnef.co/go/tools/cmd/staticcheck@2026.2.2
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 30s
 
 .PHONY: build test lint bench fuzz demo clean

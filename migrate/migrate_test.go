@@ -701,3 +701,21 @@ func TestMigrateCorpus(t *testing.T) {
 		assert.Equal(t, want, sha(t, path), "migrating %s again changed it", path)
 	}
 }
+
+func TestCollectSymlinkArguments(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	require.NoError(t, os.MkdirAll(real, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(real, "s.jsonl"), []byte("{}\n"), 0o644))
+	require.NoError(t, os.Symlink(real, filepath.Join(dir, "linkdir")))
+	require.NoError(t, os.Symlink(filepath.Join(real, "s.jsonl"), filepath.Join(dir, "link.jsonl")))
+
+	inputs, err := migrate.Collect([]string{filepath.Join(dir, "linkdir")})
+	require.NoError(t, err)
+	require.Len(t, inputs, 1, "a linked directory named on the command line is walked")
+	assert.Equal(t, "s.jsonl", inputs[0].Rel)
+
+	_, err = migrate.Collect([]string{filepath.Join(dir, "link.jsonl")})
+	require.Error(t, err, "a linked file would be replaced by a regular file")
+	assert.Contains(t, err.Error(), "symbolic link")
+}

@@ -39,9 +39,23 @@ func Collect(paths []string) ([]Input, error) {
 		}
 	}
 	for _, root := range paths {
-		fi, err := os.Stat(root)
+		fi, err := os.Lstat(root)
 		if err != nil {
 			return nil, err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			// A linked directory named on the command line is walked; a
+			// linked file is refused, because replacing the link by a
+			// migrated file would cut it and leave its target as it was.
+			if fi, err = os.Stat(root); err != nil {
+				return nil, err
+			}
+			if !fi.IsDir() {
+				return nil, fmt.Errorf("%s is a symbolic link; name the file it points to", root)
+			}
+			if root, err = filepath.EvalSymlinks(root); err != nil {
+				return nil, err
+			}
 		}
 		if !fi.IsDir() {
 			if !fi.Mode().IsRegular() {

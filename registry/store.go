@@ -45,6 +45,10 @@ type Store struct {
 
 	mu    sync.Mutex
 	dirty map[string]bool // directories with entries not yet fsynced
+
+	// puts serialises Puts of digests that share a first byte, so that
+	// two workers storing the same payload write it once.
+	puts [256]sync.Mutex
 }
 
 // Open returns the store rooted at dir. Nothing is created until the first
@@ -65,6 +69,8 @@ func (s *Store) Path(d Digest) string { return filepath.Join(s.dir, ObjectPath(d
 func (s *Store) Put(data []byte) (d Digest, created bool, err error) {
 	d = Sum(data)
 	path := s.Path(d)
+	s.puts[d[0]].Lock()
+	defer s.puts[d[0]].Unlock()
 	switch err := s.verify(path, d); {
 	case err == nil:
 		return d, false, nil
