@@ -133,8 +133,12 @@ func (s *Store) Sync() error {
 	// Deepest first, so that a shard's entries are durable before the
 	// shard's own entry in objects/.
 	sortDeepestFirst(dirs)
-	for _, d := range dirs {
+	for i, d := range dirs {
 		if err := safefile.SyncDir(d); err != nil {
+			// Still not durable: the next Sync tries them again.
+			for _, d := range dirs[i:] {
+				s.markDirty(d)
+			}
 			return err
 		}
 	}
@@ -205,7 +209,14 @@ const MinPrefix = 4
 // Resolve finds the artifact whose id is s or starts with s.
 func (s *Store) Resolve(id string) (Digest, error) {
 	if len(id) == 2*len(Digest{}) {
-		return ParseDigest(id)
+		d, err := ParseDigest(id)
+		if err != nil {
+			return d, err
+		}
+		if !exists(s.Path(d)) {
+			return d, fmt.Errorf("%s: %w in %s", id, ErrNotFound, s.dir)
+		}
+		return d, nil
 	}
 	if len(id) < MinPrefix || len(id) > 2*len(Digest{}) {
 		return Digest{}, fmt.Errorf("artifact id %q: want a full SHA-256 or a prefix of at least %d hex characters", id, MinPrefix)
@@ -267,3 +278,8 @@ func (r *verifyingReader) Read(p []byte) (int, error) {
 }
 
 func (r *verifyingReader) Close() error { return r.f.Close() }
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}

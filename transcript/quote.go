@@ -249,10 +249,10 @@ func RuneCut(b []byte, max int) int {
 	if len(b) <= max {
 		return len(b)
 	}
-	for i := max; i > max-utf8.UTFMax && i > 0; i-- {
-		if utf8.RuneStart(b[i]) {
+	for i := max; i >= 0 && i > max-utf8.UTFMax; i-- {
+		if i == 0 || utf8.RuneStart(b[i]) {
 			return i
 		}
 	}
-	return max
+	return max // not UTF-8 here: any cut will do
 }

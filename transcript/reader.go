@@ -99,7 +99,7 @@ func (r *Reader) Next() (Line, error) {
 var BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // JSONStart returns the offset in text where JSON content may begin: past a
-// byte order mark on the first line, and past leading white space.
+// byte order mark on the first line. Leading white space is left to Parse.
 func JSONStart(l Line) int {
 	i := 0
 	if l.Num == 1 && bytes.HasPrefix(l.Text, BOM) {

@@ -1,0 +1,384 @@
+package transcript
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// trimWS trims JSON white space, nothing else.
+func trimWS(s string) string { return strings.Trim(s, " \t\r\n") }
+
+func TestParseValid(t *testing.T) {
+	tests := []struct {
+		name  string
+		input string
+		kind  Kind
+	}{
+		{"empty object", `{}`, Object},
+		{"empty array", `[]`, Array},
+		{"empty string", `""`, String},
+		{"true", `true`, Bool},
+		{"false", `false`, Bool},
+		{"null", `null`, Null},
+		{"zero", `0`, Number},
+		{"negative zero", `-0`, Number},
+		{"negative zero float", `-0.0`, Number},
+		{"huge exponent", `1E+400`, Number},
+		{"tiny exponent", `1e-400`, Number},
+		{"exponent without sign", `2E5`, Number},
+		{"23-digit integer", `12345678901234567890123`, Number},
+		{"negative 23-digit integer", `-99999999999999999999999`, Number},
+		{"fraction and exponent", `-1.5e-3`, Number},
+		{"escapes", `"\"\\\/\b\f\n\r\t"`, String},
+		{"lower-case unicode escape", `"caf\u00e9"`, String},
+		{"upper-case unicode escape", `"caf\u00E9"`, String},
+		{"surrogate pair", `"\ud83d\ude00"`, String},
+		{"lone surrogate is valid JSON", `"\ud800"`, String},
+		{"raw UTF-8", `"é😀"`, String},
+		{"invalid UTF-8 is kept", "\"\xff\xfe\"", String},
+		{"DEL", "\"\x7f\"", String},
+		{"duplicate keys", `{"a":1,"a":2}`, Object},
+		{"white space everywhere", " \t\r\n{ \t\r\n\"a\" \t\r\n: \t\r\n[ \t\r\n1 \t\r\n, \t\r\n{ } \t\r\n] \t\r\n} \t\r\n", Object},
+		{"nested", `{"a":[{"b":[[],{}]},null,true,false,"x",1]}`, Object},
+		{"brackets in strings", `{"a":"}]","b":["[{"]}`, Object},
+		{"empty key", `{"":""}`, Object},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := Parse([]byte(tt.input), 0)
+			require.NoError(t, err)
+			assert.Equal(t, tt.kind, v.Kind())
+			assert.Equal(t, trimWS(tt.input), string(v.Raw()))
+			assert.Equal(t, len(trimWS(tt.input)), v.Len())
+			assert.True(t, json.Valid([]byte(tt.input)), "encoding/json disagrees")
+		})
+	}
+}
+
+func TestParseStart(t *testing.T) {
+	buf := []byte(`garbage [1, 2] `)
+	v, err := Parse(buf, 7)
+	require.NoError(t, err)
+	assert.Equal(t, 8, v.Start)
+	assert.Equal(t, 14, v.End)
+	assert.Equal(t, "[1, 2]", string(v.Raw()))
+
+	_, err = Parse(buf, 0)
+	var se *SyntaxError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, 0, se.Offset)
+
+	_, err = Parse(buf, len(buf))
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, len(buf), se.Offset)
+}
+
+func TestParseInvalid(t *testing.T) {
+	tests := []struct {
+		name   string
+		input  string
+		offset int
+	}{
+		{"empty", ``, 0},
+		{"white space only", "  \t", 3},
+		{"unclosed object", `{`, 1},
+		{"unclosed array", `[`, 1},
+		{"unclosed after member", `{"a":1`, 6},
+		{"unclosed after element", `[1,2`, 4},
+		{"missing colon", `{"a"}`, 4},
+		{"missing colon before value", `{"a" 1}`, 5},
+		{"missing value", `{"a":}`, 5},
+		{"trailing comma in array", `[1,]`, 3},
+		{"trailing comma in object", `{"a":1,}`, 7},
+		{"missing comma", `[1 2]`, 3},
+		{"non-string key", `{1:2}`, 1},
+		{"single-quoted key", `{'a':1}`, 1},
+		{"mismatched closer", `[1}`, 2},
+		{"mismatched object closer", `{"a":1]`, 6},
+		{"extra closer", `[1,2]]`, 5},
+		{"two values", `{} {}`, 3},
+		{"garbage after value", `{"a":1}x`, 7},
+		{"NUL after value", "{}\x00", 2},
+		{"short literal", `tru`, 0},
+		{"wrong literal", `nul1`, 0},
+		{"capitalized literal", `True`, 0},
+		{"literal then garbage", `truex`, 4},
+		{"NaN", `NaN`, 0},
+		{"Infinity", `-Infinity`, 1},
+		{"leading zero", `01`, 1},
+		{"negative leading zero", `-01`, 2},
+		{"plus sign", `+1`, 0},
+		{"bare minus", `-`, 1},
+		{"minus then letter", `-a`, 1},
+		{"leading dot", `.5`, 0},
+		{"trailing dot", `1.`, 2},
+		{"dot then letter", `1.e5`, 2},
+		{"empty exponent", `1e`, 2},
+		{"signed empty exponent", `1e+`, 3},
+		{"hex number", `0x10`, 1},
+		{"unterminated string", `"abc`, 0},
+		{"unterminated after backslash", `"a\`, 2},
+		{"unterminated string in array", `["a`, 1},
+		{"bad escape", `"\x"`, 1},
+		{"bad escape after text", `"abc\a"`, 4},
+		{"short unicode escape", `"\u12"`, 1},
+		{"non-hex unicode escape", `"\u12G4"`, 1},
+		{"tab in string", "\"a\tb\"", 2},
+		{"newline in string", "\"a\nb\"", 2},
+		{"NUL in string", "\"\x00\"", 1},
+		{"BOM is not white space", "\xef\xbb\xbf{}", 0},
+		{"vertical tab is not white space", "\v{}", 0},
+		{"NBSP is not white space", "\u00a0{}", 0},
+		{"comment", `{} // x`, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := Parse([]byte(tt.input), 0)
+			var se *SyntaxError
+			require.ErrorAs(t, err, &se)
+			assert.Equal(t, tt.offset, se.Offset, "error: %v", err)
+			assert.Contains(t, err.Error(), "invalid JSON at byte ")
+			assert.Equal(t, Invalid, v.Kind())
+			assert.NotErrorIs(t, err, ErrTooDeep)
+			assert.False(t, json.Valid([]byte(tt.input)), "encoding/json disagrees")
+		})
+	}
+}
+
+func nestedArrays(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+
+func nestedObjects(n int) string {
+	return strings.Repeat(`{"a":`, n-1) + "{}" + strings.Repeat("}", n-1)
+}
+
+func TestParseDepth(t *testing.T) {
+	tests := []struct {
+		name    string
+		input   string
+		tooDeep bool
+	}{
+		{"arrays at MaxDepth", nestedArrays(MaxDepth), false},
+		{"arrays over MaxDepth", nestedArrays(MaxDepth + 1), true},
+		{"objects at MaxDepth", nestedObjects(MaxDepth), false},
+		{"objects over MaxDepth", nestedObjects(MaxDepth + 1), true},
+		{"mixed at MaxDepth", strings.Repeat(`[{"a":`, MaxDepth/2) + "0" + strings.Repeat("}]", MaxDepth/2), false},
+		{"mixed over MaxDepth", strings.Repeat(`[{"a":`, MaxDepth/2) + "[]" + strings.Repeat("}]", MaxDepth/2), true},
+		{"siblings do not add up", "[" + strings.Repeat(nestedArrays(MaxDepth-1)+",", 100) + "0]", false},
+		{"10,000 open brackets", strings.Repeat("[", 10_000), true},
+		{"10,000,000 open brackets", strings.Repeat("[", 10_000_000), true},
+		{"10,000,000 balanced brackets", nestedArrays(10_000_000), true},
+		{"10,000,000 open objects", strings.Repeat(`{"":`, 10_000_000), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := Parse([]byte(tt.input), 0)
+			if !tt.tooDeep {
+				require.NoError(t, err)
+				assert.Equal(t, len(tt.input), v.Len())
+				return
+			}
+			require.ErrorIs(t, err, ErrTooDeep)
+			var se *SyntaxError
+			assert.False(t, errors.As(err, &se), "too deep is not a syntax error")
+			assert.Contains(t, err.Error(), "at byte ")
+		})
+	}
+}
+
+func TestParseDepthOffset(t *testing.T) {
+	_, err := Parse([]byte(nestedArrays(MaxDepth+1)), 0)
+	require.ErrorIs(t, err, ErrTooDeep)
+	assert.Contains(t, err.Error(), "at byte 512:")
+}
+
+// TestAccessorsDeep walks a value nested MaxDepth levels through the
+// accessors, which must not recurse either.
+func TestAccessorsDeep(t *testing.T) {
+	input := `{"x":` + nestedArrays(MaxDepth-1) + `,"y":` + nestedObjects(MaxDepth-1) + `}`
+	v, err := Parse([]byte(input), 0)
+	require.NoError(t, err)
+	x, ok := v.Get("x")
+	require.True(t, ok)
+	assert.Equal(t, nestedArrays(MaxDepth-1), string(x.Raw()))
+	y, ok := v.Get("y")
+	require.True(t, ok)
+	assert.Equal(t, nestedObjects(MaxDepth-1), string(y.Raw()))
+	depth := 1
+	for e, ok := x.Index(0); ok; e, ok = e.Index(0) {
+		depth++
+	}
+	assert.Equal(t, MaxDepth-1, depth)
+}
+
+func mustParse(t testing.TB, s string) Value {
+	t.Helper()
+	v, err := Parse([]byte(s), 0)
+	require.NoError(t, err)
+	return v
+}
+
+func TestGet(t *testing.T) {
+	tests := []struct {
+		name  string
+		input string
+		key   string
+		want  string // raw value; empty for not found
+	}{
+		{"simple", `{"a":1,"b":2}`, "b", "2"},
+		{"last duplicate wins", `{"a":1,"a":2,"a":3}`, "a", "3"},
+		{"last duplicate wins across other keys", `{"a":"x","b":0,"a":{"c":1}}`, "a", `{"c":1}`},
+		{"escaped key", `{"cont\u0065nt":"x"}`, "content", `"x"`},
+		{"escaped key is a duplicate", `{"content":1,"cont\u0065nt":2}`, "content", "2"},
+		{"plain key after escaped duplicate", `{"cont\u0065nt":1,"content":2}`, "content", "2"},
+		{"upper-case escape in key", `{"\u0041":true}`, "A", "true"},
+		{"escaped quote in key", `{"a\"b":null}`, `a"b`, "null"},
+		{"escaped solidus in key", `{"a\/b":[]}`, "a/b", "[]"},
+		{"raw escape is not the name", `{"a\"b":1}`, `a\"b`, ""},
+		{"raw unicode escape is not the name", `{"\u0061":1}`, `\u0061`, ""},
+		{"non-ASCII key", `{"caf\u00e9":1,"café":2}`, "café", "2"},
+		{"surrogate pair key", `{"\ud83d\ude00":1}`, "😀", "1"},
+		{"white space", " { \"a\" : [ 1 ] , \"b\" : \"c\" } ", "a", "[ 1 ]"},
+		{"nested key is not a member", `{"a":{"b":1}}`, "b", ""},
+		{"key in a string value is not a member", `{"a":"\"b\":1"}`, "b", ""},
+		{"missing", `{"a":1}`, "A", ""},
+		{"prefix is not a match", `{"ab":1}`, "a", ""},
+		{"lone surrogate key matches nothing", `{"\ud800":1}`, "\ufffd", ""},
+		{"empty object", `{}`, "a", ""},
+		{"empty key", `{"":5}`, "", "5"},
+		{"array", `[{"a":1}]`, "a", ""},
+		{"string", `"a"`, "a", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := mustParse(t, tt.input).Get(tt.key)
+			if tt.want == "" {
+				assert.False(t, ok)
+				assert.Equal(t, Invalid, got.Kind())
+				return
+			}
+			require.True(t, ok)
+			assert.Equal(t, tt.want, string(got.Raw()))
+		})
+	}
+}
+
+func TestMembers(t *testing.T) {
+	input := ` { "a" : 1 , "b":[1,{"c":"}"}] ,"d\"":"x\"]" , "e" :{ } ,"f":-0.0e+1,"g":true}`
+	v := mustParse(t, input)
+	var keys, vals []string
+	v.Members(func(m Member) bool {
+		assert.Equal(t, String, m.Key.Kind())
+		keys = append(keys, string(m.Key.Raw()))
+		vals = append(vals, string(m.Value.Raw()))
+		assert.Equal(t, string(input[m.Value.Start:m.Value.End]), string(m.Value.Raw()), "span indexes the line")
+		return true
+	})
+	assert.Equal(t, []string{`"a"`, `"b"`, `"d\""`, `"e"`, `"f"`, `"g"`}, keys)
+	assert.Equal(t, []string{`1`, `[1,{"c":"}"}]`, `"x\"]"`, `{ }`, `-0.0e+1`, `true`}, vals)
+
+	n := 0
+	v.Members(func(Member) bool { n++; return n < 2 })
+	assert.Equal(t, 2, n, "Members goes on after fn returned false")
+
+	for _, s := range []string{`{}`, `{ }`, `[1]`, `"{}"`, `1`} {
+		called := false
+		mustParse(t, s).Members(func(Member) bool { called = true; return true })
+		assert.False(t, called, "Members of %s", s)
+	}
+}
+
+func TestElems(t *testing.T) {
+	input := `[ 1 , "a]" , {"x":[]} , [ ] , null,true,false,-1.5e3,"\"",[[1],[2]] ]`
+	v := mustParse(t, input)
+	var got []string
+	v.Elems(func(i int, e Value) bool {
+		assert.Equal(t, len(got), i)
+		got = append(got, string(e.Raw()))
+		return true
+	})
+	want := []string{`1`, `"a]"`, `{"x":[]}`, `[ ]`, `null`, `true`, `false`, `-1.5e3`, `"\""`, `[[1],[2]]`}
+	assert.Equal(t, want, got)
+
+	for i, w := range want {
+		e, ok := v.Index(i)
+		require.True(t, ok, "Index(%d)", i)
+		assert.Equal(t, w, string(e.Raw()), "Index(%d)", i)
+	}
+	_, ok := v.Index(len(want))
+	assert.False(t, ok, "Index past the end")
+	_, ok = v.Index(-1)
+	assert.False(t, ok, "negative Index")
+
+	n := 0
+	v.Elems(func(int, Value) bool { n++; return n < 3 })
+	assert.Equal(t, 3, n, "Elems goes on after fn returned false")
+
+	for _, s := range []string{`[]`, `[ ]`, `{"a":1}`, `"[1]"`, `null`} {
+		called := false
+		mustParse(t, s).Elems(func(int, Value) bool { called = true; return true })
+		assert.False(t, called, "Elems of %s", s)
+		_, ok := mustParse(t, s).Index(0)
+		assert.False(t, ok, "Index(0) of %s", s)
+	}
+}
+
+func TestKind(t *testing.T) {
+	tests := []struct {
+		v    Value
+		want Kind
+		name string
+	}{
+		{Value{}, Invalid, "invalid"},
+		{Value{Buf: []byte("{}"), Start: 1, End: 1}, Invalid, "invalid"},
+		{mustParse(t, `{}`), Object, "object"},
+		{mustParse(t, `[]`), Array, "array"},
+		{mustParse(t, `""`), String, "string"},
+		{mustParse(t, `-1`), Number, "number"},
+		{mustParse(t, `0`), Number, "number"},
+		{mustParse(t, `true`), Bool, "bool"},
+		{mustParse(t, `false`), Bool, "bool"},
+		{mustParse(t, `null`), Null, "null"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tt.v.Kind(), "%q", tt.v.Buf)
+		assert.Equal(t, tt.name, tt.v.Kind().String())
+	}
+}
+
+func TestText(t *testing.T) {
+	tests := []struct {
+		input string
+		want  string
+	}{
+		{`"plain"`, "plain"},
+		{`""`, ""},
+		{`"caf\u00e9 \u00E9 é"`, "café é é"},
+		{`"a\/b\\c\"d\n"`, "a/b\\c\"d\n"},
+		{`"\ud83d\ude00"`, "😀"},
+		{`"\ud800"`, ""},
+		{`1`, ""},
+		{`["a"]`, ""},
+		{`{"a":"b"}`, ""},
+		{`null`, ""},
+	}
+	for _, tt := range tests {
+		v := mustParse(t, tt.input)
+		assert.Equal(t, tt.want, v.Text(), "%s", tt.input)
+		if v.Kind() == String && tt.want != "" {
+			assert.True(t, v.IsString(tt.want), "IsString %s", tt.input)
+			assert.False(t, v.IsString(tt.want+"x"), "IsString %s", tt.input)
+		}
+	}
+}
+
+func TestIsStringNotString(t *testing.T) {
+	assert.False(t, mustParse(t, `1`).IsString("1"))
+	assert.False(t, mustParse(t, `["a"]`).IsString(`["a"]`))
+	assert.False(t, mustParse(t, `"\u0061"`).IsString(`\u0061`), "raw escape is not the text")
+	assert.True(t, mustParse(t, `"\u0061"`).IsString("a"))
+}
