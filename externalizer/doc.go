@@ -26,5 +26,8 @@
 // artifactRef is never taken for one, and it checks the rebuilt line against
 // the recorded hash: it returns the original bytes or an error, never
 // something in between. An entry that already has a marker is left as it is,
-// which makes migration idempotent.
+// which makes migration idempotent. An entry with a member of that name
+// that is not a marker gains a real one after it, so that it too comes
+// back exactly; JSON readers that keep the last of duplicate keys then see
+// the marker, not the entry's own member.
 package externalizer

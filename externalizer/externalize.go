@@ -3,6 +3,7 @@ package externalizer
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -61,24 +62,31 @@ type splice struct {
 // without its end-of-line bytes and start the offset where JSON may begin
 // (past a byte order mark). Lines that are not JSON objects, that nest too
 // deeply, or that have no site over the threshold are kept.
+//
+// A member called MarkerKey that is not a marker belongs to the entry
+// itself; such an entry always gains a marker after it, with no edits if
+// it has no site, so that Restore gives it back exactly instead of taking
+// the member for a broken marker.
 func (x *Externalizer) Rewrite(text []byte, start int) (Result, error) {
-	if len(text)-start < x.Threshold {
+	if len(text)-start < x.Threshold && !HasMarker(text) {
 		return Result{}, nil
 	}
 	root, err := transcript.Parse(text, start)
 	if err != nil || root.Kind() != transcript.Object {
 		return Result{}, nil
 	}
-	if _, _, _, ok := findMarker(root); ok {
+	_, _, _, err = readMarker(root)
+	if err == nil {
 		return Result{Migrated: true}, nil
 	}
+	foreign := !errors.Is(err, errNoMarker)
 	sites := x.Format.Sites(root, x.Threshold, nil)
-	if len(sites) == 0 {
+	if len(sites) == 0 && !foreign {
 		return Result{}, nil
 	}
 	var (
 		res     Result
-		edits   []edit
+		edits   = []edit{}
 		splices []splice
 		refSite *Site
 		refArt  Artifact
@@ -125,7 +133,7 @@ func (x *Externalizer) Rewrite(text []byte, start int) (Result, error) {
 			refSite, refArt = s, main
 		}
 	}
-	if len(edits) == 0 {
+	if len(edits) == 0 && !foreign {
 		return Result{}, nil
 	}
 	if refSite != nil {

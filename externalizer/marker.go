@@ -2,6 +2,10 @@ package externalizer
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
 
 	"github.com/bytedance/sonic"
 
@@ -62,4 +66,33 @@ func findMarker(root transcript.Value) (m transcript.Member, prevEnd int, last b
 	})
 	last = ok && m.Value.End == lastEnd
 	return m, prevEnd, last, ok
+}
+
+// errNoMarker is readMarker's answer for an entry without a member called
+// MarkerKey.
+var errNoMarker = errors.New("no " + MarkerKey + " member")
+
+// readMarker decodes the marker that ends root and returns it with the
+// member that holds it and the end of the member before it. An entry with
+// no member called MarkerKey gives errNoMarker; one whose last such member
+// is not a marker of this tool's format gives an ErrBadMarker error.
+func readMarker(root transcript.Value) (marker, transcript.Member, int, error) {
+	mem, prevEnd, last, ok := findMarker(root)
+	if !ok {
+		return marker{}, mem, 0, errNoMarker
+	}
+	if !last {
+		return marker{}, mem, 0, fmt.Errorf("%w: %s is not the entry's last member", ErrBadMarker, MarkerKey)
+	}
+	var mk marker
+	if err := markerAPI.Unmarshal(mem.Value.Raw(), &mk); err != nil {
+		return marker{}, mem, 0, fmt.Errorf("%w: %v", ErrBadMarker, err)
+	}
+	if mk.V != MarkerVersion {
+		return marker{}, mem, 0, fmt.Errorf("%w: version %d, this tool reads %d", ErrBadMarker, mk.V, MarkerVersion)
+	}
+	if sum, err := hex.DecodeString(mk.SHA256); err != nil || len(sum) != sha256.Size {
+		return marker{}, mem, 0, fmt.Errorf("%w: bad sha256 %q", ErrBadMarker, mk.SHA256)
+	}
+	return mk, mem, prevEnd, nil
 }

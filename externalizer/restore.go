@@ -36,24 +36,14 @@ func RestoreTo(w io.Writer, text []byte, start int, open Opener) (changed bool, 
 	if err != nil || root.Kind() != transcript.Object {
 		return false, nil
 	}
-	mem, prevEnd, last, ok := findMarker(root)
-	if !ok {
+	mk, mem, prevEnd, err := readMarker(root)
+	if errors.Is(err, errNoMarker) {
 		return false, nil
 	}
-	if !last {
-		return false, fmt.Errorf("%w: %s is not the entry's last member", ErrBadMarker, MarkerKey)
+	if err != nil {
+		return false, err
 	}
-	var mk marker
-	if err := markerAPI.Unmarshal(mem.Value.Raw(), &mk); err != nil {
-		return false, fmt.Errorf("%w: %v", ErrBadMarker, err)
-	}
-	if mk.V != MarkerVersion {
-		return false, fmt.Errorf("%w: version %d, this tool reads %d", ErrBadMarker, mk.V, MarkerVersion)
-	}
-	want, err := hex.DecodeString(mk.SHA256)
-	if err != nil || len(want) != sha256.Size {
-		return false, fmt.Errorf("%w: bad sha256 %q", ErrBadMarker, mk.SHA256)
-	}
+	want, _ := hex.DecodeString(mk.SHA256) // readMarker checked it
 	undos := []undo{{start: prevEnd, end: mem.Value.End}}
 	for _, e := range mk.Edits {
 		u, err := locate(root, e)

@@ -1,0 +1,311 @@
+package externalizer
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/transcript-tool/transcript-tool/transcript"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in ../testdata/golden")
+
+const (
+	sessionsDir = "../testdata/sessions"
+	goldenDir   = "../testdata/golden"
+)
+
+// line is one line of a transcript, copied out of the Reader's buffer.
+type line struct {
+	num       int
+	text, eol []byte
+}
+
+func splitLines(data []byte) []line {
+	var ls []line
+	r := transcript.NewReader(bytes.NewReader(data))
+	for {
+		l, err := r.Next()
+		if err != nil {
+			return ls
+		}
+		ls = append(ls, line{l.Num, bytes.Clone(l.Text), bytes.Clone(l.EOL)})
+	}
+}
+
+func (l line) start() int { return transcript.JSONStart(transcript.Line{Num: l.num, Text: l.text}) }
+
+// parse returns the JSON object of l, or false for a line that is not one.
+func (l line) parse() (transcript.Value, bool) {
+	v, err := transcript.Parse(l.text, l.start())
+	return v, err == nil && v.Kind() == transcript.Object
+}
+
+// markerOf returns the decoded marker of a migrated entry.
+func markerOf(t testing.TB, root transcript.Value) (marker, bool) {
+	t.Helper()
+	mem, _, last, ok := findMarker(root)
+	if !ok {
+		return marker{}, false
+	}
+	require.True(t, last, "the marker is not the last member")
+	var mk marker
+	require.NoError(t, markerAPI.Unmarshal(mem.Value.Raw(), &mk))
+	return mk, true
+}
+
+func sessionFiles(t testing.TB) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(sessionsDir, "*.jsonl"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files, "no sessions in %s; run go generate ./internal/sessiongen", sessionsDir)
+	return files
+}
+
+func TestSessions(t *testing.T) {
+	for _, name := range sessionFiles(t) {
+		input, err := os.ReadFile(name)
+		require.NoError(t, err)
+		for _, threshold := range []int{4096, 64} {
+			t.Run(fmt.Sprintf("%s/%d", filepath.Base(name), threshold), func(t *testing.T) {
+				out := roundTrip(t, pi{}, threshold, input)
+				checkMigrated(t, threshold, input, out)
+				checkNoSiteMissed(t, threshold, out)
+			})
+		}
+	}
+}
+
+// TestGeneratedSessionsShrink guards against a migration that silently
+// stops finding payloads: generated sessions are mostly tool output.
+func TestGeneratedSessionsShrink(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(sessionsDir, "generated-*.jsonl"))
+	require.NotEmpty(t, files)
+	for _, name := range files {
+		input, err := os.ReadFile(name)
+		require.NoError(t, err)
+		out := roundTrip(t, pi{}, 4096, input)
+		assert.Less(t, len(out), len(input)*9/10, "%s: %d -> %d bytes", filepath.Base(name), len(input), len(out))
+	}
+}
+
+// checkMigrated checks the migrated output out of input, line by line:
+// same line endings; a line that was JSON still is; the marker records the
+// original's hash; every replaced value keeps its JSON type; artifactRefs
+// that were there survive; OpenClaw's synthetic results are untouched; and
+// migrating again changes nothing.
+func checkMigrated(t testing.TB, threshold int, input, out []byte) {
+	t.Helper()
+	in, mig := splitLines(input), splitLines(out)
+	require.Len(t, mig, len(in), "line count")
+	x := &Externalizer{Format: pi{}, Threshold: threshold, PathFor: testPath, Put: func(a Artifact) error {
+		return fmt.Errorf("a second migration stores artifact %s", a.Digest)
+	}}
+	refAt := Pointer{"message", "details", "artifactRef"}
+	for i, a := range in {
+		b := mig[i]
+		n := a.num
+		require.Equal(t, a.eol, b.eol, "line %d: end of line", n)
+		again, err := x.Rewrite(b.text, b.start())
+		require.NoError(t, err, "line %d: second migration", n)
+		require.Nil(t, again.Line, "line %d: a second migration changed it", n)
+
+		orig, isObj := a.parse()
+		if isObj && isSynthetic(orig) {
+			assert.Equal(t, string(a.text), string(b.text), "line %d: synthetic result changed", n)
+		}
+		if bytes.Equal(a.text, b.text) {
+			continue
+		}
+		require.True(t, isObj, "line %d: changed, but it is no JSON object", n)
+		require.Equal(t, a.text[:a.start()], b.text[:b.start()], "line %d: bytes before the JSON", n)
+		if json.Valid(a.text[a.start():]) {
+			assert.True(t, json.Valid(b.text[b.start():]), "line %d: no longer valid JSON", n)
+		}
+		root, ok := b.parse()
+		require.True(t, ok, "line %d: migrated line does not parse", n)
+		mk, ok := markerOf(t, root)
+		require.True(t, ok, "line %d: changed without a marker", n)
+		sum := sha256.Sum256(a.text)
+		assert.Equal(t, hex.EncodeToString(sum[:]), mk.SHA256, "line %d: marker hash", n)
+		for _, e := range mk.Edits {
+			p, ok := ParsePointer(e.At)
+			require.True(t, ok, "line %d: bad pointer %q", n, e.At)
+			before, okBefore := p.Resolve(orig)
+			after, okAfter := p.Resolve(root)
+			require.True(t, okBefore && okAfter, "line %d: %q does not resolve (before %v, after %v)", n, e.At, okBefore, okAfter)
+			if len(e.Added) > 0 {
+				assert.Equal(t, transcript.Object, before.Kind(), "line %d: %q", n, e.At)
+				assert.Equal(t, transcript.Object, after.Kind(), "line %d: %q", n, e.At)
+				continue
+			}
+			assert.Equal(t, before.Kind(), after.Kind(), "line %d: %q changed its JSON type", n, e.At)
+		}
+		if ref, ok := refAt.Resolve(orig); ok {
+			got, ok := refAt.Resolve(root)
+			require.True(t, ok, "line %d: artifactRef lost", n)
+			assert.Equal(t, string(ref.Raw()), string(got.Raw()), "line %d: artifactRef changed", n)
+		}
+	}
+}
+
+func isSynthetic(entry transcript.Value) bool {
+	msg, _ := entry.Get("message")
+	role, _ := msg.Get("role")
+	details, _ := msg.Get("details")
+	return role.IsString("toolResult") && isTrue(details, "openclawSyntheticMissingToolResult")
+}
+
+// checkNoSiteMissed checks that no payload of threshold bytes or more is
+// left inline in a migrated transcript where pi keeps payloads: tool
+// result content and details (but an artifactRef), command output, and
+// image blocks. Values an edit replaced, placeholders, are exempt.
+func checkNoSiteMissed(t testing.TB, threshold int, out []byte) {
+	t.Helper()
+	for _, l := range splitLines(out) {
+		root, ok := l.parse()
+		if !ok {
+			continue
+		}
+		if typ, _ := root.Get("type"); !typ.IsString("message") {
+			continue
+		}
+		msg, _ := root.Get("message")
+		if msg.Kind() != transcript.Object || isSynthetic(root) {
+			continue
+		}
+		var replaced []transcript.Value
+		if mk, ok := markerOf(t, root); ok {
+			for _, e := range mk.Edits {
+				p, _ := ParsePointer(e.At)
+				if v, ok := p.Resolve(root); ok && len(e.Parts) > 0 {
+					replaced = append(replaced, v)
+				}
+			}
+		}
+		inline := func(what string, v transcript.Value) {
+			for _, r := range replaced {
+				if v.Start >= r.Start && v.End <= r.End {
+					return
+				}
+			}
+			t.Errorf("line %d: %s holds %d bytes inline at byte %d: %.60q", l.num, what, v.Len(), v.Start, v.Raw())
+		}
+		bigStrings := func(what string, v transcript.Value) {
+			walkStrings(v, func(s transcript.Value) {
+				if s.Len() >= threshold {
+					inline(what, s)
+				}
+			})
+		}
+		role, _ := msg.Get("role")
+		content, _ := msg.Get("content")
+		switch {
+		case role.IsString("toolResult"):
+			bigStrings("content", content)
+			details, _ := msg.Get("details")
+			details.Members(func(m transcript.Member) bool {
+				if last, _ := details.Get(m.Key.Text()); last.Start == m.Value.Start && !m.Key.IsString("artifactRef") {
+					bigStrings("details", m.Value)
+				}
+				return true
+			})
+		case role.IsString("bashExecution"):
+			output, _ := msg.Get("output")
+			bigStrings("output", output)
+		}
+		content.Elems(func(_ int, e transcript.Value) bool {
+			if typ, _ := e.Get("type"); typ.IsString("image") && e.Len() >= threshold {
+				inline("image block", e)
+			}
+			return true
+		})
+	}
+}
+
+func walkStrings(v transcript.Value, fn func(transcript.Value)) {
+	switch v.Kind() {
+	case transcript.String:
+		fn(v)
+	case transcript.Object:
+		v.Members(func(m transcript.Member) bool {
+			walkStrings(m.Value, fn)
+			return true
+		})
+	case transcript.Array:
+		v.Elems(func(_ int, e transcript.Value) bool {
+			walkStrings(e, fn)
+			return true
+		})
+	}
+}
+
+// goldenCases are small hand-written sessions whose migrated form, at a
+// threshold of 256, is kept in testdata/golden.
+var goldenCases = []string{
+	"bom-header.jsonl",
+	"crlf-line-endings.jsonl",
+	"forged-placeholder.jsonl",
+	"key-order.jsonl",
+	"openclaw-artifactref.jsonl",
+	"python-ensure-ascii.jsonl",
+}
+
+func TestGolden(t *testing.T) {
+	for _, name := range goldenCases {
+		t.Run(name, func(t *testing.T) {
+			input, err := os.ReadFile(filepath.Join(sessionsDir, name))
+			require.NoError(t, err)
+			got := roundTrip(t, pi{}, 256, input)
+			golden := filepath.Join(goldenDir, name)
+			if *update {
+				require.NoError(t, os.MkdirAll(goldenDir, 0o755))
+				require.NoError(t, os.WriteFile(golden, got, 0o644))
+				return
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "run go test ./externalizer -update")
+			if !bytes.Equal(got, want) {
+				t.Errorf("migrated %s differs from %s (go test ./externalizer -update rewrites it):\n%s", name, golden, firstDiff(want, got))
+			}
+		})
+	}
+}
+
+// firstDiff describes the first line where got differs from want.
+func firstDiff(want, got []byte) string {
+	w, g := splitLines(want), splitLines(got)
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var a, b line
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if !bytes.Equal(a.text, b.text) || !bytes.Equal(a.eol, b.eol) {
+			at := 0
+			for at < min(len(a.text), len(b.text)) && a.text[at] == b.text[at] {
+				at++
+			}
+			from := max(0, at-40)
+			return fmt.Sprintf("line %d, byte %d:\nwant …%q\ngot  …%q", i+1, at,
+				clip(a.text[from:], 160), clip(b.text[from:], 160))
+		}
+	}
+	return "no difference"
+}
+
+func clip(b []byte, n int) string {
+	return strings.ToValidUTF8(string(b[:min(len(b), n)]), "?")
+}
