@@ -4,7 +4,7 @@ BIN         := bin/transcript-tool
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 30s
 
-.PHONY: build test lint bench fuzz demo clean
+.PHONY: build test lint bench fuzz demo memcheck clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/transcript-tool
@@ -36,3 +36,15 @@ demo: build
 
 clean:
 	rm -rf bin
+
+# Peak memory of migrate and rehydrate on a transcript with one line of
+# MEMLINE bytes, a non-JSON line and a torn last line.
+MEMLINE ?= 46000000
+memcheck: build
+	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
+	$(GO) run ./internal/sessiongen/cmd/gensessions -bigline $(MEMLINE) -out $$dir/big.jsonl && \
+	cp $$dir/big.jsonl $$dir/orig.jsonl && \
+	echo "largest line: $$(LC_ALL=C awk '{ if (length($$0) > n) n = length($$0) } END { print n }' $$dir/big.jsonl) bytes" && \
+	/usr/bin/time -f "migrate: %M KiB peak RSS, %e s" $(BIN) --progress never migrate $$dir/big.jsonl >/dev/null && \
+	/usr/bin/time -f "rehydrate: %M KiB peak RSS, %e s" $(BIN) --progress never rehydrate $$dir/big.jsonl | cmp - $$dir/orig.jsonl && \
+	echo "round trip: identical"

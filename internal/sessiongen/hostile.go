@@ -512,3 +512,22 @@ func nonCanonicalBase64(b64 string) string {
 	enc[i] = alphabet[strings.IndexByte(alphabet, enc[i])^1]
 	return string(enc)
 }
+
+// BigLine returns a transcript for memory measurements: a session header,
+// one tool result whose line is about size bytes (its text stored twice,
+// in content and in details.aggregated, as OpenClaw does), a line that is
+// not JSON, and a torn last line.
+func BigLine(size int) File {
+	h := &hostile{g: newGen(Options{Seed: 1, MinPayload: 1, MaxPayload: 1}), name: "big-line.jsonl"}
+	text := h.g.log(size / 2)
+	line := js.line(h.entry(h.result("bash", arr{obj{{"type", "text"}, {"text", text}}},
+		obj{{"aggregated", text}})))
+	torn := js.line(h.bigResult())
+	data := bytes.Join([][]byte{
+		lf(js.line(h.header())),
+		lf(line),
+		lf([]byte("this line is not JSON")),
+		torn[:len(torn)/2],
+	}, nil)
+	return File{h.name, data}
+}

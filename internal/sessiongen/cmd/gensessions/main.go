@@ -2,6 +2,9 @@
 // package sessiongen into a directory, testdata/sessions by default:
 //
 //	go generate ./internal/sessiongen
+//
+// With -bigline BYTES it writes instead one transcript with a line of about
+// that size to -out, for memory measurements (make memcheck).
 package main
 
 import (
@@ -14,9 +17,17 @@ import (
 )
 
 func main() {
-	out := flag.String("out", "testdata/sessions", "directory to write the sessions into")
+	out := flag.String("out", "testdata/sessions", "directory to write the sessions into, or the file with -bigline")
+	bigLine := flag.Int("bigline", 0, "write one transcript with a line of about this many bytes to -out")
 	flag.Parse()
-	if err := write(*out); err != nil {
+	var err error
+	if *bigLine > 0 {
+		f := sessiongen.BigLine(*bigLine)
+		err = os.WriteFile(*out, f.Data, 0o644)
+	} else {
+		err = write(*out)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "gensessions: error:", err)
 		os.Exit(1)
 	}
