@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +38,9 @@ type Externalizer struct {
 	// Put stores an artifact. It is called for each artifact of a line
 	// before Rewrite returns the line, and must not keep a.Data.
 	Put func(a Artifact) error
+	// Open reads artifacts back: a line that looks migrated counts as
+	// migrated only when it restores.
+	Open Opener
 
 	scratch []byte // decoded artifact bytes, reused from one artifact to the next
 }
@@ -77,7 +81,16 @@ func (x *Externalizer) Rewrite(text []byte, start int) (Result, error) {
 	}
 	_, _, _, err = readMarker(root)
 	if err == nil {
-		return Result{Migrated: true}, nil
+		// It looks like a marker; it is one only if the line restores.
+		// A line that does not is genuine content, kept by a real marker
+		// after it; a line whose artifacts are missing or corrupt is an
+		// error, never wrapped a second time.
+		switch _, rerr := RestoreTo(io.Discard, text, start, x.Open); {
+		case rerr == nil:
+			return Result{Migrated: true}, nil
+		case !errors.Is(rerr, ErrBadMarker):
+			return Result{}, fmt.Errorf("already migrated, but: %w", rerr)
+		}
 	}
 	foreign := !errors.Is(err, errNoMarker)
 	sites := x.Format.Sites(root, x.Threshold, nil)
@@ -254,7 +267,7 @@ func (x *Externalizer) placeholder(s *Site, main Artifact, others []Artifact) []
 		b.WriteString("[Tool result omitted: stored as artifact]\n")
 		b.WriteString("id: " + id + "\n")
 		if s.Tool != "" {
-			b.WriteString("tool: " + s.Tool + "\n")
+			b.WriteString("tool: " + truncateRunes(s.Tool, 80) + "\n")
 		}
 		b.WriteString("size: " + strconv.Itoa(main.Size) + " bytes\n")
 		b.WriteString("summary: " + main.Summary + "\n")

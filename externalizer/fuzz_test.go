@@ -62,12 +62,12 @@ func FuzzRoundTrip(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		out := roundTrip(t, pi{}, fuzzThreshold, data)
-		checkMigrated(t, fuzzThreshold, data, out)
+		out, store := roundTrip(t, pi{}, fuzzThreshold, data)
+		checkMigrated(t, fuzzThreshold, data, out, store)
 		for _, tpl := range fuzzTemplates {
 			line := []byte(tpl.before + string(data) + tpl.after)
-			out := roundTrip(t, pi{}, fuzzThreshold, line)
-			checkMigrated(t, fuzzThreshold, line, out)
+			out, store := roundTrip(t, pi{}, fuzzThreshold, line)
+			checkMigrated(t, fuzzThreshold, line, out, store)
 		}
 	})
 }

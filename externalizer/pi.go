@@ -1,6 +1,8 @@
 package externalizer
 
 import (
+	"sort"
+
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -50,22 +52,15 @@ func (pi) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 		call, _ := msg.Get("toolCallId")
 		base.Tool, base.ToolCallID = name.Text(), call.Text()
 		var sites []Site
-		msg.Members(func(m transcript.Member) bool {
-			// Members in document order keep the sites in order.
-			switch {
-			case m.Key.IsString("content"):
-				if c, _ := msg.Get("content"); c.Start == m.Value.Start && m.Value.Len() >= threshold {
-					s := base
-					s.Path, s.Value, s.Shape, s.RefParent = at.Key("content"), m.Value, ShapeToolResult, at
-					sites = append(sites, s)
-				}
-			case m.Key.IsString("details"):
-				if d, _ := msg.Get("details"); d.Start == m.Value.Start {
-					sites = detailSites(m.Value, at.Key("details"), threshold, base, detailsDepth, sites)
-				}
-			}
-			return true
-		})
+		if content, ok := msg.Get("content"); ok && content.Len() >= threshold {
+			s := base
+			s.Path, s.Value, s.Shape, s.RefParent = at.Key("content"), content, ShapeToolResult, at
+			sites = append(sites, s)
+		}
+		if hasDetails {
+			sites = detailSites(details, at.Key("details"), threshold, base, detailsDepth, sites)
+		}
+		sort.Slice(sites, func(i, j int) bool { return sites[i].Value.Start < sites[j].Value.Start })
 		return append(dst, sites...)
 	case role.IsString("bashExecution"):
 		if out, ok := msg.Get("output"); ok && out.Len() >= threshold {
@@ -86,13 +81,20 @@ func detailSites(v transcript.Value, at Pointer, threshold int, base Site, depth
 	if v.Kind() != transcript.Object || depth == 0 {
 		return dst
 	}
+	// Readers keep the last of duplicate keys: find each key's last
+	// member in one pass, so that hostile repetition stays linear.
+	last := map[string]int{}
+	var members []transcript.Member
 	v.Members(func(m transcript.Member) bool {
-		if m.Value.Len() < threshold || m.Key.IsString("artifactRef") {
-			return true
-		}
+		last[m.Key.Text()] = len(members)
+		members = append(members, m)
+		return true
+	})
+	for i, m := range members {
 		key := m.Key.Text()
-		if last, _ := v.Get(key); last.Start != m.Value.Start {
-			return true // a duplicate key that readers ignore
+		if last[key] != i || m.Value.Len() < threshold || key == "artifactRef" ||
+			(key == "" && m.Key.Len() != 2) {
+			continue // a key without text (a lone surrogate) cannot be named again
 		}
 		switch m.Value.Kind() {
 		case transcript.String, transcript.Array:
@@ -102,8 +104,7 @@ func detailSites(v transcript.Value, at Pointer, threshold int, base Site, depth
 		case transcript.Object:
 			dst = detailSites(m.Value, at.Key(key), threshold, base, depth-1, dst)
 		}
-		return true
-	})
+	}
 	return dst
 }
 

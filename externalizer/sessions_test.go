@@ -78,8 +78,8 @@ func TestSessions(t *testing.T) {
 		require.NoError(t, err)
 		for _, threshold := range []int{4096, 64} {
 			t.Run(fmt.Sprintf("%s/%d", filepath.Base(name), threshold), func(t *testing.T) {
-				out := roundTrip(t, pi{}, threshold, input)
-				checkMigrated(t, threshold, input, out)
+				out, store := roundTrip(t, pi{}, threshold, input)
+				checkMigrated(t, threshold, input, out, store)
 				checkNoSiteMissed(t, threshold, out)
 			})
 		}
@@ -94,7 +94,7 @@ func TestGeneratedSessionsShrink(t *testing.T) {
 	for _, name := range files {
 		input, err := os.ReadFile(name)
 		require.NoError(t, err)
-		out := roundTrip(t, pi{}, 4096, input)
+		out, _ := roundTrip(t, pi{}, 4096, input)
 		assert.Less(t, len(out), len(input)*9/10, "%s: %d -> %d bytes", filepath.Base(name), len(input), len(out))
 	}
 }
@@ -104,11 +104,11 @@ func TestGeneratedSessionsShrink(t *testing.T) {
 // original's hash; every replaced value keeps its JSON type; artifactRefs
 // that were there survive; OpenClaw's synthetic results are untouched; and
 // migrating again changes nothing.
-func checkMigrated(t testing.TB, threshold int, input, out []byte) {
+func checkMigrated(t testing.TB, threshold int, input, out []byte, store memStore) {
 	t.Helper()
 	in, mig := splitLines(input), splitLines(out)
 	require.Len(t, mig, len(in), "line count")
-	x := &Externalizer{Format: pi{}, Threshold: threshold, PathFor: testPath, Put: func(a Artifact) error {
+	x := &Externalizer{Format: pi{}, Threshold: threshold, PathFor: testPath, Open: store.open, Put: func(a Artifact) error {
 		return fmt.Errorf("a second migration stores artifact %s", a.Digest)
 	}}
 	refAt := Pointer{"message", "details", "artifactRef"}
@@ -266,7 +266,7 @@ func TestGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			input, err := os.ReadFile(filepath.Join(sessionsDir, name))
 			require.NoError(t, err)
-			got := roundTrip(t, pi{}, 256, input)
+			got, _ := roundTrip(t, pi{}, 256, input)
 			golden := filepath.Join(goldenDir, name)
 			if *update {
 				require.NoError(t, os.MkdirAll(goldenDir, 0o755))

@@ -275,7 +275,7 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 		}
 		return nil
 	}
-	x := &externalizer.Externalizer{Format: format, Threshold: opts.Threshold, PathFor: pathFor, Put: put}
+	x := &externalizer.Externalizer{Format: format, Threshold: opts.Threshold, PathFor: pathFor, Put: put, Open: store.Open}
 
 	var out *safefile.File
 	if !opts.DryRun {
@@ -291,6 +291,7 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 			return res
 		}
 		defer out.Abort()
+		keepOwner(out.File, fi)
 	}
 	w := &countWriter{w: io.Discard}
 	var bw *bufio.Writer
@@ -371,13 +372,19 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 		res.Err = err
 		return res
 	}
+	bak := ""
 	if opts.Backup && opts.Out == "" {
-		if err := backup(in.Path); err != nil {
+		if bak, err = backup(in.Path); err != nil {
 			res.Err = err
 			return res
 		}
 	}
 	if err := out.Commit(); err != nil {
+		if bak != "" {
+			// The original is still in place: the backup would only
+			// block the next run.
+			_ = os.Remove(bak)
+		}
 		res.Err = fmt.Errorf("replace %s: %w", dest, err)
 		return res
 	}
@@ -496,16 +503,27 @@ func unchangedSince(path string, before fileID) error {
 }
 
 // backup keeps the original as path.bak by a hard link, or a copy where
-// links are not supported. An existing backup is never overwritten.
-func backup(path string) error {
+// links are not supported, and returns the backup's name. An existing
+// backup is never overwritten.
+func backup(path string) (string, error) {
 	bak := path + ".bak"
 	if _, err := os.Lstat(bak); err == nil {
-		return fmt.Errorf("backup %s already exists; move it away or run without --backup", bak)
+		return "", fmt.Errorf("backup %s already exists; move it away or run without --backup", bak)
 	}
 	if err := os.Link(path, bak); err == nil {
-		return safefile.SyncDir(filepath.Dir(bak))
+		return bak, safefile.SyncDir(filepath.Dir(bak))
 	}
-	return copyFile(path, bak)
+	return bak, copyFile(path, bak)
+}
+
+// keepOwner gives a file written by root the owner of the transcript it
+// replaces, so that the agent can still read it; other users cannot
+// change owners, and their files keep theirs.
+func keepOwner(f *os.File, src os.FileInfo) {
+	st, ok := src.Sys().(*syscall.Stat_t)
+	if ok && os.Geteuid() == 0 {
+		_ = f.Chown(int(st.Uid), int(st.Gid))
+	}
 }
 
 // copyFile atomically copies src to dst, keeping its mode.

@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
@@ -31,9 +30,9 @@ const payload = 5000
 // omitted begins the text that replaces a migrated tool result.
 const omitted = "[Tool result omitted: stored as artifact]"
 
-// forgedLine is an entry carrying a marker that no migration wrote: its
-// recorded hash is not the hash of the line without it.
-const forgedLine = `{"type":"message","id":"x0001","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"hi"}]},"transcriptTool":{"v":1,"sha256":"0000000000000000000000000000000000000000000000000000000000000000","edits":[]}}`
+// forgedLine is an entry that looks migrated but whose artifact is in no
+// store: migrating its file must fail, not wrap it again.
+const forgedLine = `{"type":"message","id":"x0001","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"hi"}]},"transcriptTool":{"v":1,"sha256":"0000000000000000000000000000000000000000000000000000000000000000","edits":[{"at":"/message/content","parts":[{"id":"1111111111111111111111111111111111111111111111111111111111111111","form":"js"}]}]}}`
 
 func writeFile(t *testing.T, path string, data []byte, perm os.FileMode) {
 	t.Helper()
@@ -416,7 +415,7 @@ func TestMigrateFailureDoesNotStopOthers(t *testing.T) {
 
 		r := result(t, sum, bad)
 		assert.Equal(t, migrate.StatusFailed, r.Status)
-		assert.ErrorIs(t, r.Err, externalizer.ErrBadMarker)
+		assert.ErrorIs(t, r.Err, registry.ErrNotFound)
 		var ie *transcript.InputError
 		require.ErrorAs(t, r.Err, &ie)
 		assert.Equal(t, 4, ie.Line)

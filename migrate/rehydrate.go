@@ -119,6 +119,7 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 			return res
 		}
 		defer out.Abort()
+		keepOwner(out.File, fi)
 		src, err := os.Open(in.Path)
 		if err != nil {
 			res.Err = err

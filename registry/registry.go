@@ -48,6 +48,10 @@ func (s *Store) Append(recs []Record) error {
 	if err := s.mkdirs(filepath.Join(s.dir, ObjectsDir)); err != nil {
 		return err
 	}
+	// The objects the records name are durable before the records are.
+	if err := s.Sync(); err != nil {
+		return err
+	}
 	path := s.RegistryPath()
 	_, statErr := os.Stat(path)
 	f, err := lockedfile.OpenFile(path, os.O_RDWR|os.O_CREATE, filePerm)
@@ -55,9 +59,6 @@ func (s *Store) Append(recs []Record) error {
 		return fmt.Errorf("open registry: %w", err)
 	}
 	defer f.Close()
-	if os.IsNotExist(statErr) {
-		s.markDirty(s.dir)
-	}
 	end, err := s.repairTail(f.File)
 	if err != nil {
 		return err
@@ -79,7 +80,10 @@ func (s *Store) Append(recs []Record) error {
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("fsync registry %s: %w", path, err)
 	}
-	return s.Sync()
+	if os.IsNotExist(statErr) {
+		return safefile.SyncDir(s.dir) // the registry's own entry
+	}
+	return nil
 }
 
 // repairTail returns the length of f up to its last newline, first setting

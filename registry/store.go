@@ -73,6 +73,11 @@ func (s *Store) Put(data []byte) (d Digest, created bool, err error) {
 	defer s.puts[d[0]].Unlock()
 	switch err := s.verify(path, d); {
 	case err == nil:
+		// Found, but perhaps written by a run that died before syncing
+		// its directories: sync them too before anything refers to it.
+		s.markDirty(filepath.Dir(path))
+		s.markDirty(filepath.Join(s.dir, ObjectsDir))
+		s.markDirty(s.dir)
 		return d, false, nil
 	case errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt):
 		// Write (or replace) it below.

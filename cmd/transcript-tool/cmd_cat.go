@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -41,7 +42,7 @@ func catCommand(st streams) *cli.Command {
 				return fatal(err, "is --store the store the transcript was migrated into?")
 			}
 			data, err := store.Get(d)
-			if err == nil && !c.Bool("raw") {
+			if err == nil && !c.Bool("raw") && storedAsJSON(store, d) {
 				data = decodeStoredString(data)
 			}
 			if err != nil {
@@ -60,9 +61,25 @@ func catCommand(st streams) *cli.Command {
 	}
 }
 
+// storedAsJSON reports whether the registry records artifact d as raw JSON,
+// the form of payloads that no escaping style restores exactly. A text
+// artifact that happens to look like a JSON string is printed as it is.
+func storedAsJSON(store *registry.Store, d registry.Digest) bool {
+	found := false
+	_ = store.Records(func(r registry.Record) error {
+		if r.Hash == d.String() {
+			found = r.Media == externalizer.MediaJSON
+			return errStop
+		}
+		return nil
+	}, nil)
+	return found
+}
+
+var errStop = errors.New("stop")
+
 // decodeStoredString returns the text of an artifact kept as a raw JSON
-// string literal (one that no escaping style could restore exactly), and
-// any other artifact unchanged.
+// string literal, and any other artifact unchanged.
 func decodeStoredString(data []byte) []byte {
 	if len(data) < 2 || data[0] != '"' {
 		return data

@@ -72,9 +72,9 @@ func formatNames() string {
 }
 
 func runMigrate(c *cli.Context, st streams, paths []string, opts migrateOptions) error {
-	inputs, err := migrate.Collect(paths)
+	inputs, err := collect(paths, opts.Out)
 	if err != nil {
-		return fatal(err, "")
+		return err
 	}
 	bar, err := newProgress(c, st, totalSize(inputs), "migrate")
 	if err != nil {
@@ -155,4 +155,17 @@ func human(n int64) string {
 		return fmt.Sprintf("%s%.1f MB", neg, float64(n)/1e6)
 	}
 	return fmt.Sprintf("%s%.2f GB", neg, float64(n)/1e9)
+}
+
+// collect finds the transcripts under paths and checks that no two of
+// them would be written to the same file under out.
+func collect(paths []string, out string) ([]migrate.Input, error) {
+	inputs, err := migrate.Collect(paths)
+	if err != nil {
+		return nil, fatal(err, "")
+	}
+	if err := migrate.CheckDests(inputs, out); err != nil {
+		return nil, fatal(err, "name the directory that holds both, so that --out mirrors their relative paths")
+	}
+	return inputs, nil
 }

@@ -32,9 +32,9 @@ func rehydrateCommand(st streams) *cli.Command {
 			if opts.InPlace && opts.Out != "" {
 				return usageErr("--in-place and --out exclude each other")
 			}
-			inputs, err := migrate.Collect(paths)
+			inputs, err := collect(paths, opts.Out)
 			if err != nil {
-				return fatal(err, "")
+				return err
 			}
 			if opts.Out == "" && !opts.InPlace {
 				if len(inputs) != 1 || !inputs[0].Explicit {

@@ -37,6 +37,10 @@ func Create(name string, perm os.FileMode) (*File, error) {
 	if dir == "" {
 		dir = "."
 	}
+	// A long name plus the suffix could pass the file system's limit.
+	if len(base) > 100 {
+		base = base[:100]
+	}
 	f, err := createTemp(dir, "."+base+".tmp-*")
 	if err != nil {
 		return nil, err
