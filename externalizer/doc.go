@@ -25,8 +25,8 @@
 // alone, so a genuine payload that looks like a placeholder or an
 // artifactRef is never taken for one, and it checks the rebuilt line against
 // the recorded hash: it returns the original bytes or an error, never
-// something in between. An entry that already has a marker is left as it is,
-// which makes migration idempotent. An entry with a member of that name
+// something in between. An entry that already has a marker, and restores from
+// the store, is left as it is, which makes migration idempotent. An entry with a member of that name
 // that is not a marker gains a real one after it, so that it too comes
 // back exactly; JSON readers that keep the last of duplicate keys then see
 // the marker, not the entry's own member.
