@@ -187,18 +187,19 @@ func cutSite(site transcript.Value, threshold int) []hole {
 				holes = append(holes, hole{v: v, image: image, mime: mime})
 			}
 		case transcript.Object:
-			isImage := false
+			// Image data: "data" of a pi image block ({"type":"image"}) or
+			// of a Claude source ({"type":"base64"}), or any "base64"
+			// field. Only an exact re-encoding makes it a base64 artifact.
+			t, _ := v.Get("type")
+			isImage := t.IsString("image") || t.IsString("base64")
 			declared := ""
-			if t, _ := v.Get("type"); t.IsString("image") {
-				isImage = true
-				for _, k := range []string{"mimeType", "media_type", "mime_type"} {
-					if m, ok := v.Get(k); ok {
-						declared = m.Text()
-					}
+			for _, k := range []string{"mimeType", "media_type", "mime_type", "type"} {
+				if m, ok := v.Get(k); ok && strings.HasPrefix(m.Text(), "image/") {
+					declared = m.Text()
 				}
 			}
 			v.Members(func(m transcript.Member) bool {
-				walk(m.Value, isImage && m.Key.IsString("data"), declared)
+				walk(m.Value, (isImage && m.Key.IsString("data")) || m.Key.IsString("base64"), declared)
 				return true
 			})
 		case transcript.Array:

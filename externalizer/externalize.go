@@ -283,7 +283,11 @@ func (x *Externalizer) placeholder(s *Site, main Artifact, others []Artifact) []
 		}
 	}
 	text := transcript.AppendEncoded(nil, []byte(hint), transcript.StyleJS)
-	textBlock := append(append([]byte(`{"type":"text","text":`), text...), '}')
+	textType := s.TextType
+	if textType == "" {
+		textType = "text"
+	}
+	textBlock := append(append([]byte(`{"type":"`+textType+`","text":`), text...), '}')
 	switch s.Value.Kind() {
 	case transcript.Array:
 		if s.Shape == ShapeToolResult {

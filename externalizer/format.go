@@ -45,9 +45,13 @@ type Site struct {
 	// RefParent, when not nil, is the object whose "details" object gains
 	// an artifactRef for this site (OpenClaw PR #9415).
 	RefParent Pointer
+	// TextType is the "type" of the text block that stands in for an
+	// array or object payload: "text" unless the format names it
+	// otherwise (Codex: "input_text").
+	TextType string
 }
 
-var formats = []Format{pi{}}
+var formats = []Format{pi{}, claudeCode{}, codex{}, chat{}}
 
 // Formats returns every known format, in detection order.
 func Formats() []Format { return formats }

@@ -63,11 +63,11 @@ func FuzzRoundTrip(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		out, store := roundTrip(t, pi{}, fuzzThreshold, data)
-		checkMigrated(t, fuzzThreshold, data, out, store)
+		checkMigrated(t, pi{}, fuzzThreshold, data, out, store)
 		for _, tpl := range fuzzTemplates {
 			line := []byte(tpl.before + string(data) + tpl.after)
 			out, store := roundTrip(t, pi{}, fuzzThreshold, line)
-			checkMigrated(t, fuzzThreshold, line, out, store)
+			checkMigrated(t, pi{}, fuzzThreshold, line, out, store)
 		}
 	})
 }

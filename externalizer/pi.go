@@ -1,8 +1,6 @@
 package externalizer
 
 import (
-	"sort"
-
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -58,10 +56,9 @@ func (pi) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 			sites = append(sites, s)
 		}
 		if hasDetails {
-			sites = detailSites(details, at.Key("details"), threshold, base, detailsDepth, sites)
+			sites = fieldSites(details, at.Key("details"), threshold, base, detailsDepth, sites, "artifactRef")
 		}
-		sort.Slice(sites, func(i, j int) bool { return sites[i].Value.Start < sites[j].Value.Start })
-		return append(dst, sites...)
+		return append(dst, sortSites(sites)...)
 	case role.IsString("bashExecution"):
 		if out, ok := msg.Get("output"); ok && out.Len() >= threshold {
 			s := base
@@ -71,56 +68,8 @@ func (pi) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 		return dst
 	default:
 		content, _ := msg.Get("content")
-		return imageSites(content, at.Key("content"), threshold, base, dst)
+		return blockSites(content, at.Key("content"), threshold, base, dst)
 	}
-}
-
-// detailSites finds large fields of a tool result's details: strings and
-// arrays are sites, objects are searched a few levels down.
-func detailSites(v transcript.Value, at Pointer, threshold int, base Site, depth int, dst []Site) []Site {
-	if v.Kind() != transcript.Object || depth == 0 {
-		return dst
-	}
-	// Readers keep the last of duplicate keys: find each key's last
-	// member in one pass, so that hostile repetition stays linear.
-	last := map[string]int{}
-	var members []transcript.Member
-	v.Members(func(m transcript.Member) bool {
-		last[m.Key.Text()] = len(members)
-		members = append(members, m)
-		return true
-	})
-	for i, m := range members {
-		key := m.Key.Text()
-		if last[key] != i || m.Value.Len() < threshold || key == "artifactRef" ||
-			(key == "" && m.Key.Len() != 2) {
-			continue // a key without text (a lone surrogate) cannot be named again
-		}
-		switch m.Value.Kind() {
-		case transcript.String, transcript.Array:
-			s := base
-			s.Path, s.Value = at.Key(key), m.Value
-			dst = append(dst, s)
-		case transcript.Object:
-			dst = detailSites(m.Value, at.Key(key), threshold, base, depth-1, dst)
-		}
-	}
-	return dst
-}
-
-// imageSites finds large base64 image blocks in a content array.
-func imageSites(content transcript.Value, at Pointer, threshold int, base Site, dst []Site) []Site {
-	content.Elems(func(i int, e transcript.Value) bool {
-		if e.Len() >= threshold && e.Kind() == transcript.Object {
-			if t, _ := e.Get("type"); t.IsString("image") {
-				s := base
-				s.Path, s.Value, s.Shape = at.Index(i), e, ShapeImageBlock
-				dst = append(dst, s)
-			}
-		}
-		return true
-	})
-	return dst
 }
 
 func isTrue(obj transcript.Value, key string) bool {

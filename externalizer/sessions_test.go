@@ -76,10 +76,14 @@ func TestSessions(t *testing.T) {
 	for _, name := range sessionFiles(t) {
 		input, err := os.ReadFile(name)
 		require.NoError(t, err)
+		f, ok := detectFormat(input)
+		if !ok {
+			f = pi{} // no header: the sites must still be found
+		}
 		for _, threshold := range []int{4096, 64} {
 			t.Run(fmt.Sprintf("%s/%d", filepath.Base(name), threshold), func(t *testing.T) {
-				out, store := roundTrip(t, pi{}, threshold, input)
-				checkMigrated(t, threshold, input, out, store)
+				out, store := roundTrip(t, f, threshold, input)
+				checkMigrated(t, f, threshold, input, out, store)
 				checkNoSiteMissed(t, threshold, out)
 			})
 		}
@@ -104,11 +108,11 @@ func TestGeneratedSessionsShrink(t *testing.T) {
 // original's hash; every replaced value keeps its JSON type; artifactRefs
 // that were there survive; OpenClaw's synthetic results are untouched; and
 // migrating again changes nothing.
-func checkMigrated(t testing.TB, threshold int, input, out []byte, store memStore) {
+func checkMigrated(t testing.TB, f Format, threshold int, input, out []byte, store memStore) {
 	t.Helper()
 	in, mig := splitLines(input), splitLines(out)
 	require.Len(t, mig, len(in), "line count")
-	x := &Externalizer{Format: pi{}, Threshold: threshold, PathFor: testPath, Open: store.open, Put: func(a Artifact) error {
+	x := &Externalizer{Format: f, Threshold: threshold, PathFor: testPath, Open: store.open, Put: func(a Artifact) error {
 		return fmt.Errorf("a second migration stores artifact %s", a.Digest)
 	}}
 	refAt := Pointer{"message", "details", "artifactRef"}

@@ -1,0 +1,57 @@
+package externalizer
+
+import (
+	"github.com/transcript-tool/transcript-tool/transcript"
+)
+
+// chat is any JSONL of chat-completions style messages: one message per
+// line ({"role":"tool","content":...}), or lines holding a "messages"
+// array. The content of role:"tool" messages is the payload.
+type chat struct{}
+
+func (chat) Name() string { return "chat" }
+
+func (chat) Detect(entry transcript.Value) bool {
+	if role, ok := entry.Get("role"); ok {
+		return role.IsString("system") || role.IsString("user") || role.IsString("assistant") ||
+			role.IsString("tool") || role.IsString("developer") || role.IsString("function")
+	}
+	msgs, ok := entry.Get("messages")
+	return ok && msgs.Kind() == transcript.Array
+}
+
+func (chat) Session(entry transcript.Value) string {
+	for _, k := range []string{"session_id", "sessionId", "conversation_id", "id"} {
+		if v, ok := entry.Get(k); ok && v.Kind() == transcript.String {
+			return v.Text()
+		}
+	}
+	return ""
+}
+
+func (chat) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
+	dst = chatToolContent(entry, nil, threshold, dst)
+	if msgs, ok := entry.Get("messages"); ok {
+		msgs.Elems(func(i int, m transcript.Value) bool {
+			dst = chatToolContent(m, Pointer{"messages"}.Index(i), threshold, dst)
+			return true
+		})
+	}
+	return dst
+}
+
+// chatToolContent finds the content of a tool message at path at.
+func chatToolContent(msg transcript.Value, at Pointer, threshold int, dst []Site) []Site {
+	role, _ := msg.Get("role")
+	if !role.IsString("tool") && !role.IsString("function") {
+		return dst
+	}
+	content, ok := msg.Get("content")
+	if !ok || content.Len() < threshold {
+		return dst
+	}
+	call, _ := msg.Get("tool_call_id")
+	name, _ := msg.Get("name")
+	return append(dst, Site{Path: at.Key("content"), Value: content, Shape: ShapeToolResult,
+		ToolCallID: call.Text(), Tool: name.Text()})
+}

@@ -1,0 +1,77 @@
+package externalizer
+
+import (
+	"github.com/transcript-tool/transcript-tool/transcript"
+)
+
+// claudeCode is Claude Code's transcript format (~/.claude/projects/...):
+// user, assistant, progress and system entries carrying a sessionId, plus
+// summary, file-history-snapshot and queue-operation lines. Tool results
+// sit twice on a user line: as tool_result blocks in message.content and
+// as the tool's structured toolUseResult.
+type claudeCode struct{}
+
+func (claudeCode) Name() string { return "claude-code" }
+
+func (claudeCode) Detect(entry transcript.Value) bool {
+	t, _ := entry.Get("type")
+	switch {
+	case t.IsString("summary"), t.IsString("file-history-snapshot"), t.IsString("queue-operation"):
+		return true
+	case t.IsString("user"), t.IsString("assistant"), t.IsString("progress"), t.IsString("system"):
+		_, hasSession := entry.Get("sessionId")
+		_, hasParent := entry.Get("parentUuid")
+		return hasSession || hasParent
+	}
+	return false
+}
+
+func (claudeCode) Session(entry transcript.Value) string {
+	id, _ := entry.Get("sessionId")
+	return id.Text()
+}
+
+// toolUseResultDepth bounds how deep large fields are looked for in a
+// toolUseResult (file.content sits at depth 2).
+const toolUseResultDepth = 3
+
+func (claudeCode) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
+	uuid, _ := entry.Get("uuid")
+	ts, _ := entry.Get("timestamp")
+	base := Site{Entry: uuid.Text(), CreatedAt: ts.Text()}
+	t, _ := entry.Get("type")
+	switch {
+	case t.IsString("user"), t.IsString("assistant"):
+		if msg, ok := entry.Get("message"); ok {
+			content, _ := msg.Get("content")
+			dst = blockSites(content, Pointer{"message", "content"}, threshold, base, dst)
+		}
+		if r, ok := entry.Get("toolUseResult"); ok && r.Len() >= threshold {
+			if r.Kind() == transcript.String {
+				s := base
+				s.Path, s.Value = Pointer{"toolUseResult"}, r
+				dst = append(dst, s)
+			}
+			dst = fieldSites(r, Pointer{"toolUseResult"}, threshold, base, toolUseResultDepth, dst)
+		}
+	case t.IsString("progress"):
+		data, ok := entry.Get("data")
+		if !ok || data.Kind() != transcript.Object {
+			return dst
+		}
+		// agent_progress: a subagent's message, tool results included.
+		if m, ok := data.Get("message"); ok {
+			if inner, ok := m.Get("message"); ok {
+				content, _ := inner.Get("content")
+				dst = blockSites(content, Pointer{"data", "message", "message", "content"}, threshold, base, dst)
+			}
+		}
+		// bash_progress: the command's output so far.
+		if out, ok := data.Get("fullOutput"); ok && out.Len() >= threshold && out.Kind() == transcript.String {
+			s := base
+			s.Path, s.Value = Pointer{"data", "fullOutput"}, out
+			dst = append(dst, s)
+		}
+	}
+	return sortSites(dst)
+}

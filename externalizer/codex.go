@@ -1,0 +1,95 @@
+package externalizer
+
+import (
+	"github.com/transcript-tool/transcript-tool/transcript"
+)
+
+// codex is the Codex CLI's rollout format (~/.codex/sessions/.../
+// rollout-*.jsonl): {"timestamp","type","payload"} lines starting with a
+// session_meta line, and the legacy format: a bare {"id","timestamp",
+// "instructions"} line followed by bare response items.
+type codex struct{}
+
+func (codex) Name() string { return "codex" }
+
+func (codex) Detect(entry transcript.Value) bool {
+	t, hasType := entry.Get("type")
+	if _, ok := entry.Get("payload"); ok {
+		return t.IsString("session_meta") || t.IsString("response_item") || t.IsString("event_msg") ||
+			t.IsString("turn_context") || t.IsString("compacted")
+	}
+	_, hasID := entry.Get("id")
+	_, hasTS := entry.Get("timestamp")
+	_, hasInstructions := entry.Get("instructions")
+	return !hasType && hasID && hasTS && hasInstructions
+}
+
+func (c codex) Session(entry transcript.Value) string {
+	if t, _ := entry.Get("type"); t.IsString("session_meta") {
+		p, _ := entry.Get("payload")
+		id, _ := p.Get("id")
+		return id.Text()
+	}
+	if _, ok := entry.Get("instructions"); ok {
+		id, _ := entry.Get("id")
+		return id.Text()
+	}
+	return ""
+}
+
+// codexOutputs are the exec_command_end fields that hold command output.
+var codexOutputs = []string{"stdout", "stderr", "aggregated_output", "formatted_output"}
+
+func (codex) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
+	ts, _ := entry.Get("timestamp")
+	base := Site{CreatedAt: ts.Text(), TextType: "input_text"}
+	t, _ := entry.Get("type")
+	payload, hasPayload := entry.Get("payload")
+	if !hasPayload {
+		// Legacy: the entry is the response item itself.
+		return codexOutput(entry, nil, threshold, base, dst)
+	}
+	at := Pointer{"payload"}
+	switch {
+	case t.IsString("response_item"):
+		return codexOutput(payload, at, threshold, base, dst)
+	case t.IsString("event_msg"):
+		if pt, _ := payload.Get("type"); !pt.IsString("exec_command_end") {
+			return dst
+		}
+		call, _ := payload.Get("call_id")
+		base.ToolCallID, base.Tool = call.Text(), "exec_command"
+		for _, k := range codexOutputs {
+			if v, ok := payload.Get(k); ok && v.Kind() == transcript.String && v.Len() >= threshold {
+				s := base
+				s.Path, s.Value = at.Key(k), v
+				dst = append(dst, s)
+			}
+		}
+		return sortSites(dst)
+	case t.IsString("compacted"):
+		history, _ := payload.Get("replacement_history")
+		history.Elems(func(i int, item transcript.Value) bool {
+			dst = codexOutput(item, at.Key("replacement_history").Index(i), threshold, base, dst)
+			return true
+		})
+	}
+	return dst
+}
+
+// codexOutput finds the output of a function or custom tool call output
+// item at path at.
+func codexOutput(item transcript.Value, at Pointer, threshold int, base Site, dst []Site) []Site {
+	it, _ := item.Get("type")
+	if !it.IsString("function_call_output") && !it.IsString("custom_tool_call_output") {
+		return dst
+	}
+	out, ok := item.Get("output")
+	if !ok || out.Len() < threshold {
+		return dst
+	}
+	call, _ := item.Get("call_id")
+	s := base
+	s.Path, s.Value, s.Shape, s.ToolCallID = at.Key("output"), out, ShapeToolResult, call.Text()
+	return append(dst, s)
+}

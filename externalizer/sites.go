@@ -1,0 +1,82 @@
+package externalizer
+
+import (
+	"sort"
+
+	"github.com/transcript-tool/transcript-tool/transcript"
+)
+
+// fieldSites finds the large fields of an object that holds a tool's
+// structured output (pi's details, Claude Code's toolUseResult): strings
+// and arrays over the threshold are sites, objects are searched depth
+// levels down. Keys in skip are never sites.
+func fieldSites(v transcript.Value, at Pointer, threshold int, base Site, depth int, dst []Site, skip ...string) []Site {
+	if v.Kind() != transcript.Object || depth == 0 {
+		return dst
+	}
+	// Readers keep the last of duplicate keys: find each key's last
+	// member in one pass, so that hostile repetition stays linear.
+	last := map[string]int{}
+	var members []transcript.Member
+	v.Members(func(m transcript.Member) bool {
+		last[m.Key.Text()] = len(members)
+		members = append(members, m)
+		return true
+	})
+next:
+	for i, m := range members {
+		key := m.Key.Text()
+		if last[key] != i || m.Value.Len() < threshold || (key == "" && m.Key.Len() != 2) {
+			continue // a key without text (a lone surrogate) cannot be named again
+		}
+		for _, k := range skip {
+			if key == k {
+				continue next
+			}
+		}
+		switch m.Value.Kind() {
+		case transcript.String, transcript.Array:
+			s := base
+			s.Path, s.Value = at.Key(key), m.Value
+			dst = append(dst, s)
+		case transcript.Object:
+			dst = fieldSites(m.Value, at.Key(key), threshold, base, depth-1, dst, skip...)
+		}
+	}
+	return dst
+}
+
+// blockSites finds the payloads in an array of content blocks: the content
+// of tool_result blocks (Claude and Anthropic messages) and base64 image
+// blocks.
+func blockSites(content transcript.Value, at Pointer, threshold int, base Site, dst []Site) []Site {
+	content.Elems(func(i int, e transcript.Value) bool {
+		if e.Len() < threshold || e.Kind() != transcript.Object {
+			return true
+		}
+		t, _ := e.Get("type")
+		switch {
+		case t.IsString("image"):
+			s := base
+			s.Path, s.Value, s.Shape = at.Index(i), e, ShapeImageBlock
+			dst = append(dst, s)
+		case t.IsString("tool_result"):
+			c, ok := e.Get("content")
+			if !ok || c.Len() < threshold {
+				return true
+			}
+			id, _ := e.Get("tool_use_id")
+			s := base
+			s.Path, s.Value, s.Shape, s.ToolCallID = at.Index(i).Key("content"), c, ShapeToolResult, id.Text()
+			dst = append(dst, s)
+		}
+		return true
+	})
+	return dst
+}
+
+// sortSites puts sites in document order.
+func sortSites(sites []Site) []Site {
+	sort.Slice(sites, func(i, j int) bool { return sites[i].Value.Start < sites[j].Value.Start })
+	return sites
+}
