@@ -1,7 +1,6 @@
 package migrate
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -236,7 +235,8 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 	before := idOf(fi)
 	res.BytesBefore = fi.Size()
 
-	format, session, err := detect(src, opts.Format)
+	zst := compressed(in.Path)
+	format, session, err := detect(src, zst, opts.Format)
 	if err != nil {
 		res.Err = fmt.Errorf("%s: %w", in.Path, err)
 		if errors.Is(err, ErrUnknownFormat) && !in.Explicit {
@@ -293,18 +293,28 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 		defer out.Abort()
 		keepOwner(out.File, fi)
 	}
-	w := &countWriter{w: io.Discard}
-	var bw *bufio.Writer
+	written := &countWriter{w: io.Discard}
 	if out != nil {
-		bw = bufio.NewWriterSize(out, 1<<20)
-		w.w = bw
+		written.w = out
 	}
+	w, err := encoder(written, zst)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	defer w.Close()
+	dr, release, err := decoded(progressReader{src, opts.Progress}, zst)
+	if err != nil {
+		res.Err = fmt.Errorf("read %s: %w", in.Path, err)
+		return res
+	}
+	defer release()
 
 	var (
 		records []registry.Record
 		changed bool
 		now     = time.Now().UTC().Format(time.RFC3339)
-		r       = transcript.NewReader(progressReader{src, opts.Progress})
+		r       = transcript.NewReader(dr)
 		srcHash = sha256.New()
 	)
 	for {
@@ -344,7 +354,11 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 			return res
 		}
 	}
-	res.BytesAfter = w.n
+	if err := w.Close(); err != nil {
+		res.Err = fmt.Errorf("write %s: %w", dest, err)
+		return res
+	}
+	res.BytesAfter = written.n
 	if !changed {
 		res.Status = StatusUnchanged
 		if opts.Out == "" || opts.DryRun {
@@ -356,15 +370,11 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 		res.Status = StatusMigrated
 		return res
 	}
-	if err := bw.Flush(); err != nil {
-		res.Err = fmt.Errorf("write %s: %w", dest, err)
-		return res
-	}
 	if err := store.Append(records); err != nil {
 		res.Err = err
 		return res
 	}
-	if err := verifyOutput(in.Path, src, out.File, store, srcHash.Sum(nil)); err != nil {
+	if err := verifyOutput(in.Path, src, out.File, zst, store, srcHash.Sum(nil)); err != nil {
 		res.Err = err
 		return res
 	}
@@ -403,7 +413,7 @@ func absPath(p string) string {
 
 // detect reads the first entries of src to find its format and session id,
 // then rewinds src.
-func detect(src *os.File, name string) (externalizer.Format, string, error) {
+func detect(src *os.File, zst bool, name string) (externalizer.Format, string, error) {
 	defer src.Seek(0, io.SeekStart)
 	var format externalizer.Format
 	if name != "" {
@@ -414,7 +424,12 @@ func detect(src *os.File, name string) (externalizer.Format, string, error) {
 		format = f
 	}
 	session := ""
-	r := transcript.NewReader(io.LimitReader(src, detectBytes))
+	dr, release, err := decoded(src, zst)
+	if err != nil {
+		return nil, "", err
+	}
+	defer release()
+	r := transcript.NewReader(io.LimitReader(dr, detectBytes))
 	for n := 0; n < detectLines; n++ {
 		l, err := r.Next()
 		if err != nil {
@@ -453,13 +468,18 @@ const (
 // verifyOutput rehydrates the written output from the store and checks
 // that it hashes to the source's SHA-256. Each rebuilt line is also checked
 // against the hash in its marker, which names the line that went wrong.
-func verifyOutput(path string, src, out *os.File, store *registry.Store, want []byte) error {
+func verifyOutput(path string, src, out *os.File, zst bool, store *registry.Store, want []byte) error {
 	if _, err := out.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
+	dr, release, err := decoded(out, zst)
+	if err != nil {
+		return err
+	}
+	defer release()
 	h := sha256.New()
-	if err := restoreFile(h, out, path, store); err != nil {
-		return atSourceLine(src, err)
+	if err := restoreFile(h, dr, path, store); err != nil {
+		return atSourceLine(src, zst, err)
 	}
 	if !bytes.Equal(h.Sum(nil), want) {
 		return fmt.Errorf("%s: verification failed: the rehydrated output differs from the original", path)
@@ -470,7 +490,7 @@ func verifyOutput(path string, src, out *os.File, store *registry.Store, want []
 // atSourceLine gives an error found at a line of the output the offset of
 // that line in the source, which the error names: migration keeps line
 // numbers, not offsets.
-func atSourceLine(src *os.File, err error) error {
+func atSourceLine(src *os.File, zst bool, err error) error {
 	var ie *transcript.InputError
 	if !errors.As(err, &ie) {
 		return err
@@ -478,7 +498,12 @@ func atSourceLine(src *os.File, err error) error {
 	if _, serr := src.Seek(0, io.SeekStart); serr != nil {
 		return err
 	}
-	r := transcript.NewReader(src)
+	dr, release, derr := decoded(src, zst)
+	if derr != nil {
+		return err
+	}
+	defer release()
+	r := transcript.NewReader(dr)
 	for {
 		l, rerr := r.Next()
 		if rerr != nil {

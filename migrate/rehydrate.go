@@ -33,9 +33,14 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 		return err
 	}
 	defer src.Close()
+	dr, release, err := decoded(progressReader{src, progress}, compressed(path))
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	defer release()
 	store := registry.Open(StoreFor(storeDir, path))
 	bw := bufio.NewWriterSize(w, 1<<20)
-	err = eachLine(progressReader{src, progress}, path, func(l transcript.Line) error {
+	err = eachLine(dr, path, func(l transcript.Line) error {
 		if _, err := externalizer.RestoreTo(io.Discard, l.Text, transcript.JSONStart(l), store.Open); err != nil {
 			return err
 		}
@@ -126,9 +131,25 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 			return res
 		}
 		defer src.Close()
+		zst := compressed(in.Path)
+		dr, release, err := decoded(progressReader{src, opts.Progress}, zst)
+		if err != nil {
+			res.Err = fmt.Errorf("read %s: %w", in.Path, err)
+			return res
+		}
+		defer release()
 		cw := &countWriter{w: out}
+		enc, err := encoder(cw, zst)
+		if err != nil {
+			res.Err = err
+			return res
+		}
 		store := registry.Open(StoreFor(opts.Store, in.Path))
-		if err := restoreFile(cw, progressReader{src, opts.Progress}, in.Path, store); err != nil {
+		if err := restoreFile(enc, dr, in.Path, store); err != nil {
+			res.Err = err
+			return res
+		}
+		if err := enc.Close(); err != nil {
 			res.Err = err
 			return res
 		}

@@ -22,7 +22,7 @@ type Input struct {
 }
 
 // Collect expands paths into transcripts: files as given, directories
-// searched recursively for *.jsonl. Artifact stores, hidden and temporary
+// searched recursively for *.jsonl and *.jsonl.zst. Artifact stores, hidden and temporary
 // files, and symbolic links found while walking are skipped. A file named
 // twice is processed once.
 func Collect(paths []string) ([]Input, error) {
@@ -75,7 +75,7 @@ func Collect(paths []string) ([]Input, error) {
 				}
 				return nil
 			}
-			if !d.Type().IsRegular() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".jsonl") {
+			if !d.Type().IsRegular() || strings.HasPrefix(name, ".") || !(strings.HasSuffix(name, ".jsonl") || compressed(name)) {
 				return nil
 			}
 			info, err := d.Info()
