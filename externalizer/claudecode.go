@@ -52,7 +52,9 @@ func (claudeCode) Sites(entry transcript.Value, threshold int, dst []Site) []Sit
 				s.Path, s.Value = Pointer{"toolUseResult"}, r
 				dst = append(dst, s)
 			}
-			dst = fieldSites(r, Pointer{"toolUseResult"}, threshold, base, toolUseResultDepth, dst)
+			// Strings only: Claude Code renders arrays such as
+			// structuredPatch element by element.
+			dst = fieldSites(r, Pointer{"toolUseResult"}, threshold, base, toolUseResultDepth, false, dst)
 		}
 	case t.IsString("progress"):
 		data, ok := entry.Get("data")

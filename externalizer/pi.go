@@ -56,7 +56,7 @@ func (pi) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 			sites = append(sites, s)
 		}
 		if hasDetails {
-			sites = fieldSites(details, at.Key("details"), threshold, base, detailsDepth, sites, "artifactRef")
+			sites = fieldSites(details, at.Key("details"), threshold, base, detailsDepth, true, sites, "artifactRef")
 		}
 		return append(dst, sortSites(sites)...)
 	case role.IsString("bashExecution"):

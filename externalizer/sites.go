@@ -8,9 +8,9 @@ import (
 
 // fieldSites finds the large fields of an object that holds a tool's
 // structured output (pi's details, Claude Code's toolUseResult): strings
-// and arrays over the threshold are sites, objects are searched depth
-// levels down. Keys in skip are never sites.
-func fieldSites(v transcript.Value, at Pointer, threshold int, base Site, depth int, dst []Site, skip ...string) []Site {
+// over the threshold are sites, and so are arrays when arrays is set;
+// objects are searched depth levels down. Keys in skip are never sites.
+func fieldSites(v transcript.Value, at Pointer, threshold int, base Site, depth int, arrays bool, dst []Site, skip ...string) []Site {
 	if v.Kind() != transcript.Object || depth == 0 {
 		return dst
 	}
@@ -34,13 +34,13 @@ next:
 				continue next
 			}
 		}
-		switch m.Value.Kind() {
-		case transcript.String, transcript.Array:
+		switch k := m.Value.Kind(); {
+		case k == transcript.String, k == transcript.Array && arrays:
 			s := base
 			s.Path, s.Value = at.Key(key), m.Value
 			dst = append(dst, s)
-		case transcript.Object:
-			dst = fieldSites(m.Value, at.Key(key), threshold, base, depth-1, dst, skip...)
+		case k == transcript.Object:
+			dst = fieldSites(m.Value, at.Key(key), threshold, base, depth-1, arrays, dst, skip...)
 		}
 	}
 	return dst
