@@ -56,6 +56,14 @@ func (s streams) warnf(format string, args ...any) {
 	fmt.Fprintf(s.stderr, "transcript-tool: warning: "+format+"\n", args...)
 }
 
+// commands are the constructors of the commands, in the order of the
+// help text.
+var commands = []func(streams) *cli.Command{
+	migrateCommand,
+	rehydrateCommand,
+	catCommand,
+}
+
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	st := streams{stdin: stdin, stdout: stdout, stderr: stderr}
 	app := &cli.App{
@@ -82,16 +90,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return &exitError{code: exitUsage, err: err,
 				hint: "usage: transcript-tool [global flags] COMMAND [flags] PATH...; transcript-tool --help lists the commands"}
 		},
-		Commands: []*cli.Command{
-			migrateCommand(st),
-			rehydrateCommand(st),
-			catCommand(st),
-		},
 	}
-	// urfave/cli consults only a command's own OnUsageError for its flags;
-	// without one it prints "Incorrect Usage" and the help to stdout.
-	for _, c := range app.Commands {
+	for _, newCommand := range commands {
+		c := newCommand(st)
+		// urfave/cli consults only a command's own OnUsageError for its
+		// flags; without one it prints "Incorrect Usage" and the help.
 		c.OnUsageError = app.OnUsageError
+		app.Commands = append(app.Commands, c)
 	}
 	err := app.RunContext(ctx, args)
 	return exitCode(st, err)

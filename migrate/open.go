@@ -1,0 +1,60 @@
+package migrate
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Transcript is a transcript opened for reading: its JSONL bytes
+// (decompressed for *.jsonl.zst), its format and its session id.
+type Transcript struct {
+	io.Reader
+	Path    string
+	Format  string // "" when no format was recognised
+	Session string
+	Size    int64 // size of the file on disk
+
+	file    *os.File
+	release func()
+}
+
+// Open opens the transcript at path for reading. The format is detected
+// from its first lines unless format names one; a file of no known format
+// opens with Format "" so that readers which need none can go on.
+func Open(path, format string) (*Transcript, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	zst := compressed(path)
+	t := &Transcript{Path: path, Size: fi.Size(), file: f}
+	fm, session, err := detect(f, zst, format)
+	switch {
+	case err == nil:
+		t.Format, t.Session = fm.Name(), session
+	case format == "" && errors.Is(err, ErrUnknownFormat):
+	default:
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	dr, release, err := decoded(f, zst)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	t.Reader, t.release = dr, release
+	return t, nil
+}
+
+// Close releases the transcript.
+func (t *Transcript) Close() error {
+	t.release()
+	return t.file.Close()
+}
