@@ -25,6 +25,9 @@ const (
 	// FormBase64: the artifact is decoded bytes, encoded back as a JSON
 	// string of standard padded base64.
 	FormBase64 Form = "base64"
+	// FormBase64Bare: the same without quotes, for the data of a
+	// data: URL, whose "data:image/png;base64," prefix stays literal.
+	FormBase64Bare Form = "base64-bare"
 	// FormRaw: the artifact is the JSON bytes themselves.
 	FormRaw Form = "raw"
 )
@@ -40,6 +43,9 @@ type hole struct {
 	v     transcript.Value
 	image bool   // base64 data of an image block
 	mime  string // media type declared beside image data
+	// bare marks v as the inside of a string, without quotes: the base64
+	// data of a data: URL, checked to decode exactly.
+	bare bool
 }
 
 // piece is a hole's artifact: its bytes and how to put them back.
@@ -54,6 +60,10 @@ type piece struct {
 // otherwise. Decoded bytes are appended to scratch.
 func encodePiece(scratch []byte, h hole) piece {
 	raw := h.v.Raw()
+	if h.bare {
+		data, _ := base64.StdEncoding.AppendDecode(scratch[:0], raw)
+		return piece{data: data, form: FormBase64Bare, media: imageMedia(h.mime, data)}
+	}
 	if h.v.Kind() == transcript.String {
 		inner := raw[1 : len(raw)-1]
 		if h.image && len(inner)%4 == 0 {
@@ -74,6 +84,27 @@ func encodePiece(scratch []byte, h hole) piece {
 	return piece{data: raw, form: FormRaw, media: MediaJSON}
 }
 
+// dataURL returns the base64 data inside a string holding a data: URL
+// ("data:image/png;base64,...") and the media type it declares, when the
+// data decodes to bytes that encode back exactly.
+func dataURL(v transcript.Value) (transcript.Value, string, bool) {
+	raw := v.Raw()
+	if !bytes.HasPrefix(raw, []byte(`"data:`)) {
+		return transcript.Value{}, "", false
+	}
+	const marker = ";base64,"
+	i := bytes.Index(raw[:min(len(raw), 128)], []byte(marker))
+	if i < 0 {
+		return transcript.Value{}, "", false
+	}
+	inner := raw[i+len(marker) : len(raw)-1]
+	data, err := base64.StdEncoding.DecodeString(string(inner))
+	if err != nil || len(data) == 0 || len(inner)%4 != 0 || base64.StdEncoding.EncodeToString(data) != string(inner) {
+		return transcript.Value{}, "", false
+	}
+	return transcript.Value{Buf: v.Buf, Start: v.Start + i + len(marker), End: v.End - 1}, string(raw[len(`"data:`):i]), true
+}
+
 // writePiece writes the JSON bytes of an artifact in form f, read from r,
 // to w, without holding the artifact in memory.
 func writePiece(w io.Writer, r io.Reader, f Form) error {
@@ -81,9 +112,12 @@ func writePiece(w io.Writer, r io.Reader, f Form) error {
 	case FormRaw:
 		_, err := io.Copy(w, r)
 		return err
-	case FormBase64:
-		if _, err := w.Write(quote); err != nil {
-			return err
+	case FormBase64, FormBase64Bare:
+		quoted := f == FormBase64
+		if quoted {
+			if _, err := w.Write(quote); err != nil {
+				return err
+			}
 		}
 		enc := base64.NewEncoder(base64.StdEncoding, w)
 		if _, err := io.Copy(enc, r); err != nil {
@@ -92,8 +126,11 @@ func writePiece(w io.Writer, r io.Reader, f Form) error {
 		if err := enc.Close(); err != nil {
 			return err
 		}
-		_, err := w.Write(quote)
-		return err
+		if quoted {
+			_, err := w.Write(quote)
+			return err
+		}
+		return nil
 	case FormJS, FormASCII:
 		style, _ := transcript.ParseStyle(string(f))
 		return writeText(w, r, style)
@@ -176,28 +213,28 @@ func holeMin(threshold int) int {
 // cutSite returns the holes of a site. Large strings become holes; the
 // JSON between them stays literal. When that literal JSON is large or not
 // valid UTF-8, the whole site is one hole.
-func cutSite(site transcript.Value, threshold int) []hole {
+func cutSite(site transcript.Value, threshold int, image bool, mime string) []hole {
 	min := holeMin(threshold)
 	var holes []hole
 	var walk func(v transcript.Value, image bool, mime string)
 	walk = func(v transcript.Value, image bool, mime string) {
 		switch v.Kind() {
 		case transcript.String:
-			if v.Len() >= min {
-				holes = append(holes, hole{v: v, image: image, mime: mime})
+			if v.Len() < min {
+				break
 			}
+			if data, mime, ok := dataURL(v); ok {
+				holes = append(holes, hole{v: data, mime: mime, bare: true})
+				break
+			}
+			holes = append(holes, hole{v: v, image: image, mime: mime})
 		case transcript.Object:
 			// Image data: "data" of a pi image block ({"type":"image"}) or
 			// of a Claude source ({"type":"base64"}), or any "base64"
 			// field. Only an exact re-encoding makes it a base64 artifact.
 			t, _ := v.Get("type")
 			isImage := t.IsString("image") || t.IsString("base64")
-			declared := ""
-			for _, k := range []string{"mimeType", "media_type", "mime_type", "type"} {
-				if m, ok := v.Get(k); ok && strings.HasPrefix(m.Text(), "image/") {
-					declared = m.Text()
-				}
-			}
+			declared := declaredImage(v)
 			v.Members(func(m transcript.Member) bool {
 				walk(m.Value, (isImage && m.Key.IsString("data")) || m.Key.IsString("base64"), declared)
 				return true
@@ -209,7 +246,7 @@ func cutSite(site transcript.Value, threshold int) []hole {
 			})
 		}
 	}
-	walk(site, false, "")
+	walk(site, image, mime)
 	literal := site.Len()
 	for _, h := range holes {
 		literal -= h.v.Len()

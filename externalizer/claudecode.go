@@ -33,7 +33,7 @@ func (claudeCode) Session(entry transcript.Value) string {
 
 // toolUseResultDepth bounds how deep large fields are looked for in a
 // toolUseResult (file.content sits at depth 2).
-const toolUseResultDepth = 3
+const toolUseResultDepth = 4
 
 func (claudeCode) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 	uuid, _ := entry.Get("uuid")
@@ -55,6 +55,7 @@ func (claudeCode) Sites(entry transcript.Value, threshold int, dst []Site) []Sit
 			// Strings only: Claude Code renders arrays such as
 			// structuredPatch element by element.
 			dst = fieldSites(r, Pointer{"toolUseResult"}, threshold, base, toolUseResultDepth, false, dst)
+			dst = elemSites(r, Pointer{"toolUseResult"}, threshold, base, toolUseResultDepth, dst)
 		}
 	case t.IsString("progress"):
 		data, ok := entry.Get("data")

@@ -111,7 +111,7 @@ func (x *Externalizer) Rewrite(text []byte, start int) (Result, error) {
 		default:
 			continue // no placeholder keeps the type of a number or literal
 		}
-		holes := cutSite(s.Value, x.Threshold)
+		holes := cutSite(s.Value, x.Threshold, s.Image, s.Media)
 		parts := make([]part, 0, 2*len(holes)+1)
 		pos := s.Value.Start
 		first := len(res.Artifacts)

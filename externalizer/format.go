@@ -49,6 +49,12 @@ type Site struct {
 	// array or object payload: "text" unless the format names it
 	// otherwise (Codex: "input_text").
 	TextType string
+	// Image is set for a string site that holds base64 image data of
+	// media type Media (Claude Code's toolUseResult.file.base64), so that
+	// it is stored as the image's bytes, as the same image in a content
+	// block is.
+	Image bool
+	Media string
 }
 
 var formats = []Format{pi{}, claudeCode{}, codex{}, chat{}}

@@ -161,10 +161,16 @@ func TestRoundTripCorpusClaudeCode(t *testing.T) {
 	assert.LessOrEqual(t, float64(after), 0.25*float64(before), "migrated Claude Code transcripts must total at most 25%% of the original")
 }
 
-// detectFormat detects the format of a transcript from its first entries.
+// detectFormat detects the format of a transcript from its first 16
+// lines, past a byte order mark, as migrate does.
 func detectFormat(input []byte) (Format, bool) {
-	for _, l := range bytes.SplitN(input, []byte("\n"), 17) {
-		v, err := transcript.Parse(l, 0)
+	r := transcript.NewReader(bytes.NewReader(input))
+	for range 16 {
+		l, err := r.Next()
+		if err != nil {
+			break
+		}
+		v, err := transcript.Parse(l.Text, transcript.JSONStart(l))
 		if err != nil || v.Kind() != transcript.Object {
 			continue
 		}

@@ -72,33 +72,63 @@ func sessionFiles(t testing.TB) []string {
 	return files
 }
 
+// headerless are the pi sessions in testdata/sessions that have no
+// session header, so that no format is detected; pi finds their sites.
+var headerless = map[string]bool{"bom-big-first-line.jsonl": true}
+
+// wantFormat returns the format of a file in testdata/sessions, which its
+// name's prefix gives; pi sessions have none, or "generated-".
+func wantFormat(name string) string {
+	for prefix, format := range map[string]string{"claude-": "claude-code", "codex-": "codex", "chat-": "chat"} {
+		if strings.HasPrefix(name, prefix) {
+			return format
+		}
+	}
+	return "pi"
+}
+
 func TestSessions(t *testing.T) {
 	for _, name := range sessionFiles(t) {
 		input, err := os.ReadFile(name)
 		require.NoError(t, err)
+		base := filepath.Base(name)
 		f, ok := detectFormat(input)
-		if !ok {
-			f = pi{} // no header: the sites must still be found
+		if headerless[base] {
+			require.False(t, ok, "%s: detected as %v", base, f)
+			f = pi{}
 		}
+		require.True(t, ok || headerless[base], "%s: no format detected", base)
+		require.Equal(t, wantFormat(base), f.Name(), "%s: detected format", base)
 		for _, threshold := range []int{4096, 64} {
-			t.Run(fmt.Sprintf("%s/%d", filepath.Base(name), threshold), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/%d", base, threshold), func(t *testing.T) {
 				out, store := roundTrip(t, f, threshold, input)
 				checkMigrated(t, f, threshold, input, out, store)
-				checkNoSiteMissed(t, threshold, out)
+				checkNoSiteMissed(t, f, threshold, out)
 			})
 		}
 	}
 }
 
+// generated are the generated sessions of testdata/sessions: pi's, named
+// generated-*, and those of the other formats.
+var generated = []string{"generated-*.jsonl", "claude-session.jsonl", "claude-subagent.jsonl",
+	"codex-rollout.jsonl", "codex-legacy.jsonl", "chat-messages.jsonl", "chat-conversations.jsonl"}
+
 // TestGeneratedSessionsShrink guards against a migration that silently
 // stops finding payloads: generated sessions are mostly tool output.
 func TestGeneratedSessionsShrink(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(sessionsDir, "generated-*.jsonl"))
-	require.NotEmpty(t, files)
+	var files []string
+	for _, pattern := range generated {
+		matches, _ := filepath.Glob(filepath.Join(sessionsDir, pattern))
+		require.NotEmpty(t, matches, pattern)
+		files = append(files, matches...)
+	}
 	for _, name := range files {
 		input, err := os.ReadFile(name)
 		require.NoError(t, err)
-		out, _ := roundTrip(t, pi{}, 4096, input)
+		f, ok := detectFormat(input)
+		require.True(t, ok, name)
+		out, _ := roundTrip(t, f, 4096, input)
 		assert.Less(t, len(out), len(input)*9/10, "%s: %d -> %d bytes", filepath.Base(name), len(input), len(out))
 	}
 }
@@ -154,6 +184,9 @@ func checkMigrated(t testing.TB, f Format, threshold int, input, out []byte, sto
 				continue
 			}
 			assert.Equal(t, before.Kind(), after.Kind(), "line %d: %q changed its JSON type", n, e.At)
+			if before.Kind() == transcript.Array && f.Name() != "pi" {
+				checkTextBlock(t, f, after, fmt.Sprintf("line %d: %q", n, e.At))
+			}
 		}
 		if ref, ok := refAt.Resolve(orig); ok {
 			got, ok := refAt.Resolve(root)
@@ -170,22 +203,39 @@ func isSynthetic(entry transcript.Value) bool {
 	return role.IsString("toolResult") && isTrue(details, "openclawSyntheticMissingToolResult")
 }
 
-// checkNoSiteMissed checks that no payload of threshold bytes or more is
-// left inline in a migrated transcript where pi keeps payloads: tool
-// result content and details (but an artifactRef), command output, and
-// image blocks. Values an edit replaced, placeholders, are exempt.
-func checkNoSiteMissed(t testing.TB, threshold int, out []byte) {
+// checkTextBlock checks that an array payload of a format other than pi
+// was replaced by one text block, whose type is the one the format's
+// agent reads: "input_text" for Codex, "text" otherwise.
+func checkTextBlock(t testing.TB, f Format, after transcript.Value, where string) {
 	t.Helper()
+	want := "text"
+	if f.Name() == "codex" {
+		want = "input_text"
+	}
+	n := 0
+	after.Elems(func(_ int, e transcript.Value) bool {
+		n++
+		typ, _ := e.Get("type")
+		txt, _ := e.Get("text")
+		assert.True(t, e.Kind() == transcript.Object && typ.IsString(want) && txt.Kind() == transcript.String,
+			"%s: placeholder element %s is no {\"type\":%q,\"text\":...} block", where, e.Raw(), want)
+		return true
+	})
+	assert.Equal(t, 1, n, "%s: placeholder %.80s is not one block", where, after.Raw())
+}
+
+// checkNoSiteMissed checks that no payload of threshold bytes or more is
+// left inline in a migrated transcript at a site of format f: values
+// sites holds whole must be replaced when they are that large, and the
+// values it searches must hold no string that large. Values an edit
+// replaced, placeholders, are exempt.
+func checkNoSiteMissed(t testing.TB, f Format, threshold int, out []byte) {
+	t.Helper()
+	sites := siteCheckers[f.Name()]
+	require.NotNil(t, sites, "no site checker for %s", f.Name())
 	for _, l := range splitLines(out) {
 		root, ok := l.parse()
 		if !ok {
-			continue
-		}
-		if typ, _ := root.Get("type"); !typ.IsString("message") {
-			continue
-		}
-		msg, _ := root.Get("message")
-		if msg.Kind() != transcript.Object || isSynthetic(root) {
 			continue
 		}
 		var replaced []transcript.Value
@@ -205,36 +255,165 @@ func checkNoSiteMissed(t testing.TB, threshold int, out []byte) {
 			}
 			t.Errorf("line %d: %s holds %d bytes inline at byte %d: %.60q", l.num, what, v.Len(), v.Start, v.Raw())
 		}
-		bigStrings := func(what string, v transcript.Value) {
-			walkStrings(v, func(s transcript.Value) {
-				if s.Len() >= threshold {
-					inline(what, s)
+		sites(root, siteCheck{
+			whole: func(what string, v transcript.Value) {
+				switch v.Kind() {
+				case transcript.String, transcript.Array, transcript.Object:
+					if v.Len() >= threshold {
+						inline(what, v)
+					}
 				}
-			})
+			},
+			strings: func(what string, v transcript.Value) {
+				walkStrings(v, func(s transcript.Value) {
+					if s.Len() >= threshold {
+						inline(what, s)
+					}
+				})
+			},
+		})
+	}
+}
+
+// siteCheck is what a site checker reports the payload values of an entry
+// to: a value that is a payload as a whole (a tool result's content, an
+// image block), or one whose large strings are payloads (structured tool
+// output).
+type siteCheck struct {
+	whole, strings func(what string, v transcript.Value)
+}
+
+// siteCheckers list, for each format, where its payloads are, as the spec
+// says, independently of the format's site finder.
+var siteCheckers = map[string]func(root transcript.Value, c siteCheck){
+	"pi":          piPayloads,
+	"claude-code": claudePayloads,
+	"codex":       codexPayloads,
+	"chat":        chatPayloads,
+}
+
+// piPayloads: tool result content and details (but an artifactRef),
+// command output, and image blocks.
+func piPayloads(root transcript.Value, c siteCheck) {
+	if typ, _ := root.Get("type"); !typ.IsString("message") {
+		return
+	}
+	msg, _ := root.Get("message")
+	if msg.Kind() != transcript.Object || isSynthetic(root) {
+		return
+	}
+	role, _ := msg.Get("role")
+	content, _ := msg.Get("content")
+	switch {
+	case role.IsString("toolResult"):
+		c.strings("content", content)
+		details, _ := msg.Get("details")
+		details.Members(func(m transcript.Member) bool {
+			if last, _ := details.Get(m.Key.Text()); last.Start == m.Value.Start && !m.Key.IsString("artifactRef") {
+				c.strings("details", m.Value)
+			}
+			return true
+		})
+	case role.IsString("bashExecution"):
+		output, _ := msg.Get("output")
+		c.strings("output", output)
+	}
+	content.Elems(func(_ int, e transcript.Value) bool {
+		if typ, _ := e.Get("type"); typ.IsString("image") {
+			c.whole("image block", e)
 		}
-		role, _ := msg.Get("role")
-		content, _ := msg.Get("content")
-		switch {
-		case role.IsString("toolResult"):
-			bigStrings("content", content)
-			details, _ := msg.Get("details")
-			details.Members(func(m transcript.Member) bool {
-				if last, _ := details.Get(m.Key.Text()); last.Start == m.Value.Start && !m.Key.IsString("artifactRef") {
-					bigStrings("details", m.Value)
-				}
-				return true
-			})
-		case role.IsString("bashExecution"):
-			output, _ := msg.Get("output")
-			bigStrings("output", output)
-		}
+		return true
+	})
+}
+
+// claudePayloads: the content of tool_result blocks and image blocks in a
+// message, also in a subagent's message of a progress line; the strings of
+// toolUseResult; a command's output so far.
+func claudePayloads(root transcript.Value, c siteCheck) {
+	blocks := func(content transcript.Value) {
 		content.Elems(func(_ int, e transcript.Value) bool {
-			if typ, _ := e.Get("type"); typ.IsString("image") && e.Len() >= threshold {
-				inline("image block", e)
+			typ, _ := e.Get("type")
+			switch {
+			case typ.IsString("tool_result"):
+				content, _ := e.Get("content")
+				c.whole("tool_result content", content)
+			case typ.IsString("image"):
+				c.whole("image block", e)
 			}
 			return true
 		})
 	}
+	typ, _ := root.Get("type")
+	switch {
+	case typ.IsString("user"), typ.IsString("assistant"):
+		msg, _ := root.Get("message")
+		content, _ := msg.Get("content")
+		blocks(content)
+		r, _ := root.Get("toolUseResult")
+		c.strings("toolUseResult", r)
+	case typ.IsString("progress"):
+		data, _ := root.Get("data")
+		m, _ := data.Get("message")
+		inner, _ := m.Get("message")
+		content, _ := inner.Get("content")
+		blocks(content)
+		if full, _ := data.Get("fullOutput"); full.Kind() == transcript.String {
+			c.whole("fullOutput", full)
+		}
+	}
+}
+
+// codexPayloads: the output of function and custom tool call outputs,
+// bare (legacy), in a response_item or in a compacted history; the output
+// fields of exec_command_end.
+func codexPayloads(root transcript.Value, c siteCheck) {
+	output := func(item transcript.Value) {
+		if typ, _ := item.Get("type"); typ.IsString("function_call_output") || typ.IsString("custom_tool_call_output") {
+			out, _ := item.Get("output")
+			c.whole("output", out)
+		}
+	}
+	payload, ok := root.Get("payload")
+	if !ok {
+		output(root)
+		return
+	}
+	typ, _ := root.Get("type")
+	switch {
+	case typ.IsString("response_item"):
+		output(payload)
+	case typ.IsString("event_msg"):
+		if pt, _ := payload.Get("type"); pt.IsString("exec_command_end") {
+			for _, k := range []string{"stdout", "stderr", "aggregated_output", "formatted_output"} {
+				if v, _ := payload.Get(k); v.Kind() == transcript.String {
+					c.whole(k, v)
+				}
+			}
+		}
+	case typ.IsString("compacted"):
+		history, _ := payload.Get("replacement_history")
+		history.Elems(func(_ int, item transcript.Value) bool {
+			output(item)
+			return true
+		})
+	}
+}
+
+// chatPayloads: the content of tool (and legacy function) messages, on
+// their own line or in a messages array.
+func chatPayloads(root transcript.Value, c siteCheck) {
+	message := func(m transcript.Value) {
+		if role, _ := m.Get("role"); role.IsString("tool") || role.IsString("function") {
+			content, _ := m.Get("content")
+			c.whole("content", content)
+		}
+	}
+	message(root)
+	msgs, _ := root.Get("messages")
+	msgs.Elems(func(_ int, m transcript.Value) bool {
+		message(m)
+		return true
+	})
 }
 
 func walkStrings(v transcript.Value, fn func(transcript.Value)) {
@@ -255,7 +434,8 @@ func walkStrings(v transcript.Value, fn func(transcript.Value)) {
 }
 
 // goldenCases are small hand-written sessions whose migrated form, at a
-// threshold of 256, is kept in testdata/golden.
+// threshold of 256, is kept in testdata/golden: pi's, and one of each
+// other format.
 var goldenCases = []string{
 	"bom-header.jsonl",
 	"crlf-line-endings.jsonl",
@@ -263,6 +443,9 @@ var goldenCases = []string{
 	"key-order.jsonl",
 	"openclaw-artifactref.jsonl",
 	"python-ensure-ascii.jsonl",
+	"claude-placeholder-lookalikes.jsonl",
+	"codex-escapes.jsonl",
+	"chat-escapes.jsonl",
 }
 
 func TestGolden(t *testing.T) {
@@ -270,7 +453,10 @@ func TestGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			input, err := os.ReadFile(filepath.Join(sessionsDir, name))
 			require.NoError(t, err)
-			got, _ := roundTrip(t, pi{}, 256, input)
+			f, ok := detectFormat(input)
+			require.True(t, ok, "no format detected")
+			require.Equal(t, wantFormat(name), f.Name())
+			got, _ := roundTrip(t, f, 256, input)
 			golden := filepath.Join(goldenDir, name)
 			if *update {
 				require.NoError(t, os.MkdirAll(goldenDir, 0o755))

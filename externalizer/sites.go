@@ -2,6 +2,7 @@ package externalizer
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -38,11 +39,42 @@ next:
 		case k == transcript.String, k == transcript.Array && arrays:
 			s := base
 			s.Path, s.Value = at.Key(key), m.Value
+			if key == "base64" && k == transcript.String {
+				s.Image, s.Media = true, declaredImage(v)
+			}
 			dst = append(dst, s)
 		case k == transcript.Object:
 			dst = fieldSites(m.Value, at.Key(key), threshold, base, depth-1, arrays, dst, skip...)
+		case k == transcript.Array:
+			dst = elemSites(m.Value, at.Key(key), threshold, base, depth-1, dst, skip...)
 		}
 	}
+	return dst
+}
+
+// elemSites finds the large strings in the elements of an array that is
+// kept as it is: its strings are sites, its objects and arrays are
+// searched depth levels down.
+func elemSites(v transcript.Value, at Pointer, threshold int, base Site, depth int, dst []Site, skip ...string) []Site {
+	if v.Kind() != transcript.Array || depth == 0 {
+		return dst
+	}
+	v.Elems(func(i int, e transcript.Value) bool {
+		if e.Len() < threshold {
+			return true
+		}
+		switch e.Kind() {
+		case transcript.String:
+			s := base
+			s.Path, s.Value = at.Index(i), e
+			dst = append(dst, s)
+		case transcript.Object:
+			dst = fieldSites(e, at.Index(i), threshold, base, depth-1, false, dst, skip...)
+		case transcript.Array:
+			dst = elemSites(e, at.Index(i), threshold, base, depth-1, dst, skip...)
+		}
+		return true
+	})
 	return dst
 }
 
@@ -79,4 +111,15 @@ func blockSites(content transcript.Value, at Pointer, threshold int, base Site, 
 func sortSites(sites []Site) []Site {
 	sort.Slice(sites, func(i, j int) bool { return sites[i].Value.Start < sites[j].Value.Start })
 	return sites
+}
+
+// declaredImage returns the image media type an object declares beside
+// its data, or "".
+func declaredImage(v transcript.Value) string {
+	for _, k := range []string{"mimeType", "media_type", "mime_type", "type"} {
+		if m, ok := v.Get(k); ok && strings.HasPrefix(m.Text(), "image/") {
+			return m.Text()
+		}
+	}
+	return ""
 }

@@ -43,6 +43,20 @@ func Hostile() []File {
 		{"content-shapes.jsonl", (*hostile).contentShapes},
 		{"whitespace.jsonl", (*hostile).whitespace},
 		{"escaped-keys.jsonl", (*hostile).escapedKeys},
+		{"claude-tool-result-shapes.jsonl", (*hostile).claudeToolResultShapes},
+		{"claude-placeholder-lookalikes.jsonl", (*hostile).claudePlaceholderLookalikes},
+		{"claude-progress.jsonl", (*hostile).claudeProgress},
+		{"claude-tool-use-results.jsonl", (*hostile).claudeToolUseResults},
+		{"claude-tool-use-result-arrays.jsonl", (*hostile).claudeToolUseResultArrays},
+		{"claude-escapes.jsonl", (*hostile).claudeEscapes},
+		{"codex-output-shapes.jsonl", (*hostile).codexOutputShapes},
+		{"codex-exec-events.jsonl", (*hostile).codexExecEvents},
+		{"codex-compacted.jsonl", (*hostile).codexCompacted},
+		{"codex-legacy-items.jsonl", (*hostile).codexLegacy},
+		{"codex-escapes.jsonl", (*hostile).codexEscapes},
+		{"chat-content-shapes.jsonl", (*hostile).chatContentShapes},
+		{"chat-messages-array.jsonl", (*hostile).chatMessagesArray},
+		{"chat-escapes.jsonl", (*hostile).chatEscapes},
 	}
 	files := make([]File, len(cases))
 	for i, c := range cases {

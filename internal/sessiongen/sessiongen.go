@@ -1,17 +1,22 @@
-// Package sessiongen writes synthetic pi / OpenClaw session transcripts for
-// tests: every entry type the pi format knows, tool output of chosen sizes
-// full of the characters that trip up JSON handling, and real PNG images.
+// Package sessiongen writes synthetic session transcripts for tests, in
+// every format transcript-tool knows: pi / OpenClaw (Generate), Claude
+// Code main sessions and subagent files (GenerateClaude), Codex rollouts,
+// current and legacy (GenerateCodex), and chat-completions logs
+// (GenerateChat). They hold every entry type and every payload site of
+// their format, tool output of chosen sizes full of the characters that
+// trip up JSON handling, and real PNG images.
 //
 // # Determinism
 //
-// Generate is a pure function of its Options: the same seed gives the same
-// bytes, on every platform, so generated files can be committed as test
-// data and regenerated with
+// The generators are pure functions of their arguments: the same seed
+// gives the same bytes, on every platform, so generated files can be
+// committed as test data and regenerated with
 //
 //	go generate ./internal/sessiongen
 //
 // Hostile returns small hand-made files, one per edge case, that no
-// well-behaved writer produces but real transcripts contain.
+// well-behaved writer produces but real transcripts contain; those of the
+// other formats are named for theirs (claude-, codex-, chat-).
 package sessiongen
 
 //go:generate go run ./cmd/gensessions -out ../../testdata/sessions
@@ -52,19 +57,39 @@ type File struct {
 	Data []byte
 }
 
-// Sessions returns the generated sessions kept in testdata/sessions.
+// Sessions returns the generated sessions kept in testdata/sessions: pi
+// sessions, then those of the other formats, named for their format.
 func Sessions() []File {
+	pi := func(o Options) func() []byte { return func() []byte { return Generate(o) } }
 	set := []struct {
 		name string
-		opts Options
+		make func() []byte
 	}{
-		{"generated-v3-openclaw.jsonl", Options{Seed: 1, Entries: 120, Version: 3, MinPayload: 16, MaxPayload: 32000}},
-		{"generated-v1.jsonl", Options{Seed: 2, Entries: 100, Version: 1, MinPayload: 16, MaxPayload: 20000}},
-		{"generated-near-threshold.jsonl", Options{Seed: 3, Entries: 60, Version: 3, MinPayload: 3000, MaxPayload: 6000}},
+		{"generated-v3-openclaw.jsonl", pi(Options{Seed: 1, Entries: 120, Version: 3, MinPayload: 16, MaxPayload: 32000})},
+		{"generated-v1.jsonl", pi(Options{Seed: 2, Entries: 100, Version: 1, MinPayload: 16, MaxPayload: 20000})},
+		{"generated-near-threshold.jsonl", pi(Options{Seed: 3, Entries: 60, Version: 3, MinPayload: 3000, MaxPayload: 6000})},
+		{"claude-session.jsonl", func() []byte {
+			return GenerateClaude(Options{Seed: 11, Entries: 80, MinPayload: 16, MaxPayload: 12000}, false)
+		}},
+		{"claude-subagent.jsonl", func() []byte {
+			return GenerateClaude(Options{Seed: 12, Entries: 30, MinPayload: 16, MaxPayload: 6000}, true)
+		}},
+		{"codex-rollout.jsonl", func() []byte {
+			return GenerateCodex(Options{Seed: 21, Entries: 60, MinPayload: 16, MaxPayload: 10000}, false)
+		}},
+		{"codex-legacy.jsonl", func() []byte {
+			return GenerateCodex(Options{Seed: 22, Entries: 40, MinPayload: 16, MaxPayload: 8000}, true)
+		}},
+		{"chat-messages.jsonl", func() []byte {
+			return GenerateChat(Options{Seed: 31, Entries: 50, MinPayload: 16, MaxPayload: 12000}, false)
+		}},
+		{"chat-conversations.jsonl", func() []byte {
+			return GenerateChat(Options{Seed: 32, Entries: 12, MinPayload: 16, MaxPayload: 12000}, true)
+		}},
 	}
 	files := make([]File, len(set))
 	for i, s := range set {
-		files[i] = File{s.name, Generate(s.opts)}
+		files[i] = File{s.name, s.make()}
 	}
 	return files
 }
@@ -77,8 +102,6 @@ func Generate(o Options) []byte {
 	if o.Version != 1 {
 		o.Version = 3
 	}
-	o.MinPayload = max(o.MinPayload, 1)
-	o.MaxPayload = max(o.MaxPayload, o.MinPayload)
 	g := newGen(o)
 	g.header()
 	for i := 0; i < int(numEvents) || g.n < o.Entries; i++ {
@@ -121,13 +144,17 @@ type gen struct {
 	n      int // entries written after the header
 	now    time.Time
 	parent string // id of the last entry (v3)
+	w      writer // how lines are encoded
 }
 
 func newGen(o Options) *gen {
+	o.MinPayload = max(o.MinPayload, 1)
+	o.MaxPayload = max(o.MaxPayload, o.MinPayload)
 	return &gen{
 		o:   o,
 		r:   rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)),
 		now: time.Date(2025, 6, 1, 9, 30, 0, 0, time.UTC).Add(time.Duration(o.Seed%1000) * time.Hour),
+		w:   js,
 	}
 }
 
@@ -207,7 +234,7 @@ func (g *gen) toolCallID() string {
 }
 
 func (g *gen) write(v obj) {
-	g.buf.Write(js.line(v))
+	g.buf.Write(g.w.line(v))
 	g.buf.WriteByte('\n')
 }
 

@@ -1,0 +1,193 @@
+package externalizer
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/transcript-tool/transcript-tool/transcript"
+)
+
+// TestDetect: the first lines of each format, and lines of none.
+func TestDetect(t *testing.T) {
+	const envelope = `"isSidechain":false,"userType":"external","cwd":"/home/dev","version":"2.1.6","gitBranch":"main"`
+	tests := []struct {
+		name, line, want string
+	}{
+		{"pi v3 header", `{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/home/dev"}`, "pi"},
+		{"pi v1 header", `{"type":"session","id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/home/dev","provider":"anthropic","modelId":"m"}`, "pi"},
+		{"pi header, keys reordered", `{"id":"s1","cwd":"/home/dev","type":"session"}`, "pi"},
+		{"claude summary", `{"type":"summary","summary":"Fix the build","leafUuid":"u1"}`, "claude-code"},
+		{"claude file-history-snapshot", `{"type":"file-history-snapshot","messageId":"m1","snapshot":{"messageId":"m1","trackedFileBackups":{},"timestamp":"2026-01-26T05:08:25.570Z"},"isSnapshotUpdate":false}`, "claude-code"},
+		{"claude queue-operation", `{"type":"queue-operation","operation":"enqueue","timestamp":"2026-01-26T05:08:25.570Z","sessionId":"s1","content":"also run the tests"}`, "claude-code"},
+		{"claude user", `{"parentUuid":null,` + envelope + `,"sessionId":"s1","type":"user","message":{"role":"user","content":"hi"},"uuid":"u1","timestamp":"t"}`, "claude-code"},
+		{"claude subagent user", `{"parentUuid":null,"isSidechain":true,"userType":"external","cwd":"/home/dev","sessionId":"s1","version":"2.1.6","gitBranch":"main","agentId":"a1b2c3d","slug":"sleepy-rolling-otter","type":"user","message":{"role":"user","content":"Explore the code"},"uuid":"u1","timestamp":"t"}`, "claude-code"},
+		{"claude assistant with parentUuid only", `{"parentUuid":"u0","type":"assistant","message":{"role":"assistant","content":[]}}`, "claude-code"},
+		{"claude progress", `{"parentUuid":"u0",` + envelope + `,"sessionId":"s1","type":"progress","data":{"type":"hook_progress"},"uuid":"u1","timestamp":"t"}`, "claude-code"},
+		{"claude system", `{"parentUuid":"u0",` + envelope + `,"sessionId":"s1","type":"system","subtype":"turn_duration","durationMs":1}`, "claude-code"},
+		{"codex session_meta", `{"timestamp":"2025-09-15T10:00:00.000Z","type":"session_meta","payload":{"id":"s1","timestamp":"2025-09-15T10:00:00.000Z","cwd":"/home/dev","originator":"codex_cli_rs","cli_version":"0.46.0","instructions":null}}`, "codex"},
+		{"codex response_item", `{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":"ok"}}`, "codex"},
+		{"codex event_msg", `{"timestamp":"t","type":"event_msg","payload":{"type":"exec_command_end","call_id":"call_1","stdout":"ok"}}`, "codex"},
+		{"codex turn_context", `{"timestamp":"t","type":"turn_context","payload":{"cwd":"/home/dev","model":"gpt-5-codex"}}`, "codex"},
+		{"codex compacted", `{"timestamp":"t","type":"compacted","payload":{"message":"summary"}}`, "codex"},
+		{"legacy codex", `{"id":"s1","timestamp":"2025-04-20T10:00:00.000Z","instructions":"You are Codex."}`, "codex"},
+		{"legacy codex, null instructions", `{"id":"s1","timestamp":"2025-04-20T10:00:00.000Z","instructions":null,"git":{"branch":"main"}}`, "codex"},
+		{"chat system", `{"role":"system","content":"You are helpful."}`, "chat"},
+		{"chat user", `{"role": "user", "content": "hi"}`, "chat"},
+		{"chat tool", `{"role":"tool","tool_call_id":"call_1","name":"read_file","content":"ok"}`, "chat"},
+		{"chat function", `{"role":"function","name":"read_file","content":"ok"}`, "chat"},
+		{"chat developer", `{"role":"developer","content":"be brief"}`, "chat"},
+		{"chat messages", `{"id":"conv-1","messages":[{"role":"user","content":"hi"}]}`, "chat"},
+		{"chat empty messages", `{"messages":[]}`, "chat"},
+
+		{"empty object", `{}`, ""},
+		{"foreign object", `{"hello":"world"}`, ""},
+		{"pi entry without a header", `{"type":"message","id":"e1","message":{"role":"toolResult","content":"x"}}`, ""},
+		{"claude user without session or parent", `{"type":"user","message":{"role":"user","content":"hi"}}`, ""},
+		{"codex type without payload", `{"timestamp":"t","type":"session_meta"}`, ""},
+		{"codex payload of an unknown type", `{"timestamp":"t","type":"telemetry","payload":{}}`, ""},
+		{"legacy codex state record", `{"record_type":"state"}`, ""},
+		{"legacy codex header with a type", `{"id":"s1","timestamp":"t","instructions":"x","type":"other"}`, ""},
+		{"bare codex response item", `{"type":"function_call_output","call_id":"call_1","output":"ok"}`, ""},
+		{"chat role of no chat", `{"role":"toolResult","content":"x"}`, ""},
+		{"chat role not a string", `{"role":1,"content":"x"}`, ""},
+		{"messages not a list", `{"messages":{"role":"user"}}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := transcript.Parse([]byte(tt.line), 0)
+			require.NoError(t, err)
+			f, ok := Detect(v)
+			if tt.want == "" {
+				assert.False(t, ok, "detected as %v", f)
+				return
+			}
+			require.True(t, ok, "not detected")
+			assert.Equal(t, tt.want, f.Name())
+			named, ok := Lookup(tt.want)
+			require.True(t, ok)
+			assert.Equal(t, named, f)
+		})
+	}
+}
+
+// jsonString encodes s as a JSON string.
+func jsonString(t testing.TB, s string) string {
+	t.Helper()
+	b, err := json.Marshal(s)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// payloadText is a tool's output, larger than the default threshold.
+var payloadText = strings.Repeat("ok  \tgithub.com/dev/projet/internal/store\t0.123s\n", 120)
+
+// pngBytes are bytes that start like a PNG image.
+var pngBytes = append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{0, 1, 2, 3, 250, 251, 252, 253}, 600)...)
+
+// claudeLine is a Claude Code user line with the given tool_result content
+// and toolUseResult.
+func claudeLine(content, result string) []byte {
+	return []byte(`{"parentUuid":"u0","isSidechain":false,"sessionId":"s1","type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_01","type":"tool_result","content":` +
+		content + `}]},"uuid":"u1","timestamp":"2026-01-26T05:08:25.570Z","toolUseResult":` + result + "}\n")
+}
+
+// TestClaudeToolUseResultDuplicatesStoredOnce: Claude Code keeps a tool's
+// output both in the tool_result the model saw and in toolUseResult. Both
+// copies leave the line, and the store holds the payload once.
+func TestClaudeToolUseResultDuplicatesStoredOnce(t *testing.T) {
+	text := jsonString(t, payloadText)
+	block := `[{"type":"text","text":` + text + `}]`
+	img := jsonString(t, base64.StdEncoding.EncodeToString(pngBytes))
+	tests := []struct {
+		name, content, result string
+	}{
+		{"Bash stdout", text, `{"stdout":` + text + `,"stderr":"","interrupted":false,"isImage":false}`},
+		{"Grep content", text, `{"mode":"content","numFiles":0,"filenames":[],"content":` + text + `,"numLines":120}`},
+		{"error string", text, text},
+		{"Task report in content blocks", block, `{"status":"completed","prompt":"explore","agentId":"a1b2c3d","content":` + block + `,"totalTokens":9}`},
+		{"MCP content blocks", block, block},
+		{"Read image", `[{"type":"image","source":{"type":"base64","media_type":"image/png","data":` + img + `}}]`,
+			`{"type":"image","file":{"base64":` + img + `,"type":"image/png","originalSize":4808}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			input := claudeLine(tt.content, tt.result)
+			out, store := roundTrip(t, claudeCode{}, 4096, input)
+			checkMigrated(t, claudeCode{}, 4096, input, out, store)
+			assert.Equal(t, 1, len(store), "the payload is stored %d times, not once", len(store))
+			assert.Less(t, len(out), len(input)/2, "a copy of the payload is left inline")
+		})
+	}
+}
+
+// TestImagesStoredAsBytes: an image is stored as its decoded bytes, so
+// that the artifact is the image file, wherever a format keeps it.
+func TestImagesStoredAsBytes(t *testing.T) {
+	b64 := base64.StdEncoding.EncodeToString(pngBytes)
+	tests := []struct {
+		name   string
+		format Format
+		line   string
+	}{
+		{"pi image block", pi{}, `{"type":"message","message":{"role":"user","content":[{"type":"image","data":"` + b64 + `","mimeType":"image/png"}]}}`},
+		{"claude image block", claudeCode{}, `{"parentUuid":"u0","sessionId":"s1","type":"user","message":{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + b64 + `"}}]}}`},
+		{"claude toolUseResult.file.base64", claudeCode{}, `{"parentUuid":"u0","sessionId":"s1","type":"user","message":{"role":"user","content":[]},"toolUseResult":{"type":"image","file":{"base64":"` + b64 + `","type":"image/png"}}}`},
+		{"codex input_image data URL", codex{}, `{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":[{"type":"input_image","image_url":"data:image/png;base64,` + b64 + `"}]}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			input := []byte(tt.line + "\n")
+			out, store := roundTrip(t, tt.format, 4096, input)
+			checkMigrated(t, tt.format, 4096, input, out, store)
+			require.Equal(t, 1, len(store), "artifacts")
+			for _, data := range store {
+				assert.True(t, bytes.Equal(pngBytes, data), "stored as %.40q, not as the image's bytes", data)
+			}
+		})
+	}
+}
+
+// TestCodexArrayOutput: an output that is a list of items becomes a list
+// of one input_text item holding the hint, wherever the output sits, so
+// that Codex still deserialises it; the line restores exactly.
+func TestCodexArrayOutput(t *testing.T) {
+	items := `[{"type":"input_text","text":` + jsonString(t, payloadText) + `},{"type":"input_image","image_url":"data:image/png;base64,` +
+		base64.StdEncoding.EncodeToString(pngBytes) + `"}]`
+	tests := []struct {
+		name, line string
+		at         Pointer
+	}{
+		{"function_call_output", `{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":` + items + `}}`,
+			Pointer{"payload", "output"}},
+		{"custom_tool_call_output", `{"timestamp":"t","type":"response_item","payload":{"type":"custom_tool_call_output","call_id":"call_1","output":` + items + `}}`,
+			Pointer{"payload", "output"}},
+		{"compacted history", `{"timestamp":"t","type":"compacted","payload":{"message":"m","replacement_history":[{"type":"message","role":"user","content":[]},{"type":"function_call_output","call_id":"call_1","output":` + items + `}]}}`,
+			Pointer{"payload", "replacement_history", "1", "output"}},
+		{"legacy item", `{"type":"function_call_output","call_id":"call_1","output":` + items + `}`,
+			Pointer{"output"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			input := []byte(tt.line + "\n")
+			out, store := roundTrip(t, codex{}, 4096, input)
+			checkMigrated(t, codex{}, 4096, input, out, store)
+			root, err := transcript.Parse(bytes.TrimSuffix(out, []byte("\n")), 0)
+			require.NoError(t, err)
+			output, ok := tt.at.Resolve(root)
+			require.True(t, ok)
+			require.Equal(t, transcript.Array, output.Kind(), "%s", output.Raw())
+			checkTextBlock(t, codex{}, output, tt.name)
+			item, _ := output.Index(0)
+			hint, _ := item.Get("text")
+			assert.True(t, strings.HasPrefix(hint.Text(), "[Tool result omitted: stored as artifact]\nid: "), "hint %q", hint.Text())
+			var items []map[string]any
+			require.NoError(t, json.Unmarshal(output.Raw(), &items), "Codex reads the output as a list of items")
+		})
+	}
+}
