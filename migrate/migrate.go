@@ -234,6 +234,12 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 	}
 	before := idOf(fi)
 	res.BytesBefore = fi.Size()
+	if !opts.DryRun {
+		if err := lockSource(src); err != nil {
+			res.Err = err
+			return res
+		}
+	}
 
 	zst := compressed(in.Path)
 	format, session, err := detect(src, zst, opts.Format)

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -717,4 +718,29 @@ func TestCollectSymlinkArguments(t *testing.T) {
 	_, err = migrate.Collect([]string{filepath.Join(dir, "link.jsonl")})
 	require.Error(t, err, "a linked file would be replaced by a regular file")
 	assert.Contains(t, err.Error(), "symbolic link")
+}
+
+// TestMigrateRefusesLockedTranscript: while another run holds a
+// transcript, a second run is refused with ErrBusy and changes nothing.
+func TestMigrateRefusesLockedTranscript(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	data := testsession.Pi("s", 2, payload)
+	writeFile(t, path, data, 0o644)
+
+	other, err := os.Open(path)
+	require.NoError(t, err)
+	require.NoError(t, syscall.Flock(int(other.Fd()), syscall.LOCK_EX))
+
+	sum := migrateRun(t, migrate.Options{}, path)
+	r := result(t, sum, path)
+	assert.Equal(t, migrate.StatusFailed, r.Status)
+	assert.ErrorIs(t, r.Err, migrate.ErrBusy)
+	assert.Contains(t, r.Message, path)
+	assert.Equal(t, data, readFile(t, path))
+	assert.NoDirExists(t, filepath.Join(dir, migrate.StoreDirName), "refused before anything is written")
+
+	require.NoError(t, other.Close()) // releases the lock
+	sum = migrateRun(t, migrate.Options{}, path)
+	assert.Equal(t, migrate.StatusMigrated, result(t, sum, path).Status)
 }

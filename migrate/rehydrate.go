@@ -131,6 +131,12 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 			return res
 		}
 		defer src.Close()
+		if opts.InPlace {
+			if err := lockSource(src); err != nil {
+				res.Err = err
+				return res
+			}
+		}
 		zst := compressed(in.Path)
 		dr, release, err := decoded(progressReader{src, opts.Progress}, zst)
 		if err != nil {
