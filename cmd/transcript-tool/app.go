@@ -62,6 +62,7 @@ var commands = []func(streams) *cli.Command{
 	migrateCommand,
 	rehydrateCommand,
 	catCommand,
+	verifyCommand,
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {

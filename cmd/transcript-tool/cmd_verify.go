@@ -1,0 +1,107 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/transcript-tool/transcript-tool/fsck"
+	"github.com/transcript-tool/transcript-tool/migrate"
+	"github.com/transcript-tool/transcript-tool/registry"
+)
+
+func verifyCommand(st streams) *cli.Command {
+	return &cli.Command{
+		Name:      "verify",
+		Usage:     "check a store and the references of transcripts to it (fsck)",
+		ArgsUsage: "[PATH...]",
+		Description: "Re-hashes every artifact, checks the registry against the objects, and rebuilds\n" +
+			"every migrated line of the given transcripts to check that its references resolve\n" +
+			"to intact artifacts. Missing or corrupt artifacts and bad registry lines are errors\n" +
+			"(exit 1); artifacts without a record or without a reference are information.\n" +
+			"Without PATH, only the store is checked (--store, default ./artifacts).",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` (default: artifacts/ beside each transcript)"},
+			&cli.BoolFlag{Name: "json", Usage: "print the reports as JSON"},
+		},
+		Action: func(c *cli.Context) error {
+			groups, err := storeGroups(c.Args().Slice(), c.String("store"))
+			if err != nil {
+				return err
+			}
+			var reports []fsck.Report
+			errs := 0
+			for _, g := range groups {
+				rep, err := fsck.Verify(c.Context, registry.Open(g.store), g.transcripts)
+				if err != nil {
+					return fatal(err, "")
+				}
+				reports = append(reports, rep)
+				errs += rep.Errors
+			}
+			if c.Bool("json") {
+				if err := writeJSON(st.stdout, reports); err != nil {
+					return err
+				}
+			} else {
+				for _, rep := range reports {
+					for _, f := range rep.Findings {
+						fmt.Fprintln(st.stdout, f)
+					}
+					fmt.Fprintf(st.stdout, "%s: %d artifacts (%s), %d registry records, %d transcripts referring to %d artifacts: %d errors\n",
+						rep.Store, rep.Objects, human(rep.Bytes), rep.Records, rep.Transcripts, rep.References, rep.Errors)
+				}
+			}
+			if errs > 0 {
+				return problems
+			}
+			return nil
+		},
+	}
+}
+
+// storeGroup is a store and the transcripts to check against it.
+type storeGroup struct {
+	store       string
+	transcripts []string
+}
+
+// storeGroups sorts the transcripts under paths by the store they use:
+// the one given, or the default one beside each. Without paths it is the
+// given store, or ./artifacts, alone; a store that does not exist is a
+// usage error then.
+func storeGroups(paths []string, store string) ([]storeGroup, error) {
+	if len(paths) == 0 {
+		if store == "" {
+			store = migrate.StoreDirName
+		}
+		if _, err := os.Stat(store); errors.Is(err, fs.ErrNotExist) {
+			return nil, &exitError{code: exitUsage, err: fmt.Errorf("no store at %s", store), hint: "name the store with --store DIR, or give the transcripts that use it"}
+		}
+		return []storeGroup{{store: store}}, nil
+	}
+	inputs, err := migrate.Collect(paths)
+	if err != nil {
+		return nil, fatal(err, "")
+	}
+	byStore := map[string]*storeGroup{}
+	for _, in := range inputs {
+		dir := migrate.StoreFor(store, in.Path)
+		g, ok := byStore[dir]
+		if !ok {
+			g = &storeGroup{store: dir}
+			byStore[dir] = g
+		}
+		g.transcripts = append(g.transcripts, in.Path)
+	}
+	groups := make([]storeGroup, 0, len(byStore))
+	for _, g := range byStore {
+		groups = append(groups, *g)
+	}
+	sort.Slice(groups, func(i, j int) bool { return groups[i].store < groups[j].store })
+	return groups, nil
+}
