@@ -63,6 +63,9 @@ var commands = []func(streams) *cli.Command{
 	rehydrateCommand,
 	catCommand,
 	verifyCommand,
+	checkCommand,
+	statsCommand,
+	showCommand,
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/transcript-tool/transcript-tool/inspect"
+)
+
+type checkOptions struct {
+	inspect.CheckOptions
+	output string // text, json or github
+}
+
+func checkCommand(st streams) *cli.Command {
+	return &cli.Command{
+		Name:      "check",
+		Usage:     "fail when transcripts carry large inline payloads, long lines or large files (a CI gate)",
+		ArgsUsage: "PATH...",
+		Description: "A violation is an inline payload of at least --max-inline JSON bytes (a payload site of the\n" +
+			"file's format, one migrate --threshold would move; the placeholders of migrated entries are not\n" +
+			"payloads), a line longer than --max-line bytes, a file larger than --max-file bytes on disk,\n" +
+			"and, with --store, a migrated entry that does not restore from the store (an artifact missing\n" +
+			"or not matching its hash). Of a file of no known format only the sizes of lines and of the\n" +
+			"file are checked, with a note. Sizes take units: 4096, 5MB (5,000,000), 512KiB (524,288);\n" +
+			"0 turns a limit off. Nothing is modified.\n\n" +
+			"--format text prints FILE:LINE: MESSAGE per violation and a summary; json one document;\n" +
+			"github workflow commands (::error file=...,line=...::...) that GitHub Actions shows on the\n" +
+			"pull request. Exit status: 0 no violations, 1 violations, 2 usage error or unreadable input.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "max-inline", Value: strconv.Itoa(inspect.DefaultMaxInline), Usage: "report payloads still inline of at least `SIZE` JSON bytes (what migrate --threshold moves); 0: off"},
+			&cli.StringFlag{Name: "max-line", Value: "1MB", Usage: "report lines longer than `SIZE`; 0: off"},
+			&cli.StringFlag{Name: "max-file", Value: "0", Usage: "report files larger than `SIZE` on disk; 0: off"},
+			&cli.StringFlag{Name: "store", Usage: "check that every reference restores from the artifact store `DIR`"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text, json or github"},
+			&cli.StringFlag{Name: "input-format", Usage: "transcript `FORMAT` instead of detecting it per file: " + formatNames()},
+		},
+		Action: func(c *cli.Context) error {
+			paths, err := requireArgs(c, "path")
+			if err != nil {
+				return err
+			}
+			opts := checkOptions{output: c.String("format")}
+			opts.Store = c.String("store")
+			opts.Format = c.String("input-format")
+			maxInline, err := sizeFlag(c, "max-inline")
+			if err != nil {
+				return err
+			}
+			opts.MaxInline = int(maxInline)
+			if opts.MaxLine, err = sizeFlag(c, "max-line"); err != nil {
+				return err
+			}
+			if opts.MaxFile, err = sizeFlag(c, "max-file"); err != nil {
+				return err
+			}
+			switch opts.output {
+			case "text", "json", "github":
+			default:
+				return &exitError{code: exitUsage, err: fmt.Errorf("unknown output format %q", opts.output),
+					hint: "--format is text, json or github; --input-format names the format of the transcripts"}
+			}
+			if err := knownFormat("--input-format", opts.Format); err != nil {
+				return err
+			}
+			return runCheck(c, st, paths, opts)
+		},
+	}
+}
+
+// sizeFlag returns the value of a flag that takes a size such as 5MB.
+func sizeFlag(c *cli.Context, name string) (int64, error) {
+	n, err := inspect.ParseSize(c.String(name))
+	if err != nil {
+		return 0, usageErr("--%s: %v", name, err)
+	}
+	return n, nil
+}
+
+func runCheck(c *cli.Context, st streams, paths []string, opts checkOptions) error {
+	inputs, err := collect(paths, "")
+	if err != nil {
+		return err
+	}
+	var out checkOutput
+	switch opts.output {
+	case "json":
+		out = &checkJSON{w: st.stdout, doc: checkDoc{Limits: checkLimits{
+			MaxInline: opts.MaxInline, MaxLine: opts.MaxLine, MaxFile: opts.MaxFile, Store: opts.Store,
+		}, Violations: []inspect.Finding{}, Notes: []inspect.Finding{}, Unreadable: []inspect.Finding{}}}
+	case "github":
+		out = checkGitHub{w: st.stdout}
+	default:
+		out = checkText{w: st.stdout}
+	}
+	totals, err := inspect.Check(c.Context, inputs, opts.CheckOptions, func(f inspect.Finding) {
+		if f.Kind == inspect.KindUnreadable {
+			st.errorf("%s", f.Message)
+		}
+		out.finding(f)
+	})
+	if err != nil {
+		return fatal(err, "")
+	}
+	if err := out.done(totals); err != nil {
+		return err
+	}
+	switch {
+	case totals.Unreadable > 0:
+		return &exitError{code: exitUsage, err: fmt.Errorf("%s could not be read", plural(totals.Unreadable, "file"))}
+	case totals.Violations > 0:
+		return problems
+	}
+	return nil
+}
+
+// checkOutput writes the findings of a check as they come, then its
+// totals.
+type checkOutput interface {
+	finding(f inspect.Finding)
+	done(t inspect.CheckTotals) error
+}
+
+// checkText writes one FILE:LINE: MESSAGE line per violation and note and
+// a summary line.
+type checkText struct{ w io.Writer }
+
+func (o checkText) finding(f inspect.Finding) {
+	switch {
+	case f.Kind == inspect.KindNote:
+		f.Message = "note: " + f.Message
+	case !f.Kind.Violation():
+		return
+	}
+	fmt.Fprintln(o.w, f)
+}
+
+func (o checkText) done(t inspect.CheckTotals) error {
+	_, err := fmt.Fprintln(o.w, checkSummary(t))
+	return err
+}
+
+// checkGitHub writes GitHub Actions workflow commands: an error annotation
+// per violation, a notice per note, and the summary as a notice.
+type checkGitHub struct{ w io.Writer }
+
+func (o checkGitHub) finding(f inspect.Finding) {
+	cmd := "error"
+	switch {
+	case f.Kind == inspect.KindNote:
+		cmd = "notice"
+	case !f.Kind.Violation():
+		return
+	}
+	props := "file=" + githubProperty(f.File)
+	if f.Line > 0 {
+		props += ",line=" + strconv.Itoa(f.Line)
+	}
+	fmt.Fprintf(o.w, "::%s %s::%s\n", cmd, props, githubData(f.Message))
+}
+
+func (o checkGitHub) done(t inspect.CheckTotals) error {
+	_, err := fmt.Fprintf(o.w, "::notice title=%s::%s\n", githubProperty("transcript-tool check"), githubData(checkSummary(t)))
+	return err
+}
+
+// GitHub workflow commands: "::command prop=value,prop=value::data". The
+// data escapes %, CR and LF; property values also : and , which would end
+// the value.
+var (
+	githubDataEscaper     = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
+	githubPropertyEscaper = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
+)
+
+// githubData escapes the message of a workflow command.
+func githubData(s string) string { return githubDataEscaper.Replace(s) }
+
+// githubProperty escapes a property value of a workflow command.
+func githubProperty(s string) string { return githubPropertyEscaper.Replace(s) }
+
+// checkJSON collects the findings and writes them as one document.
+type checkJSON struct {
+	w   io.Writer
+	doc checkDoc
+}
+
+type checkDoc struct {
+	Limits     checkLimits         `json:"limits"`
+	Violations []inspect.Finding   `json:"violations"`
+	Notes      []inspect.Finding   `json:"notes"`
+	Unreadable []inspect.Finding   `json:"unreadable"`
+	Totals     inspect.CheckTotals `json:"totals"`
+}
+
+type checkLimits struct {
+	MaxInline int    `json:"maxInline"`
+	MaxLine   int64  `json:"maxLine"`
+	MaxFile   int64  `json:"maxFile"`
+	Store     string `json:"store,omitempty"`
+}
+
+func (o *checkJSON) finding(f inspect.Finding) {
+	switch {
+	case f.Kind.Violation():
+		o.doc.Violations = append(o.doc.Violations, f)
+	case f.Kind == inspect.KindNote:
+		o.doc.Notes = append(o.doc.Notes, f)
+	default:
+		o.doc.Unreadable = append(o.doc.Unreadable, f)
+	}
+}
+
+func (o *checkJSON) done(t inspect.CheckTotals) error {
+	o.doc.Totals = t
+	return writeJSON(o.w, o.doc)
+}
+
+// checkSummary says in one line what a check found.
+func checkSummary(t inspect.CheckTotals) string {
+	s := "no violations in " + plural(t.Files, "file")
+	if t.Violations > 0 {
+		var kinds []string
+		for _, k := range []struct {
+			n    int
+			what string
+		}{
+			{t.InlinePayloads, "inline payload"}, {t.LongLines, "long line"},
+			{t.LargeFiles, "large file"}, {t.BrokenReferences, "broken reference"},
+		} {
+			if k.n > 0 {
+				kinds = append(kinds, plural(k.n, k.what))
+			}
+		}
+		s = fmt.Sprintf("%s in %d of %s: %s", plural(t.Violations, "violation"), t.FilesWithViolations,
+			plural(t.Files, "file"), strings.Join(kinds, ", "))
+	}
+	if t.Unreadable > 0 {
+		s += "; " + plural(t.Unreadable, "file") + " could not be read"
+	}
+	return s
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/inspect"
+	"github.com/transcript-tool/transcript-tool/migrate"
+)
+
+func statsCommand(st streams) *cli.Command {
+	return &cli.Command{
+		Name:      "stats",
+		Usage:     "report where the bytes of transcripts are and what migrate would save",
+		ArgsUsage: "PATH...",
+		Description: "Lines, bytes and payload bytes (payload sites of at least --threshold JSON bytes) by format,\n" +
+			"entry type and tool; the largest payloads; and what migrate --threshold would save, found by\n" +
+			"running migrate's own rewriting with a store that only records digests: transcript bytes\n" +
+			"saved, artifacts after deduplication across all the files given, and the bytes the store\n" +
+			"would grow by. Nothing is written.\n\n" +
+			"Estimated tokens saved: saved text bytes / 4 (about four bytes make a token of English, code\n" +
+			"or JSON for current tokenizers), plus, for each image moved, the tokens a model is charged to\n" +
+			"see it (width x height / 750, at most 1600), not its base64 bytes.",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "threshold", Value: migrate.DefaultThreshold, Usage: "payloads are sites of at least `BYTES` JSON bytes, as for migrate"},
+			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` migrate would use (default: artifacts/ beside each transcript); only read"},
+			&cli.StringFlag{Name: "format", Usage: "transcript `FORMAT` instead of detecting it per file: " + formatNames()},
+			&cli.IntFlag{Name: "top", Value: inspect.DefaultTop, Usage: "list the `N` largest payloads"},
+			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+		},
+		Action: func(c *cli.Context) error {
+			paths, err := requireArgs(c, "path")
+			if err != nil {
+				return err
+			}
+			opts := inspect.StatsOptions{Threshold: c.Int("threshold"), Store: c.String("store"), Format: c.String("format"), Top: c.Int("top")}
+			if opts.Threshold < 1 {
+				return usageErr("--threshold must be at least 1")
+			}
+			if opts.Top < 0 {
+				return usageErr("--top must not be negative")
+			}
+			if err := knownFormat("--format", opts.Format); err != nil {
+				return err
+			}
+			inputs, err := collect(paths, "")
+			if err != nil {
+				return err
+			}
+			rep, err := inspect.Stats(c.Context, inputs, opts)
+			if err != nil {
+				return fatal(err, "")
+			}
+			failed := 0
+			for _, f := range rep.Findings {
+				if f.Kind == inspect.KindUnreadable {
+					failed++
+					st.errorf("%s", f.Message)
+				} else {
+					st.warnf("%s", f)
+				}
+			}
+			if c.Bool("json") {
+				err = writeJSON(st.stdout, rep)
+			} else {
+				err = printStats(st.stdout, rep)
+			}
+			if err != nil {
+				return err
+			}
+			if failed > 0 {
+				return problems
+			}
+			return nil
+		},
+	}
+}
+
+// knownFormat checks the value of a flag that names a transcript format.
+func knownFormat(flag, name string) error {
+	if name == "" {
+		return nil
+	}
+	if _, ok := externalizer.Lookup(name); !ok {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%s: unknown format %q", flag, name), hint: "formats: " + formatNames()}
+	}
+	return nil
+}
+
+// printStats writes the report as tables for people.
+func printStats(w io.Writer, r inspect.StatsReport) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	t := r.Total
+	fmt.Fprintf(tw, "%s, %s, %s; %s of at least %d bytes: %s (%s)\n", plural(r.Files, "file"), plural(int(t.Lines), "line"),
+		human(t.Bytes), plural(int(t.Payloads), "payload"), r.Threshold, human(t.PayloadBytes), share(t.PayloadBytes, t.Bytes))
+
+	fmt.Fprintln(tw, "\nFORMAT\tFILES\tLINES\tBYTES\tPAYLOADS\tPAYLOAD BYTES\tSHARE")
+	for _, g := range r.Formats {
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", g.Format, g.Files, countCells(g.Counts))
+	}
+	for _, table := range []struct {
+		what   string
+		groups []inspect.Group
+	}{{"ENTRY TYPE", r.EntryTypes}, {"TOOL", r.Tools}} {
+		fmt.Fprintf(tw, "\nFORMAT\t%s\tLINES\tBYTES\tPAYLOADS\tPAYLOAD BYTES\tSHARE\n", table.what)
+		for _, g := range table.groups {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", g.Format, g.Name, countCells(g.Counts))
+		}
+	}
+	if len(r.Largest) > 0 {
+		fmt.Fprintln(tw, "\nLARGEST PAYLOADS\nSIZE\tTOOL\tSITE\tFILE:LINE")
+		for _, p := range r.Largest {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s:%d\n", human(p.Size), p.Tool, p.Site, p.File, p.Line)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	m := r.Migrate
+	fmt.Fprintf(w, "\nmigrate --threshold %d would save %s of %s (%s) in %d of %s",
+		r.Threshold, human(m.Saved), human(m.BytesBefore), share(m.Saved, m.BytesBefore), m.Files, plural(r.Files, "file"))
+	if m.Failed > 0 {
+		fmt.Fprintf(w, " (and fail on %d)", m.Failed)
+	}
+	fmt.Fprintf(w, "\nartifacts: %d referenced, %d unique, %d new to the store (%s)\n", m.Artifacts, m.Unique, m.New, human(m.NewBytes))
+	_, err := fmt.Fprintf(w, "estimated tokens saved: %d (%s of text / 4, %s)\n", m.Tokens, human(m.TextBytes), plural(m.Images, "image"))
+	return err
+}
+
+// countCells formats counts as the tab-separated cells of a table row.
+func countCells(c inspect.Counts) string {
+	return strconv.FormatInt(c.Lines, 10) + "\t" + human(c.Bytes) + "\t" + strconv.FormatInt(c.Payloads, 10) + "\t" +
+		human(c.PayloadBytes) + "\t" + share(c.PayloadBytes, c.Bytes)
+}
+
+// share formats part as a share of whole, "-" when whole is nothing.
+func share(part, whole int64) string {
+	if whole == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(part)/float64(whole))
+}

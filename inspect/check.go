@@ -1,0 +1,223 @@
+package inspect
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/migrate"
+	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/transcript"
+)
+
+// Default limits of Check.
+const (
+	// DefaultMaxInline is migrate's default threshold: a tree migrated
+	// with the defaults passes a check with the defaults.
+	DefaultMaxInline = migrate.DefaultThreshold
+	// DefaultMaxLine leaves room for a large inline image or diff but
+	// catches the lines that make agents choke (lines of hundreds of MB
+	// are seen in the field).
+	DefaultMaxLine = 1_000_000
+)
+
+// CheckOptions are the limits Check enforces; a limit of 0 is not checked.
+type CheckOptions struct {
+	// MaxInline is the size, in JSON bytes, from which a payload site still
+	// inline is a violation: the payloads migrate --threshold MaxInline
+	// moves. A placeholder is far smaller, so migrated sites pass.
+	MaxInline int
+	// MaxLine is the longest line allowed, in bytes without its end of
+	// line.
+	MaxLine int64
+	// MaxFile is the largest file allowed, in bytes on disk.
+	MaxFile int64
+	// Store, when set, is the store every reference of a migrated entry
+	// must restore from: each artifact present and hashing to its name, the
+	// rebuilt line hashing to the SHA-256 its marker records.
+	Store string
+	// Format names the transcripts' format instead of detecting it per
+	// file.
+	Format string
+}
+
+// Kind is what a Finding is about.
+type Kind string
+
+// The kinds of Finding. The first four are violations.
+const (
+	KindInline    Kind = "inline"    // a payload over MaxInline still inline
+	KindLine      Kind = "line"      // a line over MaxLine
+	KindFile      Kind = "file"      // a file over MaxFile
+	KindReference Kind = "reference" // a migrated entry that does not restore from Store
+	// KindNote is information that is not a violation: a file of no known
+	// format, of which only the sizes of lines and of the file are checked.
+	KindNote Kind = "note"
+	// KindUnreadable is a file that could not be opened or read to its
+	// end: the check of that file is incomplete.
+	KindUnreadable Kind = "unreadable"
+)
+
+// Violation reports whether a finding of kind k fails the check.
+func (k Kind) Violation() bool {
+	switch k {
+	case KindInline, KindLine, KindFile, KindReference:
+		return true
+	}
+	return false
+}
+
+// Finding is one violation, note or unreadable file.
+type Finding struct {
+	Kind    Kind   `json:"kind"`
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`   // 1-based; 0 for the whole file
+	Offset  int64  `json:"offset,omitempty"` // byte offset of the line in the (decompressed) transcript
+	Site    string `json:"site,omitempty"`   // JSON pointer of an inline payload within its entry
+	Tool    string `json:"tool,omitempty"`
+	Size    int64  `json:"size,omitempty"`
+	Limit   int64  `json:"limit,omitempty"`
+	Message string `json:"message"`
+}
+
+// CheckTotals sums up a check.
+type CheckTotals struct {
+	Files               int   `json:"files"` // unreadable ones included
+	Lines               int64 `json:"lines"`
+	Bytes               int64 `json:"bytes"` // JSONL bytes read
+	Violations          int   `json:"violations"`
+	FilesWithViolations int   `json:"filesWithViolations"`
+	InlinePayloads      int   `json:"inlinePayloads"`
+	LongLines           int   `json:"longLines"`
+	LargeFiles          int   `json:"largeFiles"`
+	BrokenReferences    int   `json:"brokenReferences"`
+	Notes               int   `json:"notes"`
+	Unreadable          int   `json:"unreadable"`
+}
+
+func (t *CheckTotals) add(f Finding) {
+	switch f.Kind {
+	case KindInline:
+		t.InlinePayloads++
+	case KindLine:
+		t.LongLines++
+	case KindFile:
+		t.LargeFiles++
+	case KindReference:
+		t.BrokenReferences++
+	case KindNote:
+		t.Notes++
+	case KindUnreadable:
+		t.Unreadable++
+	}
+	if f.Kind.Violation() {
+		t.Violations++
+	}
+}
+
+// Check checks the inputs in order and passes each finding to report as
+// it is found, in the order of files and, within a file, of lines. It
+// returns an error only when ctx is done; files that cannot be read are
+// findings of KindUnreadable and the others go on.
+func Check(ctx context.Context, inputs []migrate.Input, opts CheckOptions, report func(Finding)) (CheckTotals, error) {
+	var totals CheckTotals
+	for _, in := range inputs {
+		if err := ctx.Err(); err != nil {
+			return totals, err
+		}
+		totals.Files++
+		before := totals.Violations
+		err := checkFile(ctx, in.Path, opts, &totals, func(f Finding) {
+			totals.add(f)
+			report(f)
+		})
+		if err != nil && ctx.Err() != nil {
+			return totals, ctx.Err()
+		}
+		if err != nil {
+			f := Finding{Kind: KindUnreadable, File: in.Path, Message: err.Error()}
+			totals.add(f)
+			report(f)
+		}
+		if totals.Violations > before {
+			totals.FilesWithViolations++
+		}
+	}
+	return totals, nil
+}
+
+func checkFile(ctx context.Context, path string, opts CheckOptions, totals *CheckTotals, report func(Finding)) error {
+	t, format, err := open(path, opts.Format)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	if opts.MaxFile > 0 && t.Size > opts.MaxFile {
+		report(Finding{Kind: KindFile, File: path, Size: t.Size, Limit: opts.MaxFile,
+			Message: fmt.Sprintf("file of %d bytes; limit %d", t.Size, opts.MaxFile)})
+	}
+	var restore externalizer.Opener
+	if opts.Store != "" {
+		restore = registry.Open(opts.Store).Open
+	}
+	var sites []externalizer.Site
+	names := newToolNames()
+	err = scan(ctx, t, func(l transcript.Line) error {
+		totals.Lines++
+		totals.Bytes += lineLen(l)
+		at := Finding{File: path, Line: l.Num, Offset: l.Offset}
+		if n := int64(len(l.Text)); opts.MaxLine > 0 && n > opts.MaxLine {
+			f := at
+			f.Kind, f.Size, f.Limit = KindLine, n, opts.MaxLine
+			f.Message = fmt.Sprintf("line of %d bytes; limit %d", n, opts.MaxLine)
+			report(f)
+		}
+		if format == nil {
+			return nil
+		}
+		start := transcript.JSONStart(l)
+		root, err := transcript.Parse(l.Text, start)
+		if err != nil || root.Kind() != transcript.Object {
+			return nil // no site, and no marker that could restore
+		}
+		names.see(root)
+		if opts.MaxInline > 0 && root.Len() >= opts.MaxInline {
+			sites = payloads(format, root, opts.MaxInline, sites[:0])
+			tools := names.line(sites)
+			for _, s := range sites {
+				f := at
+				f.Kind, f.Site, f.Tool, f.Size, f.Limit = KindInline, oneLine(s.Path.String()), names.site(s, tools), int64(s.Value.Len()), int64(opts.MaxInline)
+				f.Message = fmt.Sprintf("inline payload of %d bytes at %s", f.Size, f.Site)
+				if f.Tool != "" {
+					f.Message += " (tool " + f.Tool + ")"
+				}
+				f.Message += fmt.Sprintf("; limit %d", opts.MaxInline)
+				report(f)
+			}
+		}
+		if restore != nil {
+			if _, err := externalizer.RestoreTo(io.Discard, l.Text, start, restore); err != nil {
+				f := at
+				f.Kind, f.Message = KindReference, "reference does not restore: "+err.Error()
+				report(f)
+			}
+		}
+		return nil
+	})
+	if err == nil && format == nil {
+		// Only now: a file that cannot be read is not of an unknown format.
+		report(Finding{Kind: KindNote, File: path, Message: "unknown transcript format: only the sizes of lines and of the file are checked"})
+	}
+	return err
+}
+
+// String returns the finding as "FILE:LINE: MESSAGE", or "FILE: MESSAGE"
+// for one about the whole file, the form compilers use and editors and CI
+// logs link.
+func (f Finding) String() string {
+	if f.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", f.File, f.Line, f.Message)
+	}
+	return f.File + ": " + f.Message
+}

@@ -1,0 +1,501 @@
+package inspect
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"image"
+	_ "image/gif" // image sizes for the token estimate
+	_ "image/jpeg"
+	_ "image/png"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/migrate"
+	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/transcript"
+)
+
+// DefaultTop is how many of the largest payloads Stats lists by default.
+const DefaultTop = 10
+
+// StatsOptions configure Stats.
+type StatsOptions struct {
+	// Threshold is migrate's --threshold: payloads are the sites that
+	// reach it, and the savings are those of a migration at it.
+	Threshold int
+	// Store is the store migrate would use; "" means artifacts/ beside
+	// each transcript, as for migrate. It is read, never written: entries
+	// already migrated into it save nothing more, and artifacts already in
+	// it do not grow it.
+	Store string
+	// Format names the transcripts' format instead of detecting it per
+	// file.
+	Format string
+	// Top is how many of the largest payloads to list.
+	Top int
+}
+
+// Counts are the sizes of a group of lines.
+type Counts struct {
+	Lines        int64 `json:"lines"`
+	Bytes        int64 `json:"bytes"`        // JSONL bytes, ends of lines included
+	Payloads     int64 `json:"payloads"`     // payload sites reaching the threshold
+	PayloadBytes int64 `json:"payloadBytes"` // their JSON bytes
+}
+
+func (c *Counts) add(o Counts) {
+	c.Lines += o.Lines
+	c.Bytes += o.Bytes
+	c.Payloads += o.Payloads
+	c.PayloadBytes += o.PayloadBytes
+}
+
+// Group is the counts of the lines of one format, or of one entry type or
+// tool within a format.
+type Group struct {
+	Format string `json:"format"`
+	Name   string `json:"name,omitempty"`  // entry type or tool; "" for a format
+	Files  int    `json:"files,omitempty"` // for a format
+	Counts
+}
+
+// Names of groups that are not a name found in a transcript.
+const (
+	UnknownFormat = "(unknown)"  // a file of no known format
+	NoTool        = "(none)"     // a line that carries no tool's output
+	UnknownTool   = "(unknown)"  // output of a tool call whose name was not seen
+	OtherGroup    = "(other)"    // names past maxGroups
+	NotJSON       = "(not JSON)" // a line that is not valid JSON, a torn one included
+	NotObject     = "(not object)"
+	BlankLine     = "(blank)"
+	Untyped       = "(no type)"
+)
+
+// Payload is one payload site.
+type Payload struct {
+	File string `json:"file"`
+	Line int    `json:"line"`
+	Site string `json:"site"` // JSON pointer within the entry
+	Tool string `json:"tool,omitempty"`
+	Size int64  `json:"size"` // JSON bytes
+}
+
+// Savings is what a migration at the threshold would do, computed by
+// running migrate's externalizer over every line.
+type Savings struct {
+	// BytesBefore, BytesAfter and Saved are JSONL bytes of the
+	// transcripts, decompressed for *.jsonl.zst; Saved is what migrate
+	// reports as saved for uncompressed transcripts.
+	BytesBefore int64   `json:"bytesBefore"`
+	BytesAfter  int64   `json:"bytesAfter"`
+	Saved       int64   `json:"saved"`
+	Share       float64 `json:"share"` // Saved / BytesBefore
+	// Files is how many files would change; Failed how many migrate
+	// would fail on (an entry that looks migrated but does not restore),
+	// whose savings are not counted.
+	Files  int `json:"files"`
+	Failed int `json:"failed"`
+	// Artifacts counts references; Unique the distinct artifacts per
+	// store after deduplication across all the files; New those not yet
+	// in their store, and NewBytes what the stores would grow by.
+	Artifacts   int   `json:"artifacts"`
+	Unique      int   `json:"unique"`
+	UniqueBytes int64 `json:"uniqueBytes"`
+	New         int   `json:"new"`
+	NewBytes    int64 `json:"newBytes"`
+	// Tokens estimates the context tokens an agent reloading the sessions
+	// would save: TextBytes / 4 plus ImageTokens. TextBytes are the saved
+	// bytes other than base64 image data: about four bytes make a token
+	// of English, code or JSON in the tokenizers of current models, and
+	// escapes cost tokens as well as bytes. Images cost by area, not
+	// bytes: ImageTokens counts each moved image as Anthropic's
+	// width × height / 750, scaled to at most 1568 pixels on its long edge
+	// and 1600 tokens, and as 1600 when its size cannot be read.
+	Tokens      int64 `json:"tokens"`
+	TextBytes   int64 `json:"textBytes"`
+	Images      int   `json:"images"`
+	ImageTokens int64 `json:"imageTokens"`
+}
+
+// StatsReport is what Stats found.
+type StatsReport struct {
+	Threshold  int       `json:"threshold"`
+	Files      int       `json:"files"` // read to their end
+	Total      Counts    `json:"total"`
+	Formats    []Group   `json:"formats"`    // by bytes, largest first
+	EntryTypes []Group   `json:"entryTypes"` // by format as in Formats, then by bytes
+	Tools      []Group   `json:"tools"`      // likewise
+	Largest    []Payload `json:"largest"`    // largest first
+	Migrate    Savings   `json:"migrate"`
+	// Findings are notes (a file of unknown format; a file migrate would
+	// fail on) and files that could not be read, which are left out of
+	// every count.
+	Findings []Finding `json:"findings"`
+}
+
+// Stats measures the inputs: lines, bytes and payload bytes by format,
+// entry type and tool; the largest payloads; and what migrate would save.
+// It returns an error only when ctx is done.
+//
+// An entry's type is its "type" (a chat message's "role"), followed by
+// the "role" of its "message" or the "type" of its "payload" or "data"
+// when there is one: "message/toolResult", "progress/agent_progress",
+// "response_item/function_call_output". A line is counted for each tool
+// whose output it carries, or for NoTool; tools are named by the result
+// itself or by the call it answers, found earlier in the file.
+func Stats(ctx context.Context, inputs []migrate.Input, opts StatsOptions) (StatsReport, error) {
+	if opts.Threshold <= 0 {
+		opts.Threshold = migrate.DefaultThreshold
+	}
+	s := &stats{opts: opts, seen: map[storedDigest]bool{},
+		formats: newTally(), types: newTally(), tools: newTally()}
+	s.rep.Threshold = opts.Threshold
+	s.rep.Findings = []Finding{}
+	for _, in := range inputs {
+		if err := ctx.Err(); err != nil {
+			return s.rep, err
+		}
+		err := s.file(ctx, in.Path)
+		if err != nil && ctx.Err() != nil {
+			return s.rep, ctx.Err()
+		}
+		if err != nil {
+			s.rep.Findings = append(s.rep.Findings, Finding{Kind: KindUnreadable, File: in.Path, Message: err.Error()})
+		}
+	}
+	s.finish()
+	return s.rep, nil
+}
+
+// stats is the state of one run of Stats.
+type stats struct {
+	opts                  StatsOptions
+	rep                   StatsReport
+	formats, types, tools *tally
+	seen                  map[storedDigest]bool
+}
+
+// storedDigest is an artifact in one store: deduplication is per store.
+type storedDigest struct {
+	store string
+	d     registry.Digest
+}
+
+// fileStats are the counts of one file, added to the report only once the
+// file has been read to its end.
+type fileStats struct {
+	format                string
+	formats, types, tools *tally
+	largest               []Payload
+	sav                   Savings
+	changed, failed       bool
+	notes                 []Finding
+	digests               map[registry.Digest]int64
+	names                 *toolNames
+}
+
+// lineImages are the images moved out of the line being rewritten.
+type lineImages struct {
+	n      int
+	base64 int64
+	tokens int64
+}
+
+func (s *stats) file(ctx context.Context, path string) error {
+	t, format, err := open(path, s.opts.Format)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	fs := &fileStats{format: t.Format, formats: newTally(), types: newTally(), tools: newTally(),
+		digests: map[registry.Digest]int64{}, names: newToolNames()}
+	if format == nil {
+		fs.format = UnknownFormat
+	}
+	storeDir := migrate.StoreFor(s.opts.Store, path)
+	store := registry.Open(storeDir)
+	var imgs lineImages
+	x := &externalizer.Externalizer{
+		Format:    format,
+		Threshold: s.opts.Threshold,
+		PathFor:   pathFor(store, path),
+		Put: func(a externalizer.Artifact) error {
+			fs.sav.Artifacts++
+			fs.digests[a.Digest] = int64(a.Size)
+			if strings.HasPrefix(a.Media, "image/") {
+				imgs.n++
+				imgs.base64 += int64(base64.StdEncoding.EncodedLen(a.Size))
+				imgs.tokens += imageTokens(a.Data)
+			}
+			return nil
+		},
+		Open: store.Open,
+	}
+	var all, big []externalizer.Site
+	err = scan(ctx, t, func(l transcript.Line) error {
+		n := lineLen(l)
+		fs.sav.BytesBefore += n
+		start := transcript.JSONStart(l)
+		root, perr := transcript.Parse(l.Text, start)
+		obj := perr == nil && root.Kind() == transcript.Object
+		line := Counts{Lines: 1, Bytes: n}
+		all, big = all[:0], big[:0]
+		if format != nil && obj {
+			fs.names.see(root)
+			all = format.Sites(root, 1, all)
+			big = payloads(format, root, s.opts.Threshold, big)
+		}
+		tools := fs.names.line(all)
+		if len(tools) == 0 {
+			tools = []string{NoTool}
+		}
+		for _, site := range big {
+			size := int64(site.Value.Len())
+			line.Payloads++
+			line.PayloadBytes += size
+			tool := fs.names.site(site, tools)
+			fs.tools.get(fs.format, tool).add(Counts{Payloads: 1, PayloadBytes: size})
+			fs.largest = top(fs.largest, Payload{File: path, Line: l.Num, Site: oneLine(site.Path.String()), Tool: tool, Size: size}, s.opts.Top)
+		}
+		fs.formats.get(fs.format, "").add(line)
+		fs.types.get(fs.format, entryType(l.Text[start:], root, perr)).add(line)
+		for _, tool := range tools {
+			fs.tools.get(fs.format, tool).add(Counts{Lines: 1, Bytes: n})
+		}
+		if format == nil || fs.failed {
+			return nil
+		}
+		imgs = lineImages{}
+		res, err := x.Rewrite(l.Text, start)
+		if err != nil {
+			// migrate fails the whole file: none of it is saved.
+			fs.failed = true
+			fs.notes = append(fs.notes, Finding{Kind: KindNote, File: path, Line: l.Num, Offset: l.Offset,
+				Message: "migrate would fail on this file: " + err.Error()})
+			return nil
+		}
+		if res.Line != nil {
+			saved := int64(len(l.Text) - len(res.Line))
+			fs.sav.Saved += saved
+			fs.sav.TextBytes += saved - imgs.base64
+			fs.sav.Images += imgs.n
+			fs.sav.ImageTokens += imgs.tokens
+			fs.changed = true
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if format == nil {
+		fs.notes = append(fs.notes, Finding{Kind: KindNote, File: path,
+			Message: "unknown transcript format: counted by lines and bytes only; migrate would leave it"})
+	}
+	s.add(fs, store)
+	return nil
+}
+
+// add adds the counts of a file read to its end.
+func (s *stats) add(fs *fileStats, store *registry.Store) {
+	s.rep.Files++
+	s.rep.Findings = append(s.rep.Findings, fs.notes...)
+	s.formats.merge(fs.formats)
+	s.formats.get(fs.format, "").Files++
+	s.types.merge(fs.types)
+	s.tools.merge(fs.tools)
+	for _, p := range fs.largest {
+		s.rep.Largest = top(s.rep.Largest, p, s.opts.Top)
+	}
+	m := &s.rep.Migrate
+	m.BytesBefore += fs.sav.BytesBefore
+	if fs.failed {
+		m.Failed++
+		return
+	}
+	if fs.changed {
+		m.Files++
+	}
+	m.Saved += fs.sav.Saved
+	m.Artifacts += fs.sav.Artifacts
+	m.TextBytes += fs.sav.TextBytes
+	m.Images += fs.sav.Images
+	m.ImageTokens += fs.sav.ImageTokens
+	for d, size := range fs.digests {
+		k := storedDigest{store.Dir(), d}
+		if s.seen[k] {
+			continue
+		}
+		s.seen[k] = true
+		m.Unique++
+		m.UniqueBytes += size
+		if store.Verify(d) != nil {
+			m.New++
+			m.NewBytes += size
+		}
+	}
+}
+
+func (s *stats) finish() {
+	m := &s.rep.Migrate
+	m.BytesAfter = m.BytesBefore - m.Saved
+	if m.BytesBefore > 0 {
+		m.Share = float64(m.Saved) / float64(m.BytesBefore)
+	}
+	m.Tokens = m.TextBytes/4 + m.ImageTokens
+	s.rep.Formats = s.formats.sorted(nil)
+	for _, g := range s.rep.Formats {
+		s.rep.Total.add(g.Counts)
+	}
+	rank := map[string]int{}
+	for i, g := range s.rep.Formats {
+		rank[g.Format] = i
+	}
+	s.rep.EntryTypes = s.types.sorted(rank)
+	s.rep.Tools = s.tools.sorted(rank)
+	if s.rep.Largest == nil {
+		s.rep.Largest = []Payload{}
+	}
+}
+
+// pathFor returns where an artifact of store is shown to readers of the
+// transcript at path, relative to the transcript's directory: what
+// migrate writes into placeholders, whose size the savings depend on.
+func pathFor(store *registry.Store, path string) func(registry.Digest) string {
+	return func(d registry.Digest) string {
+		p := store.Path(d)
+		if rel, err := filepath.Rel(filepath.Dir(path), p); err == nil {
+			return rel
+		}
+		return p
+	}
+}
+
+// entryType names the kind of entry a line holds; text is the line from
+// where its JSON may begin.
+func entryType(text []byte, root transcript.Value, err error) string {
+	switch {
+	case err != nil && len(bytes.TrimSpace(text)) == 0:
+		return BlankLine
+	case err != nil:
+		return NotJSON
+	case root.Kind() != transcript.Object:
+		return NotObject
+	}
+	name := ""
+	if t, _ := root.Get("type"); t.Kind() == transcript.String {
+		name = t.Text()
+	} else if r, _ := root.Get("role"); r.Kind() == transcript.String {
+		name = r.Text()
+	} else if m, _ := root.Get("messages"); m.Kind() == transcript.Array {
+		name = "messages"
+	} else {
+		return Untyped
+	}
+	for _, at := range []externalizer.Pointer{{"message", "role"}, {"payload", "type"}, {"data", "type"}} {
+		if sub, ok := at.Resolve(root); ok && sub.Kind() == transcript.String {
+			if t := sub.Text(); t != name {
+				name += "/" + t
+			}
+			break
+		}
+	}
+	return printable(name)
+}
+
+// top inserts p into list, largest first, if it is among the n largest;
+// of equal sizes the one found first stays first.
+func top(list []Payload, p Payload, n int) []Payload {
+	i := sort.Search(len(list), func(i int) bool { return list[i].Size < p.Size })
+	if i >= n {
+		return list
+	}
+	list = append(list, Payload{})
+	copy(list[i+1:], list[i:])
+	list[i] = p
+	if len(list) > n {
+		list = list[:n]
+	}
+	return list
+}
+
+// Image token estimate; see Savings.Tokens.
+const (
+	imageLongEdge  = 1568
+	imagePixels    = 750 // pixels per token
+	maxImageTokens = 1600
+)
+
+// imageTokens estimates what a model is charged for seeing an image.
+func imageTokens(data []byte) int64 {
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 {
+		return maxImageTokens
+	}
+	w, h := float64(cfg.Width), float64(cfg.Height)
+	if long := math.Max(w, h); long > imageLongEdge {
+		w, h = w*imageLongEdge/long, h*imageLongEdge/long
+	}
+	return int64(math.Min(math.Ceil(w*h/imagePixels), maxImageTokens))
+}
+
+// maxGroups bounds the distinct groups of a table; names past it count
+// for OtherGroup, so that a hostile file cannot make the report huge.
+const maxGroups = 1000
+
+// tally counts lines by group.
+type tally struct{ m map[groupKey]*Group }
+
+type groupKey struct{ format, name string }
+
+func newTally() *tally { return &tally{m: map[groupKey]*Group{}} }
+
+func (t *tally) get(format, name string) *Group {
+	k := groupKey{format, name}
+	if g, ok := t.m[k]; ok {
+		return g
+	}
+	if len(t.m) >= maxGroups {
+		k.name = OtherGroup
+		if g, ok := t.m[k]; ok {
+			return g
+		}
+	}
+	g := &Group{Format: k.format, Name: k.name}
+	t.m[k] = g
+	return g
+}
+
+func (t *tally) merge(o *tally) {
+	for k, g := range o.m {
+		dst := t.get(k.format, k.name)
+		dst.Files += g.Files
+		dst.Counts.add(g.Counts)
+	}
+}
+
+// sorted returns the groups ordered by the rank of their format, then by
+// bytes, largest first, then by name; without ranks, by bytes and format.
+func (t *tally) sorted(rank map[string]int) []Group {
+	groups := make([]Group, 0, len(t.m))
+	for _, g := range t.m {
+		groups = append(groups, *g)
+	}
+	sort.Slice(groups, func(i, j int) bool {
+		a, b := groups[i], groups[j]
+		if rank[a.Format] != rank[b.Format] {
+			return rank[a.Format] < rank[b.Format]
+		}
+		if a.Bytes != b.Bytes {
+			return a.Bytes > b.Bytes
+		}
+		if a.Format != b.Format {
+			return a.Format < b.Format
+		}
+		return a.Name < b.Name
+	})
+	return groups
+}
