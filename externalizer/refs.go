@@ -2,10 +2,64 @@ package externalizer
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
+
+// Replacement is a value of a migrated entry that a placeholder stands in
+// for, as the entry's marker records it.
+type Replacement struct {
+	At    string           // JSON pointer of the placeholder
+	Value transcript.Value // the placeholder in the migrated line
+	Parts []Ref            // the artifacts it is rebuilt from, in order
+}
+
+// Ref is one artifact a replaced value is rebuilt from, and its form.
+type Ref struct {
+	Digest registry.Digest
+	Form   Form
+}
+
+// Replacements returns the values that the marker of a migrated entry
+// records as replaced, in the marker's order, without reading any
+// artifact. Members the migration only added (pi's artifactRef) are not
+// replacements. An entry without a marker has none; a marker that cannot
+// be read, or names a value that is not there, is an error wrapping
+// ErrBadMarker. Whether the marker is true, only restoring the line tells.
+func Replacements(root transcript.Value) ([]Replacement, error) {
+	mk, _, _, err := readMarker(root)
+	if errors.Is(err, errNoMarker) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var reps []Replacement
+	for _, e := range mk.Edits {
+		if len(e.Parts) == 0 {
+			continue
+		}
+		u, err := locate(root, e)
+		if err != nil {
+			return nil, err
+		}
+		r := Replacement{At: e.At, Value: transcript.Value{Buf: root.Buf, Start: u.start, End: u.end}}
+		for _, p := range e.Parts {
+			if p.ID == "" {
+				continue
+			}
+			d, err := registry.ParseDigest(p.ID)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrBadMarker, err)
+			}
+			r.Parts = append(r.Parts, Ref{Digest: d, Form: p.Form})
+		}
+		reps = append(reps, r)
+	}
+	return reps, nil
+}
 
 // References returns the artifacts a line's marker names, in order,
 // without reading them. A line without a marker has none; a marker that
@@ -18,24 +72,14 @@ func References(text []byte, start int) ([]registry.Digest, error) {
 	if err != nil || root.Kind() != transcript.Object {
 		return nil, nil
 	}
-	mk, _, _, err := readMarker(root)
-	if errors.Is(err, errNoMarker) {
-		return nil, nil
-	}
+	reps, err := Replacements(root)
 	if err != nil {
 		return nil, err
 	}
 	var ids []registry.Digest
-	for _, e := range mk.Edits {
-		for _, p := range e.Parts {
-			if p.ID == "" {
-				continue
-			}
-			d, err := registry.ParseDigest(p.ID)
-			if err != nil {
-				return nil, errors.Join(ErrBadMarker, err)
-			}
-			ids = append(ids, d)
+	for _, r := range reps {
+		for _, p := range r.Parts {
+			ids = append(ids, p.Digest)
 		}
 	}
 	return ids, nil

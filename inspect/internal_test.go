@@ -120,7 +120,7 @@ func TestPayloads(t *testing.T) {
 	}{
 		{`{"role":"tool","content":"` + big + `"}`, []string{"/content"}},
 		{`{"role":"tool","content":` + strings.Repeat("1", 300) + `}`, nil},
-		{`{"messages":[{"role":"tool","content":"` + big + `"},{"role":"tool","content":"` + big + `"}],"transcriptTool":{"v":1,"sha256":"00","edits":[{"at":"/messages/1/content","parts":[{"lit":"x"}]},{"at":"/messages/0","added":["x"]}]}}`, []string{"/messages/0/content"}},
+		{`{"messages":[{"role":"tool","content":"` + big + `"},{"role":"tool","content":"` + big + `"}],"transcriptTool":{"v":1,"sha256":"` + strings.Repeat("0", 64) + `","edits":[{"at":"/messages/1/content","parts":[{"lit":"x"}]},{"at":"/messages/0","added":["x"]}]}}`, []string{"/messages/0/content"}},
 	} {
 		root, err := transcript.Parse([]byte(tc.line), 0)
 		require.NoError(t, err)

@@ -84,16 +84,11 @@ next:
 // replacedAt returns the pointers of the values that the marker of a
 // migrated entry says were replaced by placeholders.
 func replacedAt(entry transcript.Value) []string {
-	var at []string
-	m, _ := entry.Get(externalizer.MarkerKey)
-	edits, _ := m.Get("edits")
-	edits.Elems(func(_ int, e transcript.Value) bool {
-		if _, ok := e.Get("parts"); ok {
-			p, _ := e.Get("at")
-			at = append(at, p.Text())
-		}
-		return true
-	})
+	reps, _ := externalizer.Replacements(entry)
+	at := make([]string, len(reps))
+	for i, r := range reps {
+		at[i] = r.At
+	}
 	return at
 }
 

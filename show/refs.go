@@ -1,8 +1,6 @@
 package show
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"os"
 	"slices"
 	"strconv"
@@ -18,74 +16,33 @@ import (
 type ref struct {
 	at     string // JSON pointer of the placeholder
 	start  int    // offset of the placeholder in the line
-	pieces []piece
+	pieces []externalizer.Ref
 	shown  bool
 }
 
-// piece is one artifact a reference is rebuilt from.
-type piece struct {
-	digest registry.Digest
-	form   string
-}
-
 // readRefs returns the references that the marker of a migrated entry
-// records: one per edit that replaced a value, in the marker's order. Edits
-// that only added members (pi's details.artifactRef) are not references,
-// and edits that point at nothing are skipped: Render shows the entry, not
-// the marker's faults. An entry without a marker has no references, and
-// neither has one whose last member only looks like a marker: of another
-// version or without a SHA-256. (A member that looks like a marker in every
-// way is taken for one; only restoring the line, as Options.Rehydrate
-// does, tells them apart.)
+// records: one per replaced value, in the marker's order. An entry without
+// a readable marker has none: Render shows the entry, not the marker's
+// faults. (A member that looks like a marker in every way is taken for
+// one; only restoring the line, as Options.Rehydrate does, tells them
+// apart.)
 func readRefs(root transcript.Value) []ref {
-	if !externalizer.HasMarker(root.Raw()) {
+	reps, err := externalizer.Replacements(root)
+	if err != nil {
 		return nil
 	}
-	var last transcript.Member
-	root.Members(func(m transcript.Member) bool {
-		last = m
-		return true
-	})
-	mk := last.Value
-	if !last.Key.IsString(externalizer.MarkerKey) || mk.Kind() != transcript.Object {
-		return nil
-	}
-	if v, _ := mk.Get("v"); string(v.Raw()) != strconv.Itoa(externalizer.MarkerVersion) {
-		return nil
-	}
-	if sum, err := hex.DecodeString(get(mk, "sha256").Text()); err != nil || len(sum) != sha256.Size {
-		return nil
-	}
-	edits, _ := mk.Get("edits")
-	var refs []ref
-	edits.Elems(func(_ int, e transcript.Value) bool {
-		var pieces []piece
-		parts, _ := e.Get("parts")
-		parts.Elems(func(_ int, p transcript.Value) bool {
-			id, _ := p.Get("id")
-			d, err := registry.ParseDigest(id.Text())
-			if err == nil {
-				form, _ := p.Get("form")
-				pieces = append(pieces, piece{digest: d, form: form.Text()})
-			}
-			return true
-		})
-		at, _ := e.Get("at")
-		ptr, ok := externalizer.ParsePointer(at.Text())
-		if len(pieces) == 0 || !ok {
-			return true
+	refs := make([]ref, 0, len(reps))
+	for _, r := range reps {
+		if len(r.Parts) > 0 {
+			refs = append(refs, ref{at: r.At, start: r.Value.Start, pieces: r.Parts})
 		}
-		if v, ok := ptr.Resolve(root); ok {
-			refs = append(refs, ref{at: at.Text(), start: v.Start, pieces: pieces})
-		}
-		return true
-	})
+	}
 	return refs
 }
 
 // kind names what an artifact in form f holds.
-func kind(f string) string {
-	switch externalizer.Form(f) {
+func kind(f externalizer.Form) string {
+	switch f {
 	case externalizer.FormJS, externalizer.FormASCII:
 		return "text"
 	case externalizer.FormBase64:
@@ -93,7 +50,7 @@ func kind(f string) string {
 	case externalizer.FormRaw:
 		return "JSON"
 	}
-	return flatString(f, 20)
+	return flatString(string(f), 20)
 }
 
 // describe returns the one line that stands for a reference: the short id
@@ -110,7 +67,7 @@ func describe(r *ref, store *registry.Store) string {
 		kinds          []string
 	)
 	for i, pc := range r.pieces {
-		n := artifactSize(store, pc.digest)
+		n := artifactSize(store, pc.Digest)
 		if n < 0 {
 			missing = true
 		}
@@ -118,11 +75,11 @@ func describe(r *ref, store *registry.Store) string {
 		if n > bestSize {
 			best, bestSize = i, n
 		}
-		if k := kind(pc.form); !slices.Contains(kinds, k) {
+		if k := kind(pc.Form); !slices.Contains(kinds, k) {
 			kinds = append(kinds, k)
 		}
 	}
-	main := r.pieces[best].digest
+	main := r.pieces[best].Digest
 	var b strings.Builder
 	b.WriteString("⧉ artifact " + main.String()[:shortID])
 	if n := len(r.pieces); n > 1 {

@@ -158,8 +158,8 @@ func (s *session) rehydrate(text []byte, start int, refs []ref) ([]byte, error) 
 	size := int64(len(text))
 	for _, r := range refs {
 		for _, pc := range r.pieces {
-			n := max(artifactSize(s.opts.Store, pc.digest), 0)
-			if externalizer.Form(pc.form) == externalizer.FormBase64 {
+			n := max(artifactSize(s.opts.Store, pc.Digest), 0)
+			if pc.Form == externalizer.FormBase64 {
 				n = n/3*4 + 4
 			}
 			size += n + n/8 // JSON escapes
