@@ -22,7 +22,7 @@ bench:
 
 # Each fuzz target in turn; FUZZTIME=10m for a long run.
 fuzz:
-	@for pkg in ./transcript ./externalizer; do \
+	@for pkg in ./transcript ./externalizer ./recall; do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "== $$pkg $$t"; \
 	    $(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \

@@ -62,6 +62,8 @@ var commands = []func(streams) *cli.Command{
 	migrateCommand,
 	rehydrateCommand,
 	catCommand,
+	recallCommand,
+	lsCommand,
 	verifyCommand,
 	checkCommand,
 	statsCommand,

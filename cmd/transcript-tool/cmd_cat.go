@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -16,13 +22,20 @@ func catCommand(st streams) *cli.Command {
 		Name:      "cat",
 		Usage:     "print one artifact, checked against its hash",
 		ArgsUsage: "ID",
-		Description: "ID is an artifact's full SHA-256 or a unique prefix of at least 4 hex characters.\n" +
-			"--offset and --limit select a byte range, so that an agent can page through a large artifact.",
+		Description: "ID is an artifact's full SHA-256, a unique prefix of at least 4 hex characters, or the\n" +
+			"tool call id or entry id that produced it, looked up in the registry. An id that is a\n" +
+			"prefix of a stored artifact is taken as one. When a tool call or entry has several\n" +
+			"artifacts, the one of the tool result's content (what the agent saw) is printed if\n" +
+			"there is exactly one; otherwise they are listed and the status is 2.\n\n" +
+			"--offset and --limit select a part, so that an agent can page through a large\n" +
+			"artifact: in characters (Unicode code points) for text (text/plain artifacts, and\n" +
+			"JSON strings printed as their text), in bytes otherwise and with --raw. The whole\n" +
+			"artifact is checked against its hash before any of it is printed.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "store", Value: "artifacts", Usage: "artifact store `DIR`"},
-			&cli.Int64Flag{Name: "offset", Usage: "start at byte `N`"},
-			&cli.Int64Flag{Name: "limit", Usage: "print at most `N` bytes (0: all)"},
-			&cli.BoolFlag{Name: "raw", Usage: "print the stored bytes as they are"},
+			&cli.Int64Flag{Name: "offset", Usage: "start at character (text) or byte `N`"},
+			&cli.Int64Flag{Name: "limit", Usage: "print at most `N` characters (text) or bytes (0: all)"},
+			&cli.BoolFlag{Name: "raw", Usage: "print the stored bytes as they are; --offset and --limit count bytes"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -33,64 +46,224 @@ func catCommand(st streams) *cli.Command {
 				return usageErr("--offset and --limit must not be negative")
 			}
 			store := registry.Open(c.String("store"))
-			d, err := store.Resolve(c.Args().First())
+			d, rec, err := resolveArtifact(st, store, c.Args().First())
 			if err != nil {
-				var amb *registry.AmbiguousError
-				if errors.As(err, &amb) {
-					return &exitError{code: exitUsage, err: err, hint: "candidates: " + fmt.Sprint(amb.Candidates)}
-				}
-				return fatal(err, "is --store the store the transcript was migrated into?")
+				return err
 			}
-			data, err := store.Get(d)
-			if err == nil && !c.Bool("raw") && storedAsJSON(store, d) {
-				data = decodeStoredString(data)
-			}
-			if err != nil {
-				return fatal(err, "")
-			}
-			if offset > int64(len(data)) {
-				offset = int64(len(data))
-			}
-			data = data[offset:]
-			if limit > 0 && limit < int64(len(data)) {
-				data = data[:limit]
-			}
-			_, err = st.stdout.Write(data)
-			return err
+			return printArtifact(st.stdout, store, d, rec, c.Bool("raw"), offset, limit)
 		},
 	}
 }
 
-// storedAsJSON reports whether the registry records artifact d as raw JSON,
-// the form of payloads that no escaping style restores exactly. A text
-// artifact that happens to look like a JSON string is printed as it is.
-func storedAsJSON(store *registry.Store, d registry.Digest) bool {
+// resolveArtifact finds the artifact id names: by hash or hash prefix,
+// else by the tool call id or entry id of its registry records. It returns
+// the artifact's first registry record, if any.
+func resolveArtifact(st streams, store *registry.Store, id string) (registry.Digest, registry.Record, error) {
+	d, err := store.Resolve(id)
+	var amb *registry.AmbiguousError
+	switch {
+	case err == nil:
+		rec, _ := firstRecord(st, store, d)
+		return d, rec, nil
+	case errors.As(err, &amb):
+		return d, registry.Record{}, &exitError{code: exitUsage, err: err, hint: "candidates: " + fmt.Sprint(amb.Candidates)}
+	}
+	const hint = "is --store the store the transcript was migrated into?"
+	recs, rerr := producedBy(st, store, id)
+	if rerr != nil {
+		return d, registry.Record{}, fatal(rerr, "")
+	}
+	switch len(recs) {
+	case 0:
+		if !errors.Is(err, registry.ErrNotFound) {
+			err = fmt.Errorf("%q is neither an artifact id (a full SHA-256 or a prefix of at least %d hex characters) nor a tool call id or entry id in the registry of %s",
+				id, registry.MinPrefix, store.Dir())
+		}
+		return d, registry.Record{}, fatal(err, hint)
+	case 1:
+		d, _ := registry.ParseDigest(recs[0].Hash) // producedBy checked it
+		return d, recs[0], nil
+	}
+	var content []registry.Record
+	for _, r := range recs {
+		if contentSite(r.Site) {
+			content = append(content, r)
+		}
+	}
+	if len(content) == 1 {
+		d, _ := registry.ParseDigest(content[0].Hash)
+		return d, content[0], nil
+	}
+	var b strings.Builder
+	for _, r := range recs {
+		fmt.Fprintf(&b, "\n  %s  %s  %s  %s  %s:%d", display.Line(r.Hash, 64), human(r.Size), display.Line(r.Media, 40),
+			display.Line(r.Site, 80), display.Line(r.Source, 200), r.Line)
+	}
+	return d, registry.Record{}, &exitError{code: exitUsage,
+		err:  fmt.Errorf("%q names %d artifacts:%s", id, len(recs), b.String()),
+		hint: "print one of them by its id"}
+}
+
+// producedBy returns the registry records of the distinct artifacts whose
+// tool call id or entry id is id, in registry order: for each, its first
+// record at a content site, else its first record. Records whose hash is
+// not an artifact id are skipped.
+func producedBy(st streams, store *registry.Store, id string) ([]registry.Record, error) {
+	var recs []registry.Record
+	index := map[string]int{}
+	err := store.Records(func(r registry.Record) error {
+		if r.ToolCallID != id && r.Entry != id {
+			return nil
+		}
+		if _, err := registry.ParseDigest(r.Hash); err != nil {
+			return nil
+		}
+		i, seen := index[r.Hash]
+		switch {
+		case !seen:
+			index[r.Hash] = len(recs)
+			recs = append(recs, r)
+		case !contentSite(recs[i].Site) && contentSite(r.Site):
+			recs[i] = r // the record that says it is the content wins
+		}
+		return nil
+	}, func(e *registry.BadLineError) { st.warnf("%v", e) })
+	return recs, err
+}
+
+// contentSite reports whether a registry site is a tool result's content,
+// what the agent saw in its place: pi's message.content, the content of
+// a Claude Code tool_result block, Codex's payload.output, a chat tool
+// message's content. Copies beside it (pi's details, Claude Code's
+// toolUseResult) are not.
+func contentSite(site string) bool {
+	p, ok := externalizer.ParsePointer(site)
+	if !ok || len(p) == 0 {
+		return false
+	}
+	for _, k := range p {
+		if k == "details" || k == "toolUseResult" {
+			return false
+		}
+	}
+	last := p[len(p)-1]
+	return last == "content" || last == "output"
+}
+
+// firstRecord returns the first registry record of artifact d.
+func firstRecord(st streams, store *registry.Store, d registry.Digest) (registry.Record, bool) {
+	var rec registry.Record
 	found := false
 	_ = store.Records(func(r registry.Record) error {
 		if r.Hash == d.String() {
-			found = r.Media == externalizer.MediaJSON
+			rec, found = r, true
 			return errStop
 		}
 		return nil
-	}, nil)
-	return found
+	}, func(e *registry.BadLineError) { st.warnf("%v", e) })
+	return rec, found
 }
 
 var errStop = errors.New("stop")
 
+// printArtifact writes artifact d, or the part of it that offset and limit
+// select, to w: the text of an artifact stored as a raw JSON string, other
+// artifacts as they are stored. Nothing is written unless the whole
+// artifact hashes to d.
+func printArtifact(w io.Writer, store *registry.Store, d registry.Digest, rec registry.Record, raw bool, offset, limit int64) error {
+	if err := store.Verify(d); err != nil {
+		return fatal(err, "")
+	}
+	r, err := store.Open(d)
+	if err != nil {
+		return fatal(err, "")
+	}
+	defer r.Close()
+	br := bufio.NewReaderSize(r, 64<<10)
+	if first, _ := br.Peek(1); !raw && rec.Media == externalizer.MediaJSON && len(first) == 1 && first[0] == '"' {
+		// Decoding needs the whole string; such artifacts are rare: text
+		// that no escaping style restores exactly.
+		data, err := io.ReadAll(br)
+		if err != nil {
+			return fatal(err, "")
+		}
+		if text, ok := decodeStoredString(data); ok {
+			return slice(w, bytes.NewReader(text), true, offset, limit)
+		}
+		return slice(w, bytes.NewReader(data), false, offset, limit)
+	}
+	if err := slice(w, br, !raw && strings.HasPrefix(rec.Media, "text/"), offset, limit); err != nil {
+		return fatal(err, "")
+	}
+	return nil
+}
+
+// slice copies from r to w the part that starts at offset and is at most
+// limit long (0: to the end), counted in characters when text is set (an
+// invalid UTF-8 byte counts as one and is copied as it is) and in bytes
+// otherwise.
+func slice(w io.Writer, r io.Reader, text bool, offset, limit int64) error {
+	if !text {
+		if _, err := io.CopyN(io.Discard, r, offset); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		if limit > 0 {
+			r = io.LimitReader(r, limit)
+		}
+		_, err := io.Copy(w, r)
+		return err
+	}
+	buf := make([]byte, 64<<10)
+	var pos int64 // characters read
+	carry := 0    // bytes of a character cut at the end of the last read
+	for {
+		n, err := io.ReadFull(r, buf[carry:])
+		n += carry
+		eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		if err != nil && !eof {
+			return err
+		}
+		start, i := -1, 0
+		for i < n && (limit == 0 || pos < offset+limit) {
+			if !eof && !utf8.FullRune(buf[i:n]) {
+				break
+			}
+			if start < 0 && pos >= offset {
+				start = i
+			}
+			_, size := utf8.DecodeRune(buf[i:n])
+			i += size
+			pos++
+		}
+		if start >= 0 {
+			if _, err := w.Write(buf[start:i]); err != nil {
+				return err
+			}
+		}
+		if eof || (limit > 0 && pos >= offset+limit) {
+			return nil
+		}
+		carry = copy(buf, buf[i:n])
+	}
+}
+
 // decodeStoredString returns the text of an artifact kept as a raw JSON
-// string literal, and any other artifact unchanged.
-func decodeStoredString(data []byte) []byte {
+// string literal. A text artifact that happens to look like a JSON string
+// is not one: only artifacts the registry records as JSON are decoded.
+func decodeStoredString(data []byte) ([]byte, bool) {
 	if len(data) < 2 || data[0] != '"' {
-		return data
+		return nil, false
 	}
 	v, err := transcript.Parse(data, 0)
 	if err != nil || v.Kind() != transcript.String {
-		return data
+		return nil, false
 	}
 	text, err := transcript.Decode(data)
 	if err != nil {
-		return data
+		return nil, false
 	}
-	return text
+	return text, true
 }

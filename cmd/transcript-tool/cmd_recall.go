@@ -1,0 +1,93 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/transcript-tool/transcript-tool/migrate"
+	"github.com/transcript-tool/transcript-tool/recall"
+	"github.com/transcript-tool/transcript-tool/registry"
+)
+
+func recallCommand(st streams) *cli.Command {
+	d := recall.DefaultOptions
+	return &cli.Command{
+		Name:      "recall",
+		Usage:     "print the bounded artifact-recall section of one session, for an agent's prompt",
+		ArgsUsage: "SESSION",
+		Description: "SESSION is a transcript file. The section is a fixed header that says how to print an\n" +
+			"artifact, a narrative (session id, format, number of entries, time span, tool calls by\n" +
+			"name, number and total size of artifacts, and the last user request shortened), and\n" +
+			"one line per artifact, most recently referenced first: its 12-character id prefix,\n" +
+			"tool, size, a summary of its bytes (read from the store and checked against its hash)\n" +
+			"and its path.\n\n" +
+			"All lengths are Unicode code points (characters), newlines included. The markdown\n" +
+			"text is never longer than --max-chars and lists at most --max-items artifacts, chosen\n" +
+			"newest first while they fit; the narrative is never longer than --narrative-max-chars.\n" +
+			"With --format json the same section comes as fields (header, narrative, items, omitted,\n" +
+			"text, length); the budget bounds its markdown text, not the JSON document.\n" +
+			"The output depends only on the transcript, the store and the flags.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` (default: artifacts/ beside the transcript)"},
+			&cli.IntFlag{Name: "max-items", Value: d.MaxItems, Usage: "list at most `N` artifacts"},
+			&cli.IntFlag{Name: "max-chars", Value: d.MaxChars, Usage: "the whole text in at most `N` characters (code points)"},
+			&cli.IntFlag{Name: "narrative-max-chars", Value: d.NarrativeMaxChars, Usage: "the narrative in at most `N` characters (code points)"},
+			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "output `FORMAT`: markdown or json"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return &exitError{code: exitUsage, err: errors.New("recall: want exactly one SESSION file"),
+					hint: "usage: transcript-tool recall [flags] SESSION"}
+			}
+			opts := recall.Options{MaxItems: c.Int("max-items"), MaxChars: c.Int("max-chars"), NarrativeMaxChars: c.Int("narrative-max-chars")}
+			if opts.MaxItems < 0 || opts.MaxChars < 0 || opts.NarrativeMaxChars < 0 {
+				return usageErr("--max-items, --max-chars and --narrative-max-chars must not be negative")
+			}
+			format := c.String("format")
+			if format != "markdown" && format != "json" {
+				return usageErr("--format must be markdown or json, not %q", format)
+			}
+			return runRecall(st, c.Args().First(), c.String("store"), format, opts)
+		},
+	}
+}
+
+func runRecall(st streams, path, storeDir, format string, opts recall.Options) error {
+	t, err := migrate.Open(path, "")
+	if err != nil {
+		return fatal(err, "")
+	}
+	defer t.Close()
+	if t.Format == "" {
+		return fatal(fmt.Errorf("%s: %w", path, migrate.ErrUnknownFormat), "recall reads pi, claude-code, codex and chat transcripts")
+	}
+	s, err := recall.Scan(t, t.Format)
+	if err != nil {
+		return fatal(fmt.Errorf("read %s: %w", path, err), "")
+	}
+	s.ID = t.Session
+	// The registry records a transcript by its absolute path.
+	if s.Source, err = filepath.Abs(path); err != nil {
+		s.Source = path
+	}
+	store := registry.Open(migrate.StoreFor(storeDir, path))
+	if _, err := os.Stat(store.Dir()); err != nil && len(s.Refs) > 0 {
+		st.warnf("no artifact store at %s: the %d artifacts of %s cannot be read", store.Dir(), len(s.Refs), path)
+	}
+	sec, err := recall.Build(s, store, opts, func(e *registry.BadLineError) { st.warnf("%v", e) })
+	if err != nil {
+		return fatal(fmt.Errorf("read registry: %w", err), "")
+	}
+	if format == "json" {
+		if sec.Items == nil {
+			sec.Items = []recall.Item{}
+		}
+		return writeJSON(st.stdout, sec)
+	}
+	_, err = fmt.Fprint(st.stdout, sec.Text)
+	return err
+}

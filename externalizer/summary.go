@@ -1,0 +1,822 @@
+package externalizer
+
+import (
+	"bytes"
+	"errors"
+	"image"
+	_ "image/gif" // image.DecodeConfig reads GIF headers
+	_ "image/jpeg"
+	_ "image/png"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/transcript-tool/transcript-tool/internal/display"
+)
+
+// DescribeMax is the longest description Describe returns, in Unicode code
+// points.
+const DescribeMax = 120
+
+// describeWindow is how much of an artifact's start, and of its end, a
+// Describer keeps to look at: JSON structure, image headers and the first
+// lines come from the start, error lines from both.
+const describeWindow = 64 << 10
+
+// Describe returns a one-line description of an artifact of media type
+// media (as the registry records it; "" to guess from the bytes), at most
+// DescribeMax code points, free of control characters:
+//
+//   - JSON (application/json, or text that parses as one JSON value): its
+//     structure, as in `JSON object {output, metadata{exit_code:0, …}}`
+//     or `JSON array of 42 objects {path, line}`;
+//   - text: its first non-empty line, the number of error-looking lines
+//     (with the word error, fail, panic, exception, traceback or fatal, in
+//     any case and inflection, or a name such as TypeError) with the first
+//     and the last of them, and its line count;
+//   - images: the type, dimensions when the header gives them, and size;
+//   - anything else: the sniffed type and size.
+//
+// The work is bounded: structure and first lines come from the first 64
+// KiB, error lines from the first and last 64 KiB, and only the line count
+// and JSON element count see every byte. Describe(data, m) equals what a
+// Describer given the same bytes in any pieces returns.
+func Describe(data []byte, media string) string {
+	d := NewDescriber(media)
+	_, _ = d.Write(data)
+	return d.String()
+}
+
+// Describer describes an artifact written to it piece by piece, as
+// Describe does, holding at most 192 KiB of it, so that an artifact can be
+// described while it is streamed from the store. The zero value is not
+// ready for use; NewDescriber makes one.
+type Describer struct {
+	media    string
+	size     int64
+	newlines int64
+	last     byte   // the last byte written
+	head     []byte // the first describeWindow bytes
+	tail     []byte // the bytes after head: at least the last describeWindow of them, at most twice that
+	json     jsonCounter
+}
+
+// NewDescriber returns a Describer for an artifact of media type media.
+func NewDescriber(media string) *Describer {
+	return &Describer{media: media}
+}
+
+// Write adds p to the artifact. It never fails.
+func (d *Describer) Write(p []byte) (int, error) {
+	n := len(p)
+	d.size += int64(n)
+	if n == 0 {
+		return 0, nil
+	}
+	d.newlines += int64(bytes.Count(p, []byte{'\n'}))
+	d.last = p[n-1]
+	if room := describeWindow - len(d.head); room > 0 {
+		k := min(room, len(p))
+		d.head = append(d.head, p[:k]...)
+		d.json.write(p[:k])
+		p = p[k:]
+	}
+	if len(p) > 0 {
+		d.json.write(p)
+		if len(p) >= describeWindow {
+			d.tail = append(d.tail[:0], p[len(p)-describeWindow:]...)
+		} else {
+			if len(d.tail)+len(p) > 2*describeWindow {
+				d.tail = append(d.tail[:0], d.tail[len(d.tail)-(describeWindow-len(p)):]...)
+			}
+			d.tail = append(d.tail, p...)
+		}
+	}
+	return n, nil
+}
+
+// Media returns the media type the description goes by: the one given to
+// NewDescriber or, for "", the one guessed from the bytes written so far.
+func (d *Describer) Media() string {
+	if d.media == "" && d.size > 0 {
+		return sniff(d.head)
+	}
+	return d.media
+}
+
+// String returns the description of the bytes written so far.
+func (d *Describer) String() string {
+	if d.size == 0 {
+		return "empty"
+	}
+	media := d.Media()
+	var s string
+	switch {
+	case strings.HasPrefix(media, "image/"):
+		s = d.image(media)
+	case strings.HasPrefix(media, MediaJSON) || strings.HasPrefix(media, "text/"):
+		var ok bool
+		if s, ok = d.structure(); !ok {
+			s = d.text()
+		}
+	default:
+		s = d.binary()
+	}
+	return display.Line(s, DescribeMax)
+}
+
+// sniff guesses the media type of an artifact from its first bytes.
+func sniff(head []byte) string {
+	text := head[:completeRunes(head)]
+	if utf8.Valid(text) && bytes.IndexByte(text, 0) < 0 {
+		return MediaText
+	}
+	return http.DetectContentType(head)
+}
+
+func (d *Describer) image(media string) string {
+	kind := strings.ToUpper(strings.TrimPrefix(media, "image/"))
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(d.head))
+	if err != nil {
+		return display.Line(kind, 20) + " image, " + display.Bytes(d.size)
+	}
+	return strings.ToUpper(format) + " image " + strconv.Itoa(cfg.Width) + "×" + strconv.Itoa(cfg.Height) + ", " + display.Bytes(d.size)
+}
+
+func (d *Describer) binary() string {
+	kind := http.DetectContentType(d.head)
+	if kind == "application/octet-stream" {
+		return "binary, " + display.Bytes(d.size)
+	}
+	return "binary (" + kind + "), " + display.Bytes(d.size)
+}
+
+// whole reports whether head and the tail window hold every byte
+// written. It depends only on the size, so that the description does not
+// depend on how the bytes were cut into writes.
+func (d *Describer) whole() bool { return d.size-int64(len(d.head)) <= describeWindow }
+
+// lines returns the number of lines: newlines, plus one for a last line
+// without one.
+func (d *Describer) lines() int64 {
+	n := d.newlines
+	if d.size > 0 && d.last != '\n' {
+		n++
+	}
+	return n
+}
+
+// text describes a text artifact by its first line, its error-looking
+// lines and its line count.
+func (d *Describer) text() string {
+	var (
+		head         string
+		errs         int
+		first, final string
+	)
+	see := func(l []byte) {
+		t := strings.TrimSpace(string(l[:completeRunes(l[:min(len(l), 1024)])]))
+		if t == "" {
+			return
+		}
+		if head == "" {
+			head = t
+		}
+		if looksLikeError(t) {
+			errs++
+			if errs == 1 {
+				first = t
+			}
+			final = t
+		}
+	}
+	whole := d.whole()
+	if whole {
+		forLines(append(d.head[:len(d.head):len(d.head)], d.tail...), true, see)
+	} else {
+		// The line cut where the head window ends and the one cut where
+		// the tail window begins are left out.
+		forLines(d.head, false, see)
+		tail := d.tail[max(len(d.tail)-describeWindow, 0):]
+		if i := bytes.IndexByte(tail, '\n'); i >= 0 {
+			forLines(tail[i+1:], true, see)
+		}
+	}
+	suffix := " (" + display.Plural(d.lines(), "line") + ")"
+	if head == "" {
+		return "blank" + suffix
+	}
+	if errs == 0 {
+		return display.Line(head, DescribeMax-display.Len(suffix)) + suffix
+	}
+	count := strconv.Itoa(errs)
+	if !whole {
+		count += "+"
+	}
+	label := count + " error line"
+	if errs != 1 || !whole {
+		label += "s"
+	}
+	var quoted []string
+	if first != head {
+		quoted = append(quoted, first)
+	}
+	if final != first && final != head {
+		quoted = append(quoted, final)
+	}
+	// Share what the fixed words leave between the first line and the
+	// quoted error lines.
+	fixed := display.Len(suffix) + display.Len(" — "+label+":") + len(quoted)*display.Len(` ""`) + max(len(quoted)-1, 0)*display.Len(" …")
+	parts := fit(DescribeMax-fixed, append([]string{head}, quoted...))
+	var b strings.Builder
+	b.WriteString(parts[0] + " — " + label)
+	if len(parts) > 1 {
+		b.WriteString(":")
+	}
+	for i, q := range parts[1:] {
+		if i > 0 {
+			b.WriteString(" …")
+		}
+		b.WriteString(` "` + q + `"`)
+	}
+	b.WriteString(suffix)
+	return b.String()
+}
+
+// forLines calls fn for each line of b; the last piece of b counts as a
+// line only when complete is set.
+func forLines(b []byte, complete bool, fn func([]byte)) {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			if complete {
+				fn(b)
+			}
+			return
+		}
+		fn(b[:i])
+		b = b[i+1:]
+	}
+}
+
+// Error-looking words: error, fail, panic, exception, traceback and fatal
+// as words in any case, with their inflections (FAILED, errors), and at
+// the end of a CamelCase name (TypeError, NullPointerException), but not
+// inside identifiers such as Errorf, error_code or stderr, which source
+// code is full of.
+var (
+	errorWord  = regexp.MustCompile(`(?i)(?:^|[^a-z0-9_])(?:errors?|fail(?:s|ed|ures?|ing)?|panic(?:s|ked|king)?|exceptions?|traceback|fatal)(?:$|[^a-z0-9_])`)
+	errorCamel = regexp.MustCompile(`[a-z](?:Error|Exception|Failure)s?(?:$|[^A-Za-z0-9_])`)
+)
+
+// looksLikeError reports whether a line holds an error-looking word.
+func looksLikeError(line string) bool {
+	return errorWord.MatchString(line) || errorCamel.MatchString(line)
+}
+
+// fit cleans parts into one-line strings and cuts them so that together
+// they take at most budget code points, sharing it evenly: a part shorter
+// than its share leaves the rest to the others.
+func fit(budget int, parts []string) []string {
+	out := make([]string, len(parts))
+	lens := make([]int, len(parts))
+	for i, p := range parts {
+		out[i] = display.Line(p, DescribeMax)
+		lens[i] = display.Len(out[i])
+	}
+	left := make([]int, 0, len(parts)) // indexes not yet given their share
+	for i := range parts {
+		left = append(left, i)
+	}
+	budget = max(budget, 0)
+	for len(left) > 0 {
+		share := budget / len(left)
+		var next []int
+		for _, i := range left {
+			if lens[i] <= share {
+				budget -= lens[i]
+			} else {
+				next = append(next, i)
+			}
+		}
+		if len(next) == len(left) {
+			for k, i := range next {
+				n := share
+				if k < budget%len(next) {
+					n++
+				}
+				out[i] = display.Cut(out[i], n)
+			}
+			break
+		}
+		left = next
+	}
+	return out
+}
+
+// JSON structure.
+
+// Limits on how much of a JSON value's structure is shown.
+const (
+	shownKeys   = 8  // members named per object
+	shownNested = 4  // members named per nested object
+	shownScalar = 12 // longest number, true, false or null shown beside its key
+)
+
+// structure describes a JSON artifact from its start, or reports false
+// when the start is not the beginning of one JSON value.
+func (d *Describer) structure() (string, bool) {
+	p := jsonParser{b: d.head, truncated: !d.whole()}
+	p.ws()
+	if p.i >= len(p.b) || !strings.ContainsRune(`{["`, rune(p.b[p.i])) {
+		return "", false
+	}
+	v, err := p.value(0)
+	if err == errSyntax {
+		return "", false
+	}
+	if err == nil {
+		p.ws()
+		if p.i < len(p.b) {
+			return "", false // more than one value: text, such as JSON lines
+		}
+	}
+	switch v.kind {
+	case '{':
+		s := "JSON object " + v.keys(shownKeys, false)
+		if n := d.json.elems; n > int64(min(len(v.members), shownKeys)) {
+			s += " (" + display.Plural(n, "member") + ")"
+		}
+		if m := v.longestString(); m != nil {
+			s += "; " + m.key + ": \"" + display.Line(firstLine(m.val.text), 60) + "\""
+		}
+		return s, true
+	case '[':
+		return "JSON array of " + v.elements(d.json.elems), true
+	}
+	n := d.json.newlines + 1
+	return `JSON string: "` + display.Line(firstLine(v.text), DescribeMax) + `" (` + display.Plural(n, "line") + ")", true
+}
+
+// firstLine returns the first non-blank line of s.
+func firstLine(s string) string {
+	for l := range strings.SplitSeq(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+// jsonValue is what the start of an artifact shows of a JSON value.
+type jsonValue struct {
+	kind     byte // '{', '[', '"', or 's' for another scalar
+	members  []jsonMember
+	elems    []jsonValue
+	complete bool   // the value ends inside the window
+	text     string // a string's text, cut
+	raw      string // a scalar's JSON
+	strLen   int    // a string's length in bytes of JSON
+}
+
+type jsonMember struct {
+	key string
+	val jsonValue
+}
+
+// keys renders an object's member names, up to n, with short scalars,
+// array lengths and, unless nested, the names in nested objects.
+func (v *jsonValue) keys(n int, nested bool) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, m := range v.members {
+		if i == n {
+			b.WriteString(", …")
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(display.Line(m.key, 30))
+		switch m.val.kind {
+		case '{':
+			if !nested && len(m.val.members) > 0 {
+				b.WriteString(m.val.keys(shownNested, true))
+			} else {
+				b.WriteString("{…}")
+			}
+		case '[':
+			b.WriteString("[" + strconv.Itoa(len(m.val.elems)))
+			if !m.val.complete {
+				b.WriteString("+")
+			}
+			b.WriteString("]")
+		case 's':
+			if m.val.raw != "" && len(m.val.raw) <= shownScalar {
+				b.WriteString(":" + m.val.raw)
+			}
+		}
+	}
+	if !v.complete && len(v.members) <= n {
+		if len(v.members) > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("…")
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// longestString returns the top-level member with the longest non-blank
+// string value, or nil.
+func (v *jsonValue) longestString() *jsonMember {
+	var best *jsonMember
+	for i := range v.members {
+		m := &v.members[i]
+		if m.val.kind == '"' && strings.TrimSpace(m.val.text) != "" && (best == nil || m.val.strLen > best.val.strLen) {
+			best = m
+		}
+	}
+	return best
+}
+
+// elements renders an array's elements: how many (total, counted over
+// the whole artifact) and of what kind.
+func (v *jsonValue) elements(total int64) string {
+	if total == 0 {
+		return "0 elements"
+	}
+	kinds := map[byte]int{}
+	for _, e := range v.elems {
+		kinds[e.kind]++
+	}
+	if len(kinds) != 1 {
+		return display.Plural(total, "value")
+	}
+	e := v.elems[0]
+	switch e.kind {
+	case '{':
+		var union jsonValue
+		seen := map[string]bool{}
+		union.complete = true
+		for _, o := range v.elems {
+			for _, m := range o.members {
+				if !seen[m.key] {
+					seen[m.key] = true
+					m.val.raw = "" // values differ from one element to the next
+					union.members = append(union.members, m)
+				}
+			}
+		}
+		return display.Plural(total, "object") + " " + union.keys(shownKeys, false)
+	case '[':
+		return display.Plural(total, "array")
+	case '"':
+		return display.Plural(total, "string") + `: "` + display.Line(firstLine(e.text), 60) + `"`
+	}
+	var vals []string
+	for _, e := range v.elems[:min(len(v.elems), 5)] {
+		vals = append(vals, display.Line(e.raw, shownScalar))
+	}
+	if int64(len(vals)) < total {
+		vals = append(vals, "…")
+	}
+	name := "scalar"
+	switch e.raw {
+	case "true", "false":
+		name = "boolean"
+	case "null":
+		name = "null"
+	default:
+		if kinds := strings.Trim(e.raw, "-0123456789.eE+"); kinds == "" {
+			name = "number"
+		}
+	}
+	return display.Plural(total, name) + ": " + strings.Join(vals, ", ")
+}
+
+// jsonCounter follows a JSON text through every byte written to count the
+// elements of a top-level array (or members of a top-level object) and the
+// "\n" escapes of a top-level string. It checks nothing: the parser of the
+// start decides whether the artifact is JSON.
+type jsonCounter struct {
+	off      bool // the artifact does not start like JSON
+	started  bool
+	inString bool
+	escape   bool
+	pending  bool // at depth 1, after '[', '{' or ',': the next value starts an element
+	depth    int
+	elems    int64
+	newlines int64
+}
+
+func (j *jsonCounter) write(p []byte) {
+	if j.off {
+		return
+	}
+	for _, c := range p {
+		if j.inString {
+			switch {
+			case j.escape:
+				j.escape = false
+				if c == 'n' && j.depth == 0 {
+					j.newlines++
+				}
+			case c == '\\':
+				j.escape = true
+			case c == '"':
+				j.inString = false
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		if !j.started {
+			j.started = true
+			if c != '{' && c != '[' && c != '"' {
+				j.off = true // not JSON worth counting; the parser will say so
+				return
+			}
+		}
+		if j.depth == 1 && j.pending && c != ']' && c != '}' {
+			j.elems++
+			j.pending = false
+		}
+		switch c {
+		case '"':
+			j.inString = true
+		case '{', '[':
+			j.depth++
+			if j.depth == 1 {
+				j.pending = true
+			}
+		case '}', ']':
+			j.depth--
+		case ',':
+			if j.depth == 1 {
+				j.pending = true
+			}
+		}
+	}
+}
+
+// jsonParser reads the structure of the JSON value at the start of an
+// artifact's first window, which may end inside the value.
+type jsonParser struct {
+	b         []byte
+	i         int
+	truncated bool // b is only the start of the artifact
+}
+
+// Parse outcomes besides success: the window ended inside the value, or
+// the bytes are not JSON.
+var (
+	errEnd    = errors.New("end of window")
+	errSyntax = errors.New("not JSON")
+)
+
+// maxDetail is the depth below which values are skipped rather than
+// described.
+const maxDetail = 2
+
+// maxElems bounds the elements of an array kept for description.
+const maxElems = 64
+
+func (p *jsonParser) ws() {
+	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t' || p.b[p.i] == '\n' || p.b[p.i] == '\r') {
+		p.i++
+	}
+}
+
+// end is the error for running out of bytes: the end of the window, or a
+// syntax error when the window is the whole artifact.
+func (p *jsonParser) end() error {
+	if p.truncated {
+		return errEnd
+	}
+	return errSyntax
+}
+
+func (p *jsonParser) value(depth int) (jsonValue, error) {
+	p.ws()
+	if p.i >= len(p.b) {
+		return jsonValue{}, p.end()
+	}
+	switch c := p.b[p.i]; {
+	case c == '{' || c == '[':
+		if depth > maxDetail {
+			return jsonValue{kind: c}, p.skip()
+		}
+		return p.container(c, depth)
+	case c == '"':
+		text, n, err := p.str()
+		return jsonValue{kind: '"', text: text, strLen: n, complete: err == nil}, err
+	default:
+		start := p.i
+		for p.i < len(p.b) && strings.IndexByte(",]} \t\r\n", p.b[p.i]) < 0 {
+			p.i++
+		}
+		raw := string(p.b[start:p.i])
+		if p.i == len(p.b) && p.truncated {
+			return jsonValue{kind: 's', raw: raw}, errEnd
+		}
+		if !validScalar(raw) {
+			return jsonValue{}, errSyntax
+		}
+		return jsonValue{kind: 's', raw: raw, complete: true}, nil
+	}
+}
+
+var jsonScalar = regexp.MustCompile(`^(?:true|false|null|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)$`)
+
+// validScalar reports whether raw is a JSON number, true, false or null.
+func validScalar(raw string) bool { return jsonScalar.MatchString(raw) }
+
+func (p *jsonParser) container(open byte, depth int) (jsonValue, error) {
+	v := jsonValue{kind: open}
+	closer := byte('}')
+	if open == '[' {
+		closer = ']'
+	}
+	p.i++
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == closer {
+		p.i++
+		v.complete = true
+		return v, nil
+	}
+	for {
+		var key string
+		if open == '{' {
+			p.ws()
+			if p.i >= len(p.b) {
+				return v, p.end()
+			}
+			if p.b[p.i] != '"' {
+				return v, errSyntax
+			}
+			k, _, err := p.str()
+			if err != nil {
+				return v, err
+			}
+			key = k
+			p.ws()
+			if p.i >= len(p.b) {
+				return v, p.end()
+			}
+			if p.b[p.i] != ':' {
+				return v, errSyntax
+			}
+			p.i++
+		}
+		e, err := p.value(depth + 1)
+		if err == nil || err == errEnd {
+			if open == '{' {
+				v.members = append(v.members, jsonMember{key: key, val: e})
+			} else if len(v.elems) < maxElems {
+				v.elems = append(v.elems, e)
+			}
+		}
+		if err != nil {
+			return v, err
+		}
+		p.ws()
+		if p.i >= len(p.b) {
+			return v, p.end()
+		}
+		switch p.b[p.i] {
+		case ',':
+			p.i++
+		case closer:
+			p.i++
+			v.complete = true
+			return v, nil
+		default:
+			return v, errSyntax
+		}
+	}
+}
+
+// skip passes over a nested array or object without describing it.
+func (p *jsonParser) skip() error {
+	depth := 0
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case '"':
+			if _, _, err := p.str(); err != nil {
+				return err
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				p.i++
+				return nil
+			}
+		}
+		p.i++
+	}
+	return p.end()
+}
+
+// maxText bounds the decoded text kept of a string.
+const maxText = 512
+
+// str reads the string literal at p.i and returns the start of its text
+// and its length in bytes of JSON.
+func (p *jsonParser) str() (string, int, error) {
+	start := p.i
+	p.i++
+	var b []byte
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return string(b), p.i - start, nil
+		case c < 0x20:
+			return "", 0, errSyntax
+		case c != '\\':
+			if len(b) < maxText {
+				b = append(b, c)
+			}
+			p.i++
+			continue
+		}
+		r, n, err := p.escape()
+		if err != nil {
+			return string(b), p.i - start, err
+		}
+		if len(b) < maxText {
+			b = utf8.AppendRune(b, r)
+		}
+		p.i += n
+	}
+	return string(b), p.i - start, p.end()
+}
+
+// escape decodes the escape sequence at p.i, a \uXXXX escape joined
+// with a following low surrogate escape, and returns its length.
+func (p *jsonParser) escape() (rune, int, error) {
+	if p.i+1 >= len(p.b) {
+		return 0, 0, p.end()
+	}
+	switch c := p.b[p.i+1]; c {
+	case '"', '\\', '/':
+		return rune(c), 2, nil
+	case 'b':
+		return '\b', 2, nil
+	case 'f':
+		return '\f', 2, nil
+	case 'n':
+		return '\n', 2, nil
+	case 'r':
+		return '\r', 2, nil
+	case 't':
+		return '\t', 2, nil
+	case 'u':
+	default:
+		return 0, 0, errSyntax
+	}
+	r, err := p.hex4(p.i)
+	if err != nil {
+		return 0, 0, err
+	}
+	if r >= 0xd800 && r < 0xdc00 {
+		switch r2, err := p.hex4(p.i + 6); {
+		case err == nil && r2 >= 0xdc00 && r2 <= 0xdfff:
+			return utf16.DecodeRune(r, r2), 12, nil
+		case err == errEnd:
+			return 0, 0, err
+		}
+	}
+	if utf16.IsSurrogate(r) {
+		return utf8.RuneError, 6, nil // a lone surrogate, as JavaScript allows
+	}
+	return r, 6, nil
+}
+
+// hex4 decodes the \uXXXX escape at b[at].
+func (p *jsonParser) hex4(at int) (rune, error) {
+	if at+6 > len(p.b) {
+		if at+2 <= len(p.b) && (p.b[at] != '\\' || p.b[at+1] != 'u') {
+			return 0, errSyntax
+		}
+		return 0, p.end()
+	}
+	if p.b[at] != '\\' || p.b[at+1] != 'u' {
+		return 0, errSyntax
+	}
+	v, err := strconv.ParseUint(string(p.b[at+2:at+6]), 16, 32)
+	if err != nil {
+		return 0, errSyntax
+	}
+	return rune(v), nil
+}

@@ -1,0 +1,101 @@
+package display
+
+import (
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestLine(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		n    int
+		want string
+	}{
+		{"plain", "hello", 10, "hello"},
+		{"exactly n", "hello", 5, "hello"},
+		{"cut", "hello world", 8, "hello w…"},
+		{"cut drops the space before the ellipsis", "hello world", 7, "hello…"},
+		{"n of 1", "hello", 1, "…"},
+		{"n of 0", "hello", 0, ""},
+		{"negative n", "hello", -3, ""},
+		{"empty", "", 5, ""},
+		{"newlines and tabs become one space", "a\n\n\tb\r\nc", 10, "a b c"},
+		{"ends trimmed", "  \n a b \t\n", 10, "a b"},
+		{"only white space", " \n\t ", 10, ""},
+		{"trailing white space does not force a cut", "abc   ", 3, "abc"},
+		{"colour codes dropped", "\x1b[31mred\x1b[0m text", 20, "red text"},
+		{"OSC title dropped", "\x1b]0;title\x07after", 20, "after"},
+		{"OSC with ST dropped", "\x1b]8;;http://x\x1b\\link", 20, "link"},
+		{"lone escape at the end", "abc\x1b", 20, "abc"},
+		{"other control characters", "a\x00b\x07c\x7fd\u0085e", 20, "a b c d e"},
+		{"line and paragraph separators", "a\u2028b\u2029c", 20, "a b c"},
+		{"bidi overrides dropped", "abc\u202edcba\u202c", 20, "abcdcba"},
+		{"byte order mark dropped", "\ufeffhead", 20, "head"},
+		{"invalid UTF-8", "a\xffb\xc3", 20, "a\ufffdb\ufffd"},
+		{"code points, not bytes", "日本語テキスト", 4, "日本語…"},
+		{"emoji are code points", "👩‍💻👩‍💻", 3, "👩‍…"},
+		{"combining marks count", "e\u0301e\u0301", 3, "e\u0301…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Line(tt.in, tt.n)
+			assert.Equal(t, tt.want, got)
+			assert.LessOrEqual(t, Len(got), max(tt.n, 0))
+		})
+	}
+}
+
+func TestLineProperties(t *testing.T) {
+	inputs := []string{
+		"", "x", strings.Repeat("ab ", 1000), strings.Repeat("\n", 50) + "tail", "\x1b[", "\x1b]",
+		"mixed é 日本 \x1b[1m\t\x00 \u2028 \xff\xfe", strings.Repeat("日", 300),
+	}
+	for _, in := range inputs {
+		for n := 0; n < 40; n++ {
+			got := Line(in, n)
+			assert.LessOrEqual(t, Len(got), n, "%q %d", in, n)
+			assert.True(t, utf8.ValidString(got), "%q %d", in, n)
+			assert.Equal(t, strings.TrimSpace(got), got)
+			for _, r := range got {
+				assert.False(t, unicode.IsControl(r), "%q %d: control %U", in, n, r)
+			}
+			assert.Equal(t, got, Line(got, n), "clean text is kept as it is")
+		}
+	}
+}
+
+func TestCut(t *testing.T) {
+	assert.Equal(t, "abc", Cut("abc", 3))
+	assert.Equal(t, "ab…", Cut("abcd", 3))
+	assert.Equal(t, "…", Cut("abcd", 1))
+	assert.Equal(t, "", Cut("abcd", 0))
+	assert.Equal(t, "日本…", Cut("日本語テ", 3))
+	assert.Equal(t, "a…", Cut("a bcd", 3), "a space before the ellipsis is dropped")
+	assert.Equal(t, "a\nb", Cut("a\nb", 3), "Cut does not clean")
+}
+
+func TestLen(t *testing.T) {
+	assert.Equal(t, 0, Len(""))
+	assert.Equal(t, 3, Len("日本語"))
+	assert.Equal(t, 2, Len("\xff\xfe"), "an invalid byte counts as one")
+}
+
+func TestBytes(t *testing.T) {
+	for n, want := range map[int64]string{
+		0: "0 B", 999: "999 B", 1000: "1.0 KB", 4096: "4.1 KB", 999_949: "999.9 KB",
+		1_000_000: "1.0 MB", 17_300_000: "17.3 MB", 2_600_000_000: "2.6 GB",
+	} {
+		assert.Equal(t, want, Bytes(n), "%d", n)
+	}
+}
+
+func TestPlural(t *testing.T) {
+	assert.Equal(t, "0 lines", Plural(0, "line"))
+	assert.Equal(t, "1 line", Plural(1, "line"))
+	assert.Equal(t, "2 lines", Plural(2, "line"))
+}

@@ -1,0 +1,347 @@
+package recall
+
+import (
+	"cmp"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/transcript"
+)
+
+// Session is what a transcript tells about itself: the facts of the
+// narrative and the artifacts its entries reference.
+type Session struct {
+	// ID is the session id, as migrate.Open finds it and the registry
+	// records it; Scan leaves it empty.
+	ID string
+	// Format is the format's name.
+	Format string
+	// Source is the transcript's absolute path, as the registry records
+	// it: the records naming it are preferred when an artifact has
+	// several. Scan leaves it empty.
+	Source string
+	// Entries is the number of lines that are JSON objects.
+	Entries int
+	// First and Last are the earliest and latest entry timestamps, zero
+	// when no entry has one.
+	First, Last time.Time
+	// Tools are the tool calls by tool name, most called first, then by
+	// name.
+	Tools []ToolCount
+	// Calls maps tool call ids to the names of the tools called, for
+	// artifacts whose registry record names only the call.
+	Calls map[string]string
+	// LastRequest is the text of the last user message, at most
+	// maxRequest bytes of it, not yet cleaned.
+	LastRequest string
+	// Refs are the distinct artifacts the entries' markers reference, the
+	// most recently referenced first.
+	Refs []Ref
+}
+
+// ToolCount is the number of calls of one tool.
+type ToolCount struct {
+	Name  string
+	Calls int
+}
+
+// Ref is an artifact a session references.
+type Ref struct {
+	ID registry.Digest
+	// Line is the line of the last entry that references it.
+	Line int
+}
+
+// Bounds on what Scan keeps of hostile input.
+const (
+	maxRequest  = 4 << 10 // bytes of the last user request
+	maxToolName = 64      // bytes of a tool name
+	maxTools    = 1 << 10 // distinct tool names counted; more count as "other"
+	maxCalls    = 1 << 16 // tool call ids remembered
+)
+
+// Scan reads a transcript of the named format (a name externalizer.Lookup
+// knows) and returns its Session. Lines that are not JSON objects are
+// skipped, as are entries of shapes the format does not have. Only an
+// error reading r is returned.
+func Scan(r io.Reader, format string) (*Session, error) {
+	s := &Session{Format: format, Calls: map[string]string{}}
+	sc := scanner{s: s, tools: map[string]int{}, refs: map[registry.Digest]*refState{}}
+	tr := transcript.NewReader(r)
+	for {
+		l, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		root, err := transcript.Parse(l.Text, transcript.JSONStart(l))
+		if err != nil || root.Kind() != transcript.Object {
+			continue
+		}
+		sc.entry(root)
+		sc.markerRefs(l)
+	}
+	sc.finish()
+	return s, nil
+}
+
+type refState struct {
+	ref Ref
+	seq int // order of the last reference in the file
+}
+
+type scanner struct {
+	s     *Session
+	tools map[string]int
+	refs  map[registry.Digest]*refState
+	seq   int
+	// Codex writes the user's prompt both as an event and as a response
+	// item, which also carries environment context; the events win.
+	codexEvent, codexItem string
+}
+
+func (sc *scanner) entry(root transcript.Value) {
+	s := sc.s
+	s.Entries++
+	if ts, ok := root.Get("timestamp"); ok && ts.Kind() == transcript.String {
+		if t, err := time.Parse(time.RFC3339Nano, ts.Text()); err == nil {
+			t = t.UTC()
+			if s.First.IsZero() || t.Before(s.First) {
+				s.First = t
+			}
+			if s.Last.IsZero() || t.After(s.Last) {
+				s.Last = t
+			}
+		}
+	}
+	switch s.Format {
+	case "pi":
+		sc.pi(root)
+	case "claude-code":
+		sc.claudeCode(root)
+	case "codex":
+		sc.codex(root)
+	case "chat":
+		sc.chat(root)
+	}
+}
+
+func (sc *scanner) pi(root transcript.Value) {
+	if t, _ := root.Get("type"); !t.IsString("message") {
+		return
+	}
+	msg, _ := root.Get("message")
+	role, _ := msg.Get("role")
+	content, _ := msg.Get("content")
+	switch {
+	case role.IsString("user"):
+		sc.request(texts(content, "text"))
+	case role.IsString("assistant"):
+		sc.blockCalls(content, "toolCall")
+	}
+}
+
+func (sc *scanner) claudeCode(root transcript.Value) {
+	t, _ := root.Get("type")
+	msg, _ := root.Get("message")
+	content, _ := msg.Get("content")
+	switch {
+	case t.IsString("user"):
+		if meta, _ := root.Get("isMeta"); string(meta.Raw()) == "true" {
+			return
+		}
+		sc.request(texts(content, "text"))
+	case t.IsString("assistant"):
+		sc.blockCalls(content, "tool_use")
+	}
+}
+
+func (sc *scanner) codex(root transcript.Value) {
+	t, _ := root.Get("type")
+	payload, _ := root.Get("payload")
+	item := root // legacy files have the items at the top level
+	switch {
+	case t.IsString("response_item"):
+		item = payload
+	case t.IsString("event_msg"):
+		if pt, _ := payload.Get("type"); pt.IsString("user_message") {
+			if m, _ := payload.Get("message"); m.Kind() == transcript.String && strings.TrimSpace(m.Text()) != "" {
+				sc.codexEvent = clip(m.Text())
+			}
+		}
+		return
+	}
+	it, _ := item.Get("type")
+	switch {
+	case it.IsString("message"):
+		if role, _ := item.Get("role"); role.IsString("user") {
+			content, _ := item.Get("content")
+			text := texts(content, "input_text", "text")
+			if !strings.HasPrefix(text, "<environment_context>") && !strings.HasPrefix(text, "<user_instructions>") && strings.TrimSpace(text) != "" {
+				sc.codexItem = clip(text)
+			}
+		}
+	case it.IsString("function_call"), it.IsString("custom_tool_call"):
+		name, _ := item.Get("name")
+		id, _ := item.Get("call_id")
+		sc.call(name.Text(), id)
+	case it.IsString("local_shell_call"):
+		id, _ := item.Get("call_id")
+		sc.call("local_shell", id)
+	}
+}
+
+// chat reads a chat-completions message, or the messages of a
+// conversation (an array, possibly of arrays, or one object).
+func (sc *scanner) chat(root transcript.Value) {
+	visit := func(msg transcript.Value) {
+		role, _ := msg.Get("role")
+		switch {
+		case role.IsString("user"):
+			content, _ := msg.Get("content")
+			sc.request(texts(content, "text"))
+		case role.IsString("assistant"):
+			calls, _ := msg.Get("tool_calls")
+			calls.Elems(func(_ int, c transcript.Value) bool {
+				name, _ := externalizer.Pointer{"function", "name"}.Resolve(c)
+				id, _ := c.Get("id")
+				sc.call(name.Text(), id)
+				return true
+			})
+			if fc, ok := msg.Get("function_call"); ok {
+				name, _ := fc.Get("name")
+				sc.call(name.Text(), transcript.Value{})
+			}
+		}
+	}
+	visit(root)
+	msgs, _ := root.Get("messages")
+	var walk func(v transcript.Value, depth int)
+	walk = func(v transcript.Value, depth int) {
+		switch v.Kind() {
+		case transcript.Object:
+			visit(v)
+		case transcript.Array:
+			if depth < 2 {
+				v.Elems(func(_ int, e transcript.Value) bool {
+					walk(e, depth+1)
+					return true
+				})
+			}
+		}
+	}
+	walk(msgs, 0)
+}
+
+// blockCalls counts the tool calls among content blocks of type typ.
+func (sc *scanner) blockCalls(content transcript.Value, typ string) {
+	content.Elems(func(_ int, b transcript.Value) bool {
+		if t, _ := b.Get("type"); t.IsString(typ) {
+			name, _ := b.Get("name")
+			id, _ := b.Get("id")
+			sc.call(name.Text(), id)
+		}
+		return true
+	})
+}
+
+// call counts a call of the named tool, and remembers its id when it is a
+// string.
+func (sc *scanner) call(name string, id transcript.Value) {
+	if len(name) > maxToolName {
+		name = name[:transcript.RuneCut([]byte(name), maxToolName)]
+	}
+	if name == "" {
+		name = "unnamed"
+	}
+	if id.Kind() == transcript.String && len(sc.s.Calls) < maxCalls {
+		sc.s.Calls[id.Text()] = name
+	}
+	if _, ok := sc.tools[name]; !ok && len(sc.tools) >= maxTools {
+		name = "other"
+	}
+	sc.tools[name]++
+}
+
+// request remembers a user message's text, unless it has none.
+func (sc *scanner) request(text string) {
+	if strings.TrimSpace(text) != "" {
+		sc.s.LastRequest = clip(text)
+	}
+}
+
+// clip cuts text to maxRequest bytes, at a character boundary.
+func clip(text string) string {
+	return text[:transcript.RuneCut([]byte(text), maxRequest)]
+}
+
+// texts returns the text of message content: a string, or the "text"
+// members of the blocks of the given types, one per line.
+func texts(content transcript.Value, types ...string) string {
+	if content.Kind() == transcript.String {
+		return content.Text()
+	}
+	var parts []string
+	content.Elems(func(_ int, b transcript.Value) bool {
+		t, _ := b.Get("type")
+		for _, typ := range types {
+			if t.IsString(typ) {
+				text, _ := b.Get("text")
+				parts = append(parts, text.Text())
+				break
+			}
+		}
+		return true
+	})
+	return strings.Join(parts, "\n")
+}
+
+// markerRefs notes the artifacts that the marker of a migrated line
+// names. A line whose marker cannot be read references nothing: recall
+// shows what can be shown, verify judges markers.
+func (sc *scanner) markerRefs(l transcript.Line) {
+	ids, err := externalizer.References(l.Text, transcript.JSONStart(l))
+	if err != nil {
+		return
+	}
+	for _, d := range ids {
+		sc.seq++
+		st := sc.refs[d]
+		if st == nil {
+			st = &refState{}
+			sc.refs[d] = st
+		}
+		st.ref = Ref{ID: d, Line: l.Num}
+		st.seq = sc.seq
+	}
+}
+
+// finish sorts what the scan collected into the Session.
+func (sc *scanner) finish() {
+	s := sc.s
+	if sc.codexEvent != "" {
+		s.LastRequest = sc.codexEvent
+	} else if sc.codexItem != "" {
+		s.LastRequest = sc.codexItem
+	}
+	for name, n := range sc.tools {
+		s.Tools = append(s.Tools, ToolCount{Name: name, Calls: n})
+	}
+	slices.SortFunc(s.Tools, func(a, b ToolCount) int {
+		return cmp.Or(cmp.Compare(b.Calls, a.Calls), strings.Compare(a.Name, b.Name))
+	})
+	states := make([]*refState, 0, len(sc.refs))
+	for _, st := range sc.refs {
+		states = append(states, st)
+	}
+	slices.SortFunc(states, func(a, b *refState) int { return cmp.Compare(b.seq, a.seq) })
+	for _, st := range states {
+		s.Refs = append(s.Refs, st.ref)
+	}
+}
