@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -123,7 +124,7 @@ func (x *Externalizer) Rewrite(text []byte, start int) (Result, error) {
 			a := Artifact{
 				Digest: registry.Sum(p.data), Data: p.data, Size: len(p.data), Media: p.media, Site: s.Path.String(),
 				Tool: s.Tool, ToolCallID: s.ToolCallID, Entry: s.Entry,
-				Summary: Summarize(p.data, p.media),
+				Summary: Describe(p.data, p.media),
 			}
 			if err := x.Put(a); err != nil {
 				return Result{}, err
@@ -267,7 +268,7 @@ func (x *Externalizer) placeholder(s *Site, main Artifact, others []Artifact) []
 		b.WriteString("[Tool result omitted: stored as artifact]\n")
 		b.WriteString("id: " + id + "\n")
 		if s.Tool != "" {
-			b.WriteString("tool: " + truncateRunes(s.Tool, 80) + "\n")
+			b.WriteString("tool: " + display.Line(s.Tool, 80) + "\n")
 		}
 		b.WriteString("size: " + strconv.Itoa(main.Size) + " bytes\n")
 		b.WriteString("summary: " + main.Summary + "\n")

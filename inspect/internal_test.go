@@ -27,7 +27,7 @@ func TestEntryType(t *testing.T) {
 		{`{"messages":[]}`, "messages"},
 		{`{"id":"x","timestamp":"t","instructions":""}`, Untyped},
 		{`{"type":7}`, Untyped},
-		{`{"type":"a\nb"}`, "a?b"},
+		{`{"type":"a\nb"}`, "a b"},
 		{`[1,2]`, NotObject},
 		{`{"torn":`, NotJSON},
 		{`  `, BlankLine},
@@ -41,7 +41,7 @@ func TestEntryType(t *testing.T) {
 
 func TestPrintable(t *testing.T) {
 	assert.Equal(t, "Read", printable("Read"))
-	assert.Equal(t, "a?b?c", printable("a\nb\x1bc"))
+	assert.Equal(t, "a bc", printable("a\nb\x1b[31mc"), "line breaks become spaces, terminal escapes go")
 	assert.Equal(t, "bad\uFFFD", printable("bad\xff"))
 	long := printable(strings.Repeat("é", 100))
 	assert.Equal(t, maxName, len([]rune(long)))
@@ -133,6 +133,6 @@ func TestPayloads(t *testing.T) {
 }
 
 func TestOneLine(t *testing.T) {
-	assert.Equal(t, "/toolUseResult/a?b", oneLine("/toolUseResult/a\nb"))
+	assert.Equal(t, "/toolUseResult/a b", oneLine("/toolUseResult/a\nb"))
 	assert.Equal(t, strings.Repeat("x", 100), oneLine(strings.Repeat("x", 100)), "not cut")
 }

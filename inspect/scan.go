@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -92,29 +90,14 @@ func replacedAt(entry transcript.Value) []string {
 	return at
 }
 
-// maxName is the most runes of a name taken from a transcript (a tool, an
-// entry type) that a report shows.
+// maxName is the most code points of a name taken from a transcript (a
+// tool, an entry type) that a report shows.
 const maxName = 64
 
 // printable returns a name taken from a transcript fit for a one-line
-// report: as oneLine, cut to maxName runes.
-func printable(s string) string {
-	s = oneLine(s)
-	if utf8.RuneCountInString(s) <= maxName {
-		return s
-	}
-	return string([]rune(s)[:maxName-1]) + "…"
-}
+// report: one clean line of at most maxName code points.
+func printable(s string) string { return display.Line(s, maxName) }
 
-// oneLine returns s with invalid UTF-8 and control characters (line
-// breaks, terminal escapes) replaced, so that text taken from a transcript
-// cannot break the lines of a report.
-func oneLine(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return '?'
-		}
-		return r
-	}, s)
-}
+// oneLine returns s as one clean line, not cut, so that text taken from a
+// transcript cannot break the lines of a report.
+func oneLine(s string) string { return display.Line(s, len(s)+1) }

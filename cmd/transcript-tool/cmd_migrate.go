@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/migrate"
 )
 
@@ -140,21 +141,13 @@ func percent(a, b int64) string {
 	return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
 }
 
-// human formats a byte count with decimal units.
+// human formats a byte count with decimal units, a saving that is a loss
+// with a minus sign.
 func human(n int64) string {
-	neg := ""
 	if n < 0 {
-		neg, n = "-", -n
+		return "-" + display.Bytes(-n)
 	}
-	switch {
-	case n < 1000:
-		return fmt.Sprintf("%s%d B", neg, n)
-	case n < 1e6:
-		return fmt.Sprintf("%s%.1f KB", neg, float64(n)/1e3)
-	case n < 1e9:
-		return fmt.Sprintf("%s%.1f MB", neg, float64(n)/1e6)
-	}
-	return fmt.Sprintf("%s%.2f GB", neg, float64(n)/1e9)
+	return display.Bytes(n)
 }
 
 // collect finds the transcripts under paths and checks that no two of
