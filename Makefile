@@ -4,13 +4,23 @@ BIN         := bin/transcript-tool
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 30s
 
-.PHONY: build test lint bench fuzz demo memcheck clean
+.PHONY: build test soak lint bench fuzz demo memcheck clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/transcript-tool
 
 test:
 	$(GO) test -race -count=1 ./...
+
+# The long fault-injection and crash runs: every errno at every file
+# operation, crash sweeps of more trees, and 500 SIGKILLs at random times
+# of larger runs (TT_SOAK_SEED=N repeats one). Prints the figures, the
+# whole log on failure.
+soak:
+	@log=$$(mktemp) && trap 'rm -f "$$log"' EXIT && \
+	TT_SOAK=1 $(GO) test -race -count=1 -timeout 60m -run 'Fault|Crash|Soak' -v ./migrate >"$$log" 2>&1; st=$$?; \
+	if [ $$st -eq 0 ]; then grep -E '^(ok|--- )|faults injected|crash points|runs killed|whole run|SOAK_SEED' "$$log"; \
+	else grep -v -E '^=== (RUN|PAUSE|CONT|NAME)|^    --- PASS' "$$log"; fi; exit $$st
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -9,7 +9,6 @@ import (
 	_ "image/jpeg"
 	_ "image/png"
 	"math"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -222,7 +221,7 @@ func (s *stats) file(ctx context.Context, path string) error {
 	x := &externalizer.Externalizer{
 		Format:    format,
 		Threshold: s.opts.Threshold,
-		PathFor:   pathFor(store, path),
+		PathFor:   migrate.PathFor(store, path),
 		Put: func(a externalizer.Artifact) error {
 			fs.sav.Artifacts++
 			fs.digests[a.Digest] = int64(a.Size)
@@ -358,19 +357,6 @@ func (s *stats) finish() {
 	s.rep.Tools = s.tools.sorted(rank)
 	if s.rep.Largest == nil {
 		s.rep.Largest = []Payload{}
-	}
-}
-
-// pathFor returns where an artifact of store is shown to readers of the
-// transcript at path, relative to the transcript's directory: what
-// migrate writes into placeholders, whose size the savings depend on.
-func pathFor(store *registry.Store, path string) func(registry.Digest) string {
-	return func(d registry.Digest) string {
-		p := store.Path(d)
-		if rel, err := filepath.Rel(filepath.Dir(path), p); err == nil {
-			return rel
-		}
-		return p
 	}
 }
 

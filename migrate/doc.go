@@ -14,6 +14,17 @@
 // leaves the original transcript or the complete migrated one, and at worst
 // artifacts that nothing references yet.
 //
+// Before anything is written for a transcript, an exclusive advisory lock
+// is taken on it and the destination directory, the store and its registry
+// are checked to be writable: a transcript that could not be replaced is
+// refused with nothing written. A run killed before its rename leaves
+// temporary files; the next run removes those beside the transcript once it
+// holds the lock, and those in the store once they are older than
+// safefile.StaleAge. A backup left by a killed run is kept and used when it
+// holds the original's bytes. When only the fsync of the directory after
+// the rename fails, the file is reported failed, yet it is the complete
+// migrated transcript and its backup stays.
+//
 // A failure in one file is recorded in its FileResult and the other files go
 // on. Progress is reported through the Progress interface, never to a
 // terminal.

@@ -120,7 +120,7 @@ func Run(ctx context.Context, inputs []Input, opts Options) Summary {
 	if opts.Threshold <= 0 {
 		opts.Threshold = DefaultThreshold
 	}
-	stores := &storeSet{m: map[string]*registry.Store{}}
+	stores := &storeSet{m: map[string]*storeEntry{}}
 	results := forEach(ctx, inputs, opts.Jobs, func(in Input) FileResult {
 		return migrateFile(in, opts, stores)
 	})
@@ -174,18 +174,42 @@ func forEach(ctx context.Context, inputs []Input, jobs int, fn func(Input) FileR
 // storeSet shares one Store per directory between workers.
 type storeSet struct {
 	mu sync.Mutex
-	m  map[string]*registry.Store
+	m  map[string]*storeEntry
 }
 
-func (s *storeSet) get(dir string) *registry.Store {
+type storeEntry struct {
+	*registry.Store
+	clean sync.Once
+}
+
+func (s *storeSet) get(dir string) *storeEntry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, ok := s.m[dir]
 	if !ok {
-		st = registry.Open(dir)
+		st = &storeEntry{Store: registry.Open(dir)}
 		s.m[dir] = st
 	}
 	return st
+}
+
+// removeStaleTemps removes, once per run, what writers killed in an
+// earlier run left in the store.
+func (s *storeEntry) removeStaleTemps() {
+	s.clean.Do(func() { s.RemoveStaleTemps() })
+}
+
+// PathFor returns where the artifacts of store are shown to readers of
+// the transcript at path: relative to the transcript's directory where
+// possible, as migrate writes them into placeholders.
+func PathFor(store *registry.Store, path string) func(registry.Digest) string {
+	return func(d registry.Digest) string {
+		p := store.Path(d)
+		if rel, err := filepath.Rel(filepath.Dir(path), p); err == nil {
+			return rel
+		}
+		return p
+	}
 }
 
 // StoreFor returns the store directory for a transcript written to dest.
@@ -239,6 +263,12 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 			res.Err = err
 			return res
 		}
+		// The lock is on the file we opened: if another run replaced it
+		// meanwhile, the lock guards nothing.
+		if err := unchangedSince(in.Path, before); err != nil {
+			res.Err = err
+			return res
+		}
 	}
 
 	zst := compressed(in.Path)
@@ -254,14 +284,9 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 	dest := Dest(in, opts.Out)
 	res.Dest = dest
 	store := stores.get(StoreFor(opts.Store, dest))
-	pathFor := func(d registry.Digest) string {
-		p := store.Path(d)
-		if rel, err := filepath.Rel(filepath.Dir(dest), p); err == nil {
-			return rel
-		}
-		return p
-	}
+	pathFor := PathFor(store.Store, dest)
 	seen := map[registry.Digest]bool{}
+	var putErr error // a failure of the store, not of the input
 	put := func(a externalizer.Artifact) error {
 		res.Artifacts++
 		created := false
@@ -270,6 +295,7 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 		} else {
 			var err error
 			if _, created, err = store.Put(a.Data); err != nil {
+				putErr = err
 				return err
 			}
 		}
@@ -285,8 +311,14 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 
 	var out *safefile.File
 	if !opts.DryRun {
+		if err := checkWritable(dest, store.Store); err != nil {
+			res.Err = fmt.Errorf("%s: %w; nothing was written", in.Path, err)
+			return res
+		}
+		removeTemps(in.Path, dest, opts)
+		store.removeStaleTemps()
 		if opts.Out != "" {
-			if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
+			if err := safefile.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
 				res.Err = err
 				return res
 			}
@@ -297,7 +329,7 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 			return res
 		}
 		defer out.Abort()
-		keepOwner(out.File, fi)
+		keepOwner(out.OS(), fi)
 	}
 	written := &countWriter{w: io.Discard}
 	if out != nil {
@@ -335,6 +367,10 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 		srcHash.Write(l.Text)
 		srcHash.Write(l.EOL)
 		rw, err := x.Rewrite(l.Text, transcript.JSONStart(l))
+		if putErr != nil {
+			res.Err = fmt.Errorf("%s: %w", in.Path, putErr)
+			return res
+		}
 		if err != nil {
 			res.Err = &transcript.InputError{Path: in.Path, Line: l.Num, Offset: l.Offset, Err: err}
 			return res
@@ -365,22 +401,27 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 		return res
 	}
 	res.BytesAfter = written.n
+	// The status is set only once the output is in place: a failure
+	// below must leave it StatusFailed, also for an unchanged file
+	// copied to --out.
+	done := StatusMigrated
 	if !changed {
-		res.Status = StatusUnchanged
+		done = StatusUnchanged
 		if opts.Out == "" || opts.DryRun {
+			res.Status = done
 			res.BytesAfter = res.BytesBefore
 			return res
 		}
 	}
 	if opts.DryRun {
-		res.Status = StatusMigrated
+		res.Status = done
 		return res
 	}
 	if err := store.Append(records); err != nil {
-		res.Err = err
+		res.Err = fmt.Errorf("%s: %w", in.Path, err)
 		return res
 	}
-	if err := verifyOutput(in.Path, src, out.File, zst, store, srcHash.Sum(nil)); err != nil {
+	if err := verifyOutput(in.Path, src, out.OS(), zst, store.Store, srcHash.Sum(nil)); err != nil {
 		res.Err = err
 		return res
 	}
@@ -390,12 +431,12 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 	}
 	bak := ""
 	if opts.Backup && opts.Out == "" {
-		if bak, err = backup(in.Path); err != nil {
+		if bak, err = backup(in.Path, fi); err != nil {
 			res.Err = err
 			return res
 		}
 	}
-	if err := out.Commit(); err != nil {
+	if err := out.CommitNoDirSync(); err != nil {
 		if bak != "" {
 			// The original is still in place: the backup would only
 			// block the next run.
@@ -404,9 +445,14 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 		res.Err = fmt.Errorf("replace %s: %w", dest, err)
 		return res
 	}
-	if changed {
-		res.Status = StatusMigrated
+	// From here the migrated transcript is in place and the backup, if
+	// any, is the only copy of the original's bytes: it stays, whatever
+	// happens.
+	if err := safefile.SyncDir(filepath.Dir(dest)); err != nil {
+		res.Err = fmt.Errorf("replace %s: %w", dest, err)
+		return res
 	}
+	res.Status = done
 	return res
 }
 
@@ -535,16 +581,85 @@ func unchangedSince(path string, before fileID) error {
 
 // backup keeps the original as path.bak by a hard link, or a copy where
 // links are not supported, and returns the backup's name. An existing
-// backup is never overwritten.
-func backup(path string) (string, error) {
+// backup is never overwritten; one that holds the bytes of the original
+// (what a run killed before its rename leaves) is kept and used.
+func backup(path string, orig os.FileInfo) (string, error) {
 	bak := path + ".bak"
-	if _, err := os.Lstat(bak); err == nil {
-		return "", fmt.Errorf("backup %s already exists; move it away or run without --backup", bak)
-	}
-	if err := os.Link(path, bak); err == nil {
+	if fi, err := os.Lstat(bak); err == nil {
+		if same, err := sameContent(path, orig, bak, fi); err != nil || !same {
+			return "", fmt.Errorf("backup %s already exists; move it away or run without --backup", bak)
+		}
+		// Perhaps not durable yet, if the run that made it was killed.
 		return bak, safefile.SyncDir(filepath.Dir(bak))
 	}
-	return bak, copyFile(path, bak)
+	if err := safefile.Link(path, bak); err != nil {
+		return bak, copyFile(path, bak)
+	}
+	if err := safefile.SyncDir(filepath.Dir(bak)); err != nil {
+		_ = os.Remove(bak) // the link is ours; left, it would block the next run
+		return "", err
+	}
+	return bak, nil
+}
+
+// sameContent reports whether the regular file bak, described by bfi, is
+// the file path (a hard link) or holds the same bytes.
+func sameContent(path string, pfi os.FileInfo, bak string, bfi os.FileInfo) (bool, error) {
+	if os.SameFile(pfi, bfi) {
+		return true, nil
+	}
+	if !bfi.Mode().IsRegular() || bfi.Size() != pfi.Size() {
+		return false, nil
+	}
+	a, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer a.Close()
+	b, err := os.Open(bak)
+	if err != nil {
+		return false, err
+	}
+	defer b.Close()
+	ha, hb := sha256.New(), sha256.New()
+	if _, err := io.Copy(ha, a); err != nil {
+		return false, err
+	}
+	if _, err := io.Copy(hb, b); err != nil {
+		return false, err
+	}
+	return bytes.Equal(ha.Sum(nil), hb.Sum(nil)), nil
+}
+
+// checkWritable refuses, before anything is written, a transcript whose
+// output directory or store this process cannot write: otherwise artifacts
+// could be written for a transcript that cannot be replaced, or a long
+// transcript read before the first artifact fails.
+func checkWritable(dest string, store *registry.Store) error {
+	for _, p := range []string{
+		filepath.Dir(dest),
+		store.Dir(),
+		filepath.Join(store.Dir(), registry.ObjectsDir),
+		store.RegistryPath(),
+	} {
+		if err := safefile.Writable(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeTemps deletes the temporary files that a run killed before its
+// rename left beside dest (and beside the backup of an in-place
+// migration). In place, the caller holds the transcript's lock, which
+// every writer of those files takes, so they are all leftovers; beside an
+// --out destination only old ones are taken for leftovers.
+func removeTemps(path, dest string, opts Options) {
+	inPlace := opts.Out == ""
+	_, _ = safefile.RemoveTemps(dest, inPlace)
+	if inPlace {
+		_, _ = safefile.RemoveTemps(path+".bak", true)
+	}
 }
 
 // keepOwner gives a file written by root the owner of the transcript it

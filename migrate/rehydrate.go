@@ -109,12 +109,33 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 			dest = Dest(in, opts.Out)
 		}
 		res := FileResult{Path: in.Path, Dest: dest, Status: StatusFailed, BytesBefore: in.Size}
-		fi, err := os.Stat(in.Path)
+		src, err := os.Open(in.Path)
 		if err != nil {
 			res.Err = err
 			return res
 		}
-		if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
+		defer src.Close()
+		fi, err := src.Stat()
+		if err != nil {
+			res.Err = err
+			return res
+		}
+		// An --out that names the transcript's own directory replaces it
+		// too: that takes the transcript's lock, before any temporary file
+		// is made beside it.
+		inPlace := opts.InPlace || sameFile(dest, fi)
+		if inPlace {
+			if err := lockSource(src); err != nil {
+				res.Err = err
+				return res
+			}
+			if err := unchangedSince(in.Path, idOf(fi)); err != nil {
+				res.Err = err
+				return res
+			}
+			_, _ = safefile.RemoveTemps(dest, true)
+		}
+		if err := safefile.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
 			res.Err = err
 			return res
 		}
@@ -124,19 +145,7 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 			return res
 		}
 		defer out.Abort()
-		keepOwner(out.File, fi)
-		src, err := os.Open(in.Path)
-		if err != nil {
-			res.Err = err
-			return res
-		}
-		defer src.Close()
-		if opts.InPlace {
-			if err := lockSource(src); err != nil {
-				res.Err = err
-				return res
-			}
-		}
+		keepOwner(out.OS(), fi)
 		zst := compressed(in.Path)
 		dr, release, err := decoded(progressReader{src, opts.Progress}, zst)
 		if err != nil {
@@ -159,7 +168,7 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 			res.Err = err
 			return res
 		}
-		if opts.InPlace {
+		if inPlace {
 			if err := unchangedSince(in.Path, idOf(fi)); err != nil {
 				res.Err = err
 				return res
@@ -192,4 +201,10 @@ func (pr progressReader) Read(b []byte) (int, error) {
 		pr.p.Add(int64(n))
 	}
 	return n, err
+}
+
+// sameFile reports whether path names the file described by fi.
+func sameFile(path string, fi os.FileInfo) bool {
+	pfi, err := os.Stat(path)
+	return err == nil && os.SameFile(pfi, fi)
 }

@@ -18,7 +18,13 @@
 // line, and fsynced. A torn last line (a crash mid-append) is set aside in a
 // file beside the registry and truncated before anything is appended after
 // it; readers skip it. A bad line elsewhere is reported to the reader, never
-// dropped silently.
+// dropped silently. A record the registry already holds (equal but for its
+// creation time) is not appended again, so a run that was killed and run
+// again leaves the registry as one run would.
+//
+// Temporary files of writers killed before their rename are hidden
+// (".<name>.tmp-<digits>") and removed by RemoveStaleTemps once they are
+// old enough that no live writer can own them.
 //
 // Store and its methods are safe for concurrent use, also by several
 // processes on one store.

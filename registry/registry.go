@@ -3,12 +3,14 @@ package registry
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/bytedance/sonic"
@@ -41,6 +43,12 @@ func (s *Store) RegistryPath() string { return filepath.Join(s.dir, RegistryFile
 // Append adds records to the registry, one write per line, under an
 // exclusive lock, and fsyncs it. A torn last line left by an earlier crash is
 // first moved to a file beside the registry and cut off.
+//
+// A record the registry already holds, the same in every field but its
+// creation time, is not appended again: a run that was killed after its
+// append and is run again, or a transcript rehydrated and migrated again,
+// leaves the registry as one run would. The Store remembers the records it
+// has read, so each Append reads only the lines added since the last one.
 func (s *Store) Append(recs []Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -52,16 +60,31 @@ func (s *Store) Append(recs []Record) error {
 	if err := s.Sync(); err != nil {
 		return err
 	}
+	s.appendMu.Lock()
+	defer s.appendMu.Unlock()
 	path := s.RegistryPath()
 	_, statErr := os.Stat(path)
+	if err := safefile.Intercept(safefile.Op{Kind: safefile.KindOpen, Path: path}); err != nil {
+		return fmt.Errorf("open registry: %w", err)
+	}
 	f, err := lockedfile.OpenFile(path, os.O_RDWR|os.O_CREATE, filePerm)
 	if err != nil {
 		return fmt.Errorf("open registry: %w", err)
 	}
 	defer f.Close()
+	created := os.IsNotExist(statErr)
+	if created {
+		// Past the umask, like every file of the store.
+		if err := f.Chmod(filePerm); err != nil {
+			return fmt.Errorf("open registry: %w", err)
+		}
+	}
 	end, err := s.repairTail(f.File)
 	if err != nil {
 		return err
+	}
+	if err := s.readKnown(f.File, end); err != nil {
+		return fmt.Errorf("read registry %s: %w", path, err)
 	}
 	if _, err := f.Seek(end, io.SeekStart); err != nil {
 		return err
@@ -72,18 +95,82 @@ func (s *Store) Append(recs []Record) error {
 		if err != nil {
 			return err
 		}
+		k, err := keyOf(r)
+		if err != nil {
+			return err
+		}
+		if s.known[k] {
+			continue
+		}
 		line = append(append(line[:0], b...), '\n')
-		if _, err := f.Write(line); err != nil {
+		if _, err := safefile.Write(f.File, line); err != nil {
 			return fmt.Errorf("append to registry %s: %w", path, err)
 		}
+		s.known[k] = true
+		s.knownEnd += int64(len(line))
 	}
-	if err := f.Sync(); err != nil {
+	if err := safefile.Sync(f.File); err != nil {
+		// The lines written may be lost: read them again next time.
+		s.known = nil
 		return fmt.Errorf("fsync registry %s: %w", path, err)
 	}
-	if os.IsNotExist(statErr) {
+	if created {
 		return safefile.SyncDir(s.dir) // the registry's own entry
 	}
 	return nil
+}
+
+// recordKey identifies a record whatever its creation time.
+type recordKey [16]byte
+
+func keyOf(r Record) (recordKey, error) {
+	r.CreatedAt = ""
+	b, err := api.Marshal(r)
+	if err != nil {
+		return recordKey{}, err
+	}
+	sum := sha256.Sum256(b)
+	return recordKey(sum[:16]), nil
+}
+
+// readKnown adds to s.known the records of f's lines up to end that it has
+// not read yet. If f is not the file it read before, or is shorter than
+// what it read (replaced or cut by another tool), it starts over.
+func (s *Store) readKnown(f *os.File, end int64) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	var ino uint64
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		ino = st.Ino
+	}
+	if s.known == nil || ino != s.knownIno || end < s.knownEnd {
+		s.known, s.knownEnd, s.knownIno = map[recordKey]bool{}, 0, ino
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(f, s.knownEnd, end-s.knownEnd), 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			// Only whole lines come before end; a bad one is the readers'
+			// business, not a record to compare with.
+			var r Record
+			if api.Unmarshal(line, &r) == nil && r.Hash != "" {
+				k, err := keyOf(r)
+				if err != nil {
+					return err
+				}
+				s.known[k] = true
+			}
+			s.knownEnd += int64(len(line))
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // repairTail returns the length of f up to its last newline, first setting
@@ -112,10 +199,10 @@ func (s *Store) repairTail(f *os.File) (int64, error) {
 	if err := safefile.WriteFile(aside, tail, filePerm); err != nil {
 		return 0, fmt.Errorf("set aside torn registry tail: %w", err)
 	}
-	if err := f.Truncate(end); err != nil {
+	if err := safefile.Truncate(f, end); err != nil {
 		return 0, fmt.Errorf("truncate torn registry tail: %w", err)
 	}
-	return end, f.Sync()
+	return end, safefile.Sync(f)
 }
 
 // lastNewline returns the offset just past the last '\n' in f, or 0.

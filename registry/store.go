@@ -45,16 +45,28 @@ type Store struct {
 
 	mu    sync.Mutex
 	dirty map[string]bool // directories with entries not yet fsynced
+	made  map[string]bool // directories known to exist
+	// durable holds the objects whose directory entries this Store has
+	// fsynced; pending those it will have once the dirty directories are.
+	durable map[Digest]bool
+	pending []Digest
 
 	// puts serialises Puts of digests that share a first byte, so that
 	// two workers storing the same payload write it once.
 	puts [256]sync.Mutex
+
+	// appendMu guards known and knownEnd, the keys of the registry's
+	// records and the offset up to which they were read (see Append).
+	appendMu sync.Mutex
+	known    map[recordKey]bool
+	knownEnd int64
+	knownIno uint64
 }
 
 // Open returns the store rooted at dir. Nothing is created until the first
 // write.
 func Open(dir string) *Store {
-	return &Store{dir: dir, dirty: map[string]bool{}}
+	return &Store{dir: dir, dirty: map[string]bool{}, made: map[string]bool{}, durable: map[Digest]bool{}}
 }
 
 // Dir returns the store's root directory.
@@ -74,10 +86,16 @@ func (s *Store) Put(data []byte) (d Digest, created bool, err error) {
 	switch err := s.verify(path, d); {
 	case err == nil:
 		// Found, but perhaps written by a run that died before syncing
-		// its directories: sync them too before anything refers to it.
-		s.markDirty(filepath.Dir(path))
-		s.markDirty(filepath.Join(s.dir, ObjectsDir))
-		s.markDirty(s.dir)
+		// its directories: sync them too before anything refers to it,
+		// unless this Store did already.
+		s.mu.Lock()
+		if !s.durable[d] {
+			s.dirty[filepath.Dir(path)] = true
+			s.dirty[filepath.Join(s.dir, ObjectsDir)] = true
+			s.dirty[s.dir] = true
+			s.pending = append(s.pending, d)
+		}
+		s.mu.Unlock()
 		return d, false, nil
 	case errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt):
 		// Write (or replace) it below.
@@ -90,7 +108,7 @@ func (s *Store) Put(data []byte) (d Digest, created bool, err error) {
 	}
 	f, err := safefile.Create(path, filePerm)
 	if err != nil {
-		return d, false, fmt.Errorf("store artifact: %w", err)
+		return d, false, fmt.Errorf("store artifact %s: %w", path, err)
 	}
 	defer f.Abort()
 	if _, err := f.Write(data); err != nil {
@@ -99,30 +117,53 @@ func (s *Store) Put(data []byte) (d Digest, created bool, err error) {
 	if err := f.CommitNoDirSync(); err != nil {
 		return d, false, fmt.Errorf("store artifact %s: %w", path, err)
 	}
-	s.markDirty(shard)
+	s.mu.Lock()
+	s.dirty[shard] = true
+	s.pending = append(s.pending, d)
+	s.mu.Unlock()
 	return d, true, nil
 }
 
-// mkdirs creates the store's directories down to shard, remembering which
-// parents gained an entry.
+// mkdirs creates the store's directories down to shard and remembers
+// which exist. The parent of each directory it meets for the first time is
+// to be fsynced, also when the directory was there already: a run killed
+// before its fsync may have made it.
 func (s *Store) mkdirs(shard string) error {
 	for _, dir := range []string{s.dir, filepath.Join(s.dir, ObjectsDir), shard} {
-		err := os.Mkdir(dir, dirPerm)
-		if err == nil {
-			s.markDirty(filepath.Dir(dir))
+		s.mu.Lock()
+		made := s.made[dir]
+		s.mu.Unlock()
+		if made {
 			continue
 		}
-		if !errors.Is(err, fs.ErrExist) {
+		err := safefile.Mkdir(dir, dirPerm)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("create store directory: %w", err)
 		}
+		s.mu.Lock()
+		s.dirty[filepath.Dir(dir)] = true
+		s.made[dir] = true
+		s.mu.Unlock()
 	}
 	return nil
 }
 
-func (s *Store) markDirty(dir string) {
-	s.mu.Lock()
-	s.dirty[dir] = true
-	s.mu.Unlock()
+// RemoveStaleTemps deletes the temporary files that writers killed before
+// they renamed them left in the store's directory and its shards, when they
+// are older than safefile.StaleAge (a younger one may belong to a live
+// writer in another process), and returns how many it removed. It is best
+// effort: a shard it cannot read is left for the next run.
+func (s *Store) RemoveStaleTemps() int {
+	n, _ := safefile.RemoveStale(s.dir)
+	root := filepath.Join(s.dir, ObjectsDir)
+	shards, _ := os.ReadDir(root)
+	for _, sh := range shards {
+		if sh.IsDir() && isShardName(sh.Name()) {
+			m, _ := safefile.RemoveStale(filepath.Join(root, sh.Name()))
+			n += m
+		}
+	}
+	return n
 }
 
 // Sync makes every object written since the last Sync durable by fsyncing
@@ -133,7 +174,8 @@ func (s *Store) Sync() error {
 	for d := range s.dirty {
 		dirs = append(dirs, d)
 	}
-	s.dirty = map[string]bool{}
+	objs := s.pending
+	s.dirty, s.pending = map[string]bool{}, nil
 	s.mu.Unlock()
 	// Deepest first, so that a shard's entries are durable before the
 	// shard's own entry in objects/.
@@ -141,12 +183,20 @@ func (s *Store) Sync() error {
 	for i, d := range dirs {
 		if err := safefile.SyncDir(d); err != nil {
 			// Still not durable: the next Sync tries them again.
+			s.mu.Lock()
 			for _, d := range dirs[i:] {
-				s.markDirty(d)
+				s.dirty[d] = true
 			}
+			s.pending = append(s.pending, objs...)
+			s.mu.Unlock()
 			return err
 		}
 	}
+	s.mu.Lock()
+	for _, d := range objs {
+		s.durable[d] = true
+	}
+	s.mu.Unlock()
 	return nil
 }
 

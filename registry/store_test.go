@@ -211,9 +211,16 @@ func TestSortDeepestFirst(t *testing.T) {
 // TestModes checks that the store is private whatever the umask. It sets
 // the process umask, so it must not run in parallel with other tests.
 func TestModes(t *testing.T) {
-	old := syscall.Umask(0)
-	defer syscall.Umask(old)
+	for _, umask := range []int{0, 0o277} {
+		t.Run(fmt.Sprintf("%04o", umask), func(t *testing.T) {
+			old := syscall.Umask(umask)
+			defer syscall.Umask(old)
+			testModes(t)
+		})
+	}
+}
 
+func testModes(t *testing.T) {
 	s := newStore(t)
 	d := mustPut(t, s, []byte("private"))
 	require.NoError(t, s.Append([]Record{{Hash: d.String(), Site: "x"}}))

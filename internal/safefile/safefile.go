@@ -3,55 +3,147 @@
 // fsynced, closed and renamed, and then the directory is fsynced so that the
 // rename itself survives a crash.
 //
-// Every file system call goes through package variables so that tests can
-// inject faults (no space, I/O errors, permission denied) at each step.
+// # Fault injection
+//
+// Every operation that changes the file system on the write path of the
+// tool (create, chmod, write, fsync, rename, mkdir, link, truncate, and the
+// opening of a file to append to) goes through this package and is first
+// reported to Hook. Packages registry and migrate make their writes through
+// it (Write, Sync, Truncate, Mkdir, Link, Intercept), so that a test can fail
+// the k-th operation with an errno, or kill the process there, and check
+// what a crash at that instant leaves behind. Hook is nil in production and
+// then costs one comparison per operation.
+//
+// # Temporary files
+//
+// A temporary file of name is called ".<name>.tmp-<digits>" (the base name
+// cut to 100 bytes), in name's directory: hidden, so that walks skip it.
+// IsTemp recognises such names and RemoveTemps deletes those a crash left.
 package safefile
 
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// Seams for fault injection in tests.
-var (
-	createTemp = os.CreateTemp
-	rename     = os.Rename
-	syncFile   = (*os.File).Sync
-	openDir    = os.Open
+// Kind is a kind of file system operation reported to Hook.
+type Kind string
+
+// The kinds of operation.
+const (
+	KindCreate   Kind = "create"   // a temporary file; Path is its pattern
+	KindChmod    Kind = "chmod"    // a file or directory just created
+	KindWrite    Kind = "write"    // bytes to a file
+	KindSync     Kind = "fsync"    // a file's bytes made durable
+	KindRename   Kind = "rename"   // a temporary file to its final name, Path
+	KindSyncDir  Kind = "fsyncdir" // a directory's entries made durable
+	KindMkdir    Kind = "mkdir"    // a directory
+	KindLink     Kind = "link"     // a hard link; Path is the new name
+	KindTruncate Kind = "truncate" // a file cut short
+	KindOpen     Kind = "open"     // an existing file opened (or created) to append to
+	KindProbe    Kind = "probe"    // a check that a path is writable; changes nothing
 )
 
-// File is a temporary file that becomes Name on Commit.
+// Op is one operation about to be made.
+type Op struct {
+	Kind Kind
+	Path string
+	// File and Data are set for KindWrite: the file and the bytes about to
+	// be written to it, so that a test can tear the write.
+	File *os.File
+	Data []byte
+}
+
+// Hook, when not nil, is called before every operation on the write path.
+// An error it returns fails the operation as if the system call had
+// returned it; the operation is then not made. It may be called from
+// several goroutines at once. Tests set it (restic-style fault injection)
+// before the code under test runs and reset it after; production code never
+// sets it.
+var Hook func(Op) error
+
+// Intercept reports an operation made outside this package, such as
+// opening a file with lockedfile, to Hook, and returns Hook's error.
+func Intercept(op Op) error {
+	if Hook == nil {
+		return nil
+	}
+	return Hook(op)
+}
+
+// File is a temporary file that becomes the file named to Create on
+// Commit. Writes go through Write; OS gives the file itself for reading
+// back and for metadata.
 type File struct {
-	*os.File
+	f    *os.File
 	name string
 	done bool
 }
 
-// Create starts writing the file name with permissions perm. The temporary
-// file lives in name's directory, so that the final rename stays on one
-// file system.
-func Create(name string, perm os.FileMode) (*File, error) {
+// tempPattern returns the directory and the os.CreateTemp pattern of the
+// temporary files of name.
+func tempPattern(name string) (dir, pattern string) {
 	dir, base := filepath.Split(name)
 	if dir == "" {
 		dir = "."
 	}
 	// A long name plus the suffix could pass the file system's limit.
-	if len(base) > 100 {
-		base = base[:100]
+	if len(base) > maxBase {
+		base = base[:maxBase]
 	}
-	f, err := createTemp(dir, "."+base+".tmp-*")
+	return dir, "." + base + tempSuffix + "*"
+}
+
+const (
+	tempSuffix = ".tmp-"
+	maxBase    = 100
+)
+
+// Create starts writing the file name with permissions perm, whatever the
+// umask. The temporary file lives in name's directory, so that the final
+// rename stays on one file system.
+func Create(name string, perm os.FileMode) (*File, error) {
+	dir, pattern := tempPattern(name)
+	if err := Intercept(Op{Kind: KindCreate, Path: filepath.Join(dir, pattern)}); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return nil, err
 	}
-	if err := f.Chmod(perm); err != nil {
+	if err := setMode(f.Name(), f.Stat, f.Chmod, perm); err != nil {
 		_ = f.Close()
 		_ = os.Remove(f.Name())
 		return nil, err
 	}
-	return &File{File: f, name: name}, nil
+	return &File{f: f, name: name}, nil
 }
+
+// setMode gives the file or directory name, just created, the mode perm,
+// which the umask may have cut; stat and chmod act on it.
+func setMode(name string, stat func() (os.FileInfo, error), chmod func(os.FileMode) error, perm os.FileMode) error {
+	if fi, err := stat(); err == nil && fi.Mode().Perm() == perm {
+		return nil
+	}
+	if err := Intercept(Op{Kind: KindChmod, Path: name}); err != nil {
+		return err
+	}
+	return chmod(perm)
+}
+
+// Write writes p to the temporary file.
+func (f *File) Write(p []byte) (int, error) { return Write(f.f, p) }
+
+// OS returns the temporary file, for reading back what was written and
+// for its metadata. Writes through it bypass Hook.
+func (f *File) OS() *os.File { return f.f }
 
 // Commit makes the written bytes durable under the final name: fsync,
 // close, rename, fsync of the directory.
@@ -70,17 +162,21 @@ func (f *File) CommitNoDirSync() error {
 		return errors.New("safefile: file already committed or aborted")
 	}
 	f.done = true
-	tmp := f.File.Name()
-	if err := syncFile(f.File); err != nil {
-		_ = f.File.Close()
+	tmp := f.f.Name()
+	if err := Sync(f.f); err != nil {
+		_ = f.f.Close()
 		_ = os.Remove(tmp)
 		return fmt.Errorf("fsync %s: %w", tmp, err)
 	}
-	if err := f.File.Close(); err != nil {
+	if err := f.f.Close(); err != nil {
 		_ = os.Remove(tmp)
 		return err
 	}
-	if err := rename(tmp, f.name); err != nil {
+	err := Intercept(Op{Kind: KindRename, Path: f.name})
+	if err == nil {
+		err = os.Rename(tmp, f.name)
+	}
+	if err != nil {
 		_ = os.Remove(tmp)
 		return err
 	}
@@ -94,8 +190,8 @@ func (f *File) Abort() {
 		return
 	}
 	f.done = true
-	_ = f.File.Close()
-	_ = os.Remove(f.File.Name())
+	_ = f.f.Close()
+	_ = os.Remove(f.f.Name())
 }
 
 // WriteFile atomically replaces name with data.
@@ -111,14 +207,41 @@ func WriteFile(name string, data []byte, perm os.FileMode) error {
 	return f.Commit()
 }
 
+// Write writes p to f, an open file on the write path.
+func Write(f *os.File, p []byte) (int, error) {
+	if err := Intercept(Op{Kind: KindWrite, Path: f.Name(), File: f, Data: p}); err != nil {
+		return 0, err
+	}
+	return f.Write(p)
+}
+
+// Sync fsyncs f.
+func Sync(f *os.File) error {
+	if err := Intercept(Op{Kind: KindSync, Path: f.Name()}); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// Truncate cuts f to size bytes.
+func Truncate(f *os.File, size int64) error {
+	if err := Intercept(Op{Kind: KindTruncate, Path: f.Name()}); err != nil {
+		return err
+	}
+	return f.Truncate(size)
+}
+
 // SyncDir fsyncs a directory so that entries created or renamed in it are
 // durable.
 func SyncDir(dir string) error {
-	d, err := openDir(dir)
+	if err := Intercept(Op{Kind: KindSyncDir, Path: dir}); err != nil {
+		return fmt.Errorf("fsync directory %s: %w", dir, err)
+	}
+	d, err := os.Open(dir)
 	if err != nil {
 		return err
 	}
-	err = syncFile(d)
+	err = d.Sync()
 	if cerr := d.Close(); err == nil {
 		err = cerr
 	}
@@ -126,4 +249,160 @@ func SyncDir(dir string) error {
 		return fmt.Errorf("fsync directory %s: %w", dir, err)
 	}
 	return nil
+}
+
+// Mkdir creates the directory dir with permissions perm, whatever the
+// umask. Its entry in the parent is not yet durable: the caller fsyncs the
+// parent. An existing directory is reported as fs.ErrExist and left as it
+// is.
+func Mkdir(dir string, perm os.FileMode) error {
+	if err := Intercept(Op{Kind: KindMkdir, Path: dir}); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, perm); err != nil {
+		return err
+	}
+	// os.Mkdir applies the umask: a umask of 0277 would make a store
+	// directory that its owner cannot write into.
+	return setMode(dir, func() (os.FileInfo, error) { return os.Stat(dir) }, func(m os.FileMode) error { return os.Chmod(dir, m) }, perm)
+}
+
+// MkdirAll creates dir and any missing parents with permissions perm and
+// makes each new entry durable by fsyncing its parent.
+func MkdirAll(dir string, perm os.FileMode) error {
+	fi, err := os.Stat(dir)
+	if err == nil {
+		if !fi.IsDir() {
+			return &fs.PathError{Op: "mkdir", Path: dir, Err: unix.ENOTDIR}
+		}
+		return nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := MkdirAll(parent, perm); err != nil {
+			return err
+		}
+	}
+	if err := Mkdir(dir, perm); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil // made by someone else meanwhile
+		}
+		return err
+	}
+	return SyncDir(parent)
+}
+
+// Link makes newname a hard link to oldname.
+func Link(oldname, newname string) error {
+	if err := Intercept(Op{Kind: KindLink, Path: newname}); err != nil {
+		return err
+	}
+	return os.Link(oldname, newname)
+}
+
+// Writable checks, without changing anything, that this process may write
+// path: a file must be writable, a directory writable and searchable. A
+// missing path is checked at its nearest existing parent directory, where
+// it would be created. The check is access(2), which sees what permission
+// bits alone do not: a read-only mount, an immutable file, root's
+// privilege. (It checks the real user, which is the effective one: the tool
+// is never set-user-ID.) The error names the path checked.
+func Writable(path string) error {
+	if err := Intercept(Op{Kind: KindProbe, Path: path}); err != nil {
+		return fmt.Errorf("%s is not writable: %w", path, err)
+	}
+	for {
+		fi, err := os.Stat(path)
+		if errors.Is(err, fs.ErrNotExist) && filepath.Dir(path) != path {
+			path = filepath.Dir(path)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		mode := uint32(unix.W_OK)
+		if fi.IsDir() {
+			mode |= unix.X_OK
+		}
+		if err := unix.Access(path, mode); err != nil {
+			return fmt.Errorf("%s is not writable: %w", path, err)
+		}
+		return nil
+	}
+}
+
+// IsTemp reports whether the base name name is that of a temporary file
+// made by Create.
+func IsTemp(name string) bool {
+	i := strings.LastIndex(name, tempSuffix)
+	return strings.HasPrefix(name, ".") && i >= 1 && digits(name[i+len(tempSuffix):])
+}
+
+func digits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// StaleAge is how old a temporary file must be before a writer that does
+// not own it takes it for a crash's leftover: far longer than any write of
+// one file takes.
+const StaleAge = time.Hour
+
+// RemoveTemps deletes the temporary files of name that an interrupted
+// writer left in name's directory and returns how many it removed. owned
+// says that the caller is name's only writer (it holds a lock that every
+// writer of name takes): then every temporary file of name goes; otherwise
+// only those older than StaleAge, since a live writer may own the others.
+// A name cut to 100 bytes shares its temporary files' prefix with other
+// names, so for it owned is not enough.
+func RemoveTemps(name string, owned bool) (int, error) {
+	dir, pattern := tempPattern(name)
+	prefix := strings.TrimSuffix(pattern, "*")
+	if len(filepath.Base(name)) > maxBase {
+		owned = false
+	}
+	// Only digits may follow: ".s.jsonl.tmp-5.jsonl.tmp-7" is a temporary
+	// file of "s.jsonl.tmp-5.jsonl".
+	return removeTemps(dir, func(n string) bool { return strings.HasPrefix(n, prefix) && digits(n[len(prefix):]) }, owned)
+}
+
+// RemoveStale deletes the temporary files in dir older than StaleAge and
+// returns how many it removed.
+func RemoveStale(dir string) (int, error) {
+	return removeTemps(dir, func(string) bool { return true }, false)
+}
+
+func removeTemps(dir string, match func(string) bool, anyAge bool) (int, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	cutoff := time.Now().Add(-StaleAge)
+	n := 0
+	for _, e := range entries {
+		if !IsTemp(e.Name()) || !match(e.Name()) || !e.Type().IsRegular() {
+			continue
+		}
+		if !anyAge {
+			info, err := e.Info()
+			if err != nil || info.ModTime().After(cutoff) {
+				continue // gone meanwhile, or perhaps a live writer's
+			}
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
