@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/bytedance/sonic"
-	"github.com/rogpeppe/go-internal/lockedfile"
 
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
 )
@@ -64,10 +63,7 @@ func (s *Store) Append(recs []Record) error {
 	defer s.appendMu.Unlock()
 	path := s.RegistryPath()
 	_, statErr := os.Stat(path)
-	if err := safefile.Intercept(safefile.Op{Kind: safefile.KindOpen, Path: path}); err != nil {
-		return fmt.Errorf("open registry: %w", err)
-	}
-	f, err := lockedfile.OpenFile(path, os.O_RDWR|os.O_CREATE, filePerm)
+	f, err := s.openLocked(os.O_RDWR | os.O_CREATE)
 	if err != nil {
 		return fmt.Errorf("open registry: %w", err)
 	}
