@@ -141,27 +141,14 @@ func Verify(ctx context.Context, store *registry.Store, transcripts []string) (R
 // verifyTranscript rebuilds every migrated line of a transcript into a
 // hash, which checks its artifacts and the rebuilt line.
 func verifyTranscript(ctx context.Context, path string, store *registry.Store, referenced map[registry.Digest]bool, rep *Report) error {
-	t, err := migrate.Open(path, "")
-	if err != nil {
-		return err
-	}
-	defer t.Close()
-	r := transcript.NewReader(t)
-	for {
-		l, err := r.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read %s: %w", path, err)
-		}
+	return migrate.Lines(path, func(l transcript.Line) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		start := transcript.JSONStart(l)
 		ids, err := externalizer.References(l.Text, start)
 		if err == nil && len(ids) == 0 {
-			continue
+			return nil
 		}
 		for _, d := range ids {
 			referenced[d] = true
@@ -172,7 +159,8 @@ func verifyTranscript(ctx context.Context, path string, store *registry.Store, r
 		if err != nil {
 			rep.add(Finding{Severity: Error, Path: path, Line: l.Num, Offset: l.Offset, Message: reason(err)})
 		}
-	}
+		return nil
+	})
 }
 
 // reason words an error for a finding.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -153,32 +152,19 @@ func GC(ctx context.Context, store *registry.Store, transcripts []string, opts G
 
 // collectReferences adds the artifacts a transcript refers to.
 func collectReferences(ctx context.Context, path string, referenced map[registry.Digest]bool) error {
-	t, err := migrate.Open(path, "")
-	if err != nil {
-		return err
-	}
-	defer t.Close()
-	r := transcript.NewReader(t)
-	for {
-		l, err := r.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read %s: %w", path, err)
-		}
+	return migrate.Lines(path, func(l transcript.Line) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		ids, err := externalizer.References(l.Text, transcript.JSONStart(l))
 		if err != nil {
-			return &transcript.InputError{Path: path, Line: l.Num, Offset: l.Offset,
-				Err: fmt.Errorf("cannot tell what this line refers to, so nothing is collected: %w", err)}
+			return fmt.Errorf("cannot tell what this line refers to, so nothing is collected: %w", err)
 		}
 		for _, d := range ids {
 			referenced[d] = true
 		}
-	}
+		return nil
+	})
 }
 
 func absPath(p string) string {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
 // Transcript is a transcript opened for reading: its JSONL bytes
@@ -57,4 +59,16 @@ func Open(path, format string) (*Transcript, error) {
 func (t *Transcript) Close() error {
 	t.release()
 	return t.file.Close()
+}
+
+// Lines calls fn for every line of the transcript at path, decompressed
+// and with its format detected as Open does; an error from fn stops the
+// reading and is reported at the line's place in path.
+func Lines(path string, fn func(transcript.Line) error) error {
+	t, err := Open(path, "")
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	return eachLine(t, path, fn)
 }
