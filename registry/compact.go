@@ -20,6 +20,9 @@ import (
 func (s *Store) openLocked(flag int) (*lockedfile.File, error) {
 	path := s.RegistryPath()
 	for {
+		if err := notLinked(path); err != nil {
+			return nil, err
+		}
 		if err := safefile.Intercept(safefile.Op{Kind: safefile.KindOpen, Path: path}); err != nil {
 			return nil, err
 		}

@@ -238,6 +238,9 @@ func (e *BadLineError) Unwrap() error { return e.Err }
 // line is skipped; a bad line elsewhere is passed to bad, and reading goes
 // on. A missing registry has no records.
 func (s *Store) Records(fn func(r Record) error, bad func(*BadLineError)) error {
+	if err := notLinked(s.RegistryPath()); err != nil {
+		return err
+	}
 	f, err := os.Open(s.RegistryPath())
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
 )
@@ -140,6 +141,11 @@ func (s *Store) mkdirs(shard string) error {
 		if err != nil && !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("create store directory: %w", err)
 		}
+		if dir != s.dir {
+			if err := notLinked(dir); err != nil {
+				return err
+			}
+		}
 		s.mu.Lock()
 		s.dirty[filepath.Dir(dir)] = true
 		s.made[dir] = true
@@ -210,7 +216,7 @@ func sortDeepestFirst(dirs []string) {
 
 // verify re-hashes the object at path.
 func (s *Store) verify(path string, d Digest) error {
-	f, err := os.Open(path)
+	f, err := s.openObject(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s: %w", d, ErrNotFound)
@@ -234,7 +240,7 @@ func (s *Store) Verify(d Digest) error { return s.verify(s.Path(d), d) }
 // Get returns the bytes of object d after checking that they hash to d.
 func (s *Store) Get(d Digest) ([]byte, error) {
 	path := s.Path(d)
-	data, err := os.ReadFile(path)
+	data, err := s.readObject(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w", d, ErrNotFound)
@@ -306,7 +312,7 @@ func (s *Store) Resolve(id string) (Digest, error) {
 // wrong bytes reads to the end before it uses them.
 func (s *Store) Open(d Digest) (io.ReadCloser, error) {
 	path := s.Path(d)
-	f, err := os.Open(path)
+	f, err := s.openObject(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w", d, ErrNotFound)
@@ -337,4 +343,45 @@ func (r *verifyingReader) Close() error { return r.f.Close() }
 func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
+}
+
+// ErrLinked is the error of a store entry that is a symbolic link: the
+// store never follows one below its root, so that a planted link cannot
+// make it read or write outside the store.
+var ErrLinked = errors.New("is a symbolic link, which the store does not follow")
+
+// notLinked refuses a path that is a symbolic link.
+func notLinked(path string) error {
+	fi, err := os.Lstat(path)
+	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s %w", path, ErrLinked)
+	}
+	return nil
+}
+
+// openObject opens an object file without following a symbolic link at
+// the object or at its directories below the store's root. A linked
+// object reads as corrupt, so that Put replaces the link itself.
+func (s *Store) openObject(path string) (*os.File, error) {
+	shard := filepath.Dir(path)
+	for _, dir := range []string{filepath.Dir(shard), shard} {
+		if err := notLinked(dir); err != nil {
+			return nil, err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s: %w: it %w", path, ErrCorrupt, ErrLinked)
+	}
+	return f, err
+}
+
+// readObject reads a whole object file as openObject opens it.
+func (s *Store) readObject(path string) ([]byte, error) {
+	f, err := s.openObject(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
