@@ -1,0 +1,51 @@
+package externalizer
+
+import (
+	"testing"
+
+	"github.com/transcript-tool/transcript-tool/transcript"
+)
+
+// siteSeeds are one entry per format with payloads over fuzzThreshold.
+var siteSeeds = []string{
+	`{"type":"message","message":{"role":"toolResult","toolName":"read","content":[{"type":"text","text":"` + pad + `"}],"details":{"diff":"` + pad + `","truncation":{"content":"` + pad + `"}}}}`,
+	`{"type":"user","sessionId":"s","uuid":"u","message":{"role":"user","content":[{"tool_use_id":"t","type":"tool_result","content":[{"type":"text","text":"` + pad + `"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="}}]}]},"toolUseResult":{"stdout":"` + pad + `","file":{"content":"` + pad + `"},"structuredPatch":[{"lines":["` + pad + `"]}]}}`,
+	`{"type":"progress","sessionId":"s","data":{"type":"agent_progress","message":{"message":{"content":[{"type":"tool_result","tool_use_id":"t","content":"` + pad + `"}]}},"fullOutput":"` + pad + `"}}`,
+	`{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":"` + pad + `"},{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="}]}}`,
+	`{"timestamp":"t","type":"event_msg","payload":{"type":"exec_command_end","call_id":"c","stdout":"` + pad + `","aggregated_output":"` + pad + `"}}`,
+	`{"timestamp":"t","type":"compacted","payload":{"replacement_history":[{"type":"custom_tool_call_output","call_id":"c","output":"` + pad + `"}]}}`,
+	`{"type":"function_call_output","call_id":"c","output":"` + pad + `"}`,
+	`{"role":"tool","tool_call_id":"c","content":[{"type":"text","text":"` + pad + `"}]}`,
+	`{"id":"x","messages":[{"role":"user","content":"hi"},{"role":"tool","content":"` + pad + `"}]}`,
+}
+
+// FuzzSites runs every format's site finder on arbitrary entries: it must
+// not panic; its sites must be in document order, not overlap, and be
+// named by pointers that resolve to them; and rewriting the entry with
+// that format must restore exactly.
+func FuzzSites(f *testing.F) {
+	for _, s := range siteSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		root, err := transcript.Parse(line, 0)
+		if err != nil || root.Kind() != transcript.Object {
+			return
+		}
+		for _, format := range Formats() {
+			sites := format.Sites(root, fuzzThreshold, nil)
+			end := 0
+			for _, s := range sites {
+				if s.Value.Start < end {
+					t.Fatalf("%s: site %s overlaps or is out of order", format.Name(), s.Path)
+				}
+				end = s.Value.End
+				v, ok := s.Path.Resolve(root)
+				if !ok || v.Start != s.Value.Start || v.End != s.Value.End {
+					t.Fatalf("%s: pointer %s does not name its site", format.Name(), s.Path)
+				}
+			}
+			roundTrip(t, format, fuzzThreshold, append(line, '\n'))
+		}
+	})
+}
