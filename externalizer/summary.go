@@ -272,9 +272,64 @@ var (
 	errorCamel = regexp.MustCompile(`[a-z](?:Error|Exception|Failure)s?(?:$|[^A-Za-z0-9_])`)
 )
 
-// looksLikeError reports whether a line holds an error-looking word.
+// looksLikeError reports whether a line holds an error-looking word, as
+// the patterns above define it. Where the line holds no letter that case
+// folding maps to ASCII (the Kelvin sign, the long s), a hand-written
+// matcher gives the same answer: the regular expressions took 70 % of a
+// migration's CPU when they ran on every line.
 func looksLikeError(line string) bool {
-	return errorWord.MatchString(line) || errorCamel.MatchString(line)
+	if strings.ContainsRune(line, '\u212a') || strings.ContainsRune(line, '\u017f') {
+		return errorWord.MatchString(line) || errorCamel.MatchString(line)
+	}
+	return hasErrorWord(line) || hasErrorCamel(line)
+}
+
+var (
+	errorWords  = []string{"error", "errors", "fail", "fails", "failed", "failure", "failures", "failing", "panic", "panics", "panicked", "panicking", "exception", "exceptions", "traceback", "fatal"}
+	errorSuffix = []string{"Error", "Errors", "Exception", "Exceptions", "Failure", "Failures"}
+)
+
+// wordByte reports whether c continues a word: an ASCII letter or digit,
+// or an underscore.
+func wordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
+
+// hasErrorWord is errorWord for lines without the Kelvin sign or long s.
+func hasErrorWord(line string) bool {
+	for i := 0; i < len(line); i++ {
+		switch line[i] | 0x20 {
+		case 'e', 'f', 'p', 't':
+		default:
+			continue
+		}
+		if i > 0 && wordByte(line[i-1]) {
+			continue
+		}
+		for _, w := range errorWords {
+			end := i + len(w)
+			if end <= len(line) && strings.EqualFold(line[i:end], w) && (end == len(line) || !wordByte(line[end])) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasErrorCamel is errorCamel.
+func hasErrorCamel(line string) bool {
+	for i := 1; i < len(line); i++ {
+		if c := line[i]; c != 'E' && c != 'F' || line[i-1] < 'a' || line[i-1] > 'z' {
+			continue
+		}
+		for _, w := range errorSuffix {
+			end := i + len(w)
+			if end <= len(line) && line[i:end] == w && (end == len(line) || !wordByte(line[end])) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // fit cleans parts into one-line strings and cuts them so that together

@@ -238,3 +238,24 @@ func FuzzDescribe(f *testing.F) {
 		assert.Equal(t, want, d.String(), "fed in pieces of %d bytes", step)
 	})
 }
+
+// TestLooksLikeError checks the hand-written matcher against the
+// patterns it stands for, on lines built from the words, their near
+// misses and separators.
+func TestLooksLikeError(t *testing.T) {
+	words := []string{"error", "Errors", "FAILED", "failure", "failures", "panicking", "Exception", "traceback", "tracebac\u212a", "fatal", "ERRORſ", "TypeError", "NullPointerException", "AssertionFailures", "xError", "aFailureb", "ok", "stderr", "Errorf", "error_code", "fail2", "fine", "é漢字", "E", "f", ""}
+	seps := []string{" ", "_", "", ": ", "é", "\t", "9"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 20000; n++ {
+		var b strings.Builder
+		for k := rng.IntN(4); k >= 0; k-- {
+			b.WriteString(words[rng.IntN(len(words))])
+			b.WriteString(seps[rng.IntN(len(seps))])
+		}
+		line := b.String()
+		want := errorWord.MatchString(line) || errorCamel.MatchString(line)
+		if got := looksLikeError(line); got != want {
+			t.Fatalf("looksLikeError(%q) = %v, want %v", line, got, want)
+		}
+	}
+}

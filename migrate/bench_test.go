@@ -69,3 +69,30 @@ func copyInputs(b *testing.B, files []string, dir string) []Input {
 	}
 	return inputs
 }
+
+// BenchmarkMigrateDir migrates the transcripts under $TT_BENCH_DIR into a
+// fresh --out directory per iteration, for profiling on a chosen corpus:
+//
+//	TT_BENCH_DIR=/path go test ./migrate -run '^$' -bench MigrateDir -cpuprofile cpu.out
+func BenchmarkMigrateDir(b *testing.B) {
+	dir := os.Getenv("TT_BENCH_DIR")
+	if dir == "" {
+		b.Skip("TT_BENCH_DIR not set")
+	}
+	inputs, err := Collect([]string{dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total int64
+	for _, in := range inputs {
+		total += in.Size
+	}
+	b.SetBytes(total)
+	for b.Loop() {
+		out := b.TempDir()
+		sum := Run(context.Background(), inputs, Options{Jobs: 1, Out: out})
+		if sum.Failed > 0 {
+			b.Fatal(sum.Results)
+		}
+	}
+}
