@@ -73,6 +73,7 @@ var commands = []func(streams) *cli.Command{
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	st := streams{stdin: stdin, stdout: stdout, stderr: stderr}
+	var stopProfiles func() error
 	app := &cli.App{
 		Name:            "transcript-tool",
 		Usage:           "shrink agent session transcripts into a content-addressed artifact store, and restore them exactly",
@@ -84,8 +85,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return &exitError{code: exitUsage, err: err}
 		},
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress bar on stderr: auto (only on a terminal), always or never"},
+		}, profileFlags...),
+		Before: func(c *cli.Context) (err error) {
+			stopProfiles, err = startProfiles(c)
+			return err
 		},
 		// Reached without a command or with an unknown one; urfave/cli
 		// would otherwise print the help and exit 0, or exit 3.
@@ -106,6 +111,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		app.Commands = append(app.Commands, c)
 	}
 	err := app.RunContext(ctx, args)
+	if stopProfiles != nil {
+		if perr := stopProfiles(); err == nil {
+			err = perr
+		}
+	}
 	return exitCode(st, err)
 }
 

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+
+	"github.com/urfave/cli/v2"
+)
+
+// profileFlags are hidden global flags that write Go profiles of one run,
+// for performance work on the real binary:
+//
+//	transcript-tool --cpuprofile cpu.out migrate DIR
+//	go tool pprof bin/transcript-tool cpu.out
+var profileFlags = []cli.Flag{
+	&cli.StringFlag{Name: "cpuprofile", Hidden: true, Usage: "write a CPU profile to `FILE`"},
+	&cli.StringFlag{Name: "memprofile", Hidden: true, Usage: "write a heap profile to `FILE` at exit"},
+}
+
+// startProfiles starts the profiles the flags ask for and returns the
+// function that ends them.
+func startProfiles(c *cli.Context) (stop func() error, err error) {
+	var cpu *os.File
+	if p := c.String("cpuprofile"); p != "" {
+		if cpu, err = os.Create(p); err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(cpu); err != nil {
+			cpu.Close()
+			return nil, err
+		}
+	}
+	mem := c.String("memprofile")
+	return func() error {
+		if cpu != nil {
+			pprof.StopCPUProfile()
+			if err := cpu.Close(); err != nil {
+				return err
+			}
+		}
+		if mem == "" {
+			return nil
+		}
+		f, err := os.Create(mem)
+		if err != nil {
+			return err
+		}
+		runtime.GC()
+		if err := pprof.WriteHeapProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("write heap profile: %w", err)
+		}
+		return f.Close()
+	}, nil
+}
