@@ -80,7 +80,14 @@ func (s *Store) Path(d Digest) string { return filepath.Join(s.dir, ObjectPath(d
 // object with these bytes was already there. The object is durable once
 // Sync returns.
 func (s *Store) Put(data []byte) (d Digest, created bool, err error) {
-	d = Sum(data)
+	return s.PutSum(Sum(data), data)
+}
+
+// PutSum is Put for a caller that has just computed d = Sum(data) itself,
+// and saves hashing the bytes a second time. A d that is not the sum of
+// data would store a corrupt artifact: pass only a digest computed from
+// these very bytes.
+func (s *Store) PutSum(d Digest, data []byte) (_ Digest, created bool, err error) {
 	path := s.Path(d)
 	s.puts[d[0]].Lock()
 	defer s.puts[d[0]].Unlock()

@@ -360,3 +360,21 @@ func TestResolve(t *testing.T) {
 		assert.ErrorIs(t, err, ErrNotFound)
 	})
 }
+
+func TestPutSum(t *testing.T) {
+	s := Open(t.TempDir())
+	data := []byte("the same bytes, hashed once by the caller")
+	d, created, err := s.PutSum(Sum(data), data)
+	if err != nil || !created {
+		t.Fatalf("PutSum = %v, %v, %v", d, created, err)
+	}
+	if d != Sum(data) {
+		t.Fatalf("PutSum returned %s, want %s", d, Sum(data))
+	}
+	if err := s.Verify(d); err != nil {
+		t.Fatalf("Verify after PutSum: %v", err)
+	}
+	if _, created, err := s.Put(data); err != nil || created {
+		t.Fatalf("Put of the same bytes after PutSum: created=%v, err=%v", created, err)
+	}
+}
