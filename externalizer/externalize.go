@@ -100,6 +100,7 @@ func (x *Externalizer) Rewrite(text []byte, start int) (Result, error) {
 	}
 	var (
 		res     Result
+		raws    = map[part][]byte{} // the JSON each artifact part stands for
 		edits   = []edit{}
 		splices []splice
 		refSite *Site
@@ -132,6 +133,7 @@ func (x *Externalizer) Rewrite(text []byte, start int) (Result, error) {
 			if p.form != FormRaw {
 				x.scratch = p.data[:0]
 			}
+			raws[part{ID: a.Digest.String(), Form: p.form}] = text[h.v.Start:h.v.End]
 			a.Data = nil
 			parts = append(parts, part{ID: a.Digest.String(), Form: p.form})
 			res.Artifacts = append(res.Artifacts, a)
@@ -165,7 +167,33 @@ func (x *Externalizer) Rewrite(text []byte, start int) (Result, error) {
 	member := append(append([]byte(sep), markerKeyQuoted...), ':')
 	splices = append(splices, splice{at, at, append(member, mk...)})
 	res.Line = apply(text, splices)
+	if err := checkRewrite(res.Line, start, raws); err != nil {
+		return Result{}, err
+	}
 	return res, nil
+}
+
+// checkRewrite proves that the marker of a rewritten line rebuilds the
+// original, whose SHA-256 it records, from the JSON each artifact part
+// stands for. That the artifacts themselves give back that JSON was checked
+// when their form was chosen (encodePiece re-encodes before it picks a
+// form), so the line restores exactly once its artifacts are stored.
+func checkRewrite(line []byte, start int, raws map[part][]byte) error {
+	changed, err := restoreTo(io.Discard, line, start, func(w io.Writer, p part, at string) error {
+		raw, ok := raws[p]
+		if !ok {
+			return fmt.Errorf("%w: %s names an artifact the rewrite did not make", ErrBadMarker, at)
+		}
+		_, err := w.Write(raw)
+		return err
+	})
+	if err == nil && !changed {
+		err = fmt.Errorf("%w: the rewritten line has no marker", ErrBadMarker)
+	}
+	if err != nil {
+		return fmt.Errorf("internal error: the rewritten line would not restore: %w", err)
+	}
+	return nil
 }
 
 // insertionPoint returns where a new last member of obj goes and the

@@ -29,6 +29,27 @@ type Opener func(d registry.Digest) (io.ReadCloser, error)
 // or partial bytes, and a caller that must not emit them restores into
 // io.Discard first, or into a temporary file it then discards.
 func RestoreTo(w io.Writer, text []byte, start int, open Opener) (changed bool, err error) {
+	return restoreTo(w, text, start, func(w io.Writer, p part, at string) error {
+		d, err := registry.ParseDigest(p.ID)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrBadMarker, err)
+		}
+		r, err := open(d)
+		if err != nil {
+			return fmt.Errorf("artifact for %s: %w", at, err)
+		}
+		err = writePiece(w, r, p.Form)
+		r.Close()
+		if err != nil {
+			return fmt.Errorf("artifact for %s: %w", at, err)
+		}
+		return nil
+	})
+}
+
+// restoreTo is RestoreTo with the writing of the artifact parts left to
+// writePart.
+func restoreTo(w io.Writer, text []byte, start int, writePart func(w io.Writer, p part, at string) error) (changed bool, err error) {
 	if !HasMarker(text) {
 		return false, nil
 	}
@@ -65,7 +86,7 @@ func RestoreTo(w io.Writer, text []byte, start int, open Opener) (changed bool, 
 		if _, err := mw.Write(text[pos:u.start]); err != nil {
 			return false, err
 		}
-		if err := u.write(mw, open); err != nil {
+		if err := u.write(mw, writePart); err != nil {
 			return false, err
 		}
 		pos = u.end
@@ -99,7 +120,7 @@ type undo struct {
 	parts      []part
 }
 
-func (u undo) write(w io.Writer, open Opener) error {
+func (u undo) write(w io.Writer, writePart func(io.Writer, part, string) error) error {
 	for _, p := range u.parts {
 		if p.ID == "" {
 			if _, err := io.WriteString(w, p.Lit); err != nil {
@@ -107,18 +128,8 @@ func (u undo) write(w io.Writer, open Opener) error {
 			}
 			continue
 		}
-		d, err := registry.ParseDigest(p.ID)
-		if err != nil {
-			return fmt.Errorf("%w: %v", ErrBadMarker, err)
-		}
-		r, err := open(d)
-		if err != nil {
-			return fmt.Errorf("artifact for %s: %w", u.at, err)
-		}
-		err = writePiece(w, r, p.Form)
-		r.Close()
-		if err != nil {
-			return fmt.Errorf("artifact for %s: %w", u.at, err)
+		if err := writePart(w, p, u.at); err != nil {
+			return err
 		}
 	}
 	return nil

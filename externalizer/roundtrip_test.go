@@ -180,3 +180,35 @@ func detectFormat(input []byte) (Format, bool) {
 	}
 	return nil, false
 }
+
+// TestCheckRewrite shows that the proof Rewrite runs on every rewritten
+// line fails when the marker does not rebuild the original.
+func TestCheckRewrite(t *testing.T) {
+	text := []byte(`{"type":"message","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"` + strings.Repeat("line of output\\n", 400) + `"}]}}`)
+	store := memStore{}
+	x := &Externalizer{Format: pi{}, Threshold: 1024, PathFor: testPath, Put: store.put, Open: store.open}
+	res, err := x.Rewrite(text, 0)
+	if err != nil || res.Line == nil {
+		t.Fatalf("Rewrite: %v, line %q", err, res.Line)
+	}
+	raw := []byte(`"` + strings.Repeat("line of output\\n", 400) + `"`)
+	var id string
+	for _, a := range res.Artifacts {
+		id = a.Digest.String()
+	}
+	good := map[part][]byte{{ID: id, Form: FormJS}: raw}
+	if err := checkRewrite(res.Line, 0, good); err != nil {
+		t.Fatalf("checkRewrite of Rewrite's own line: %v", err)
+	}
+	if err := checkRewrite(res.Line, 0, map[part][]byte{}); err == nil {
+		t.Error("checkRewrite passed a line naming an artifact it was not given")
+	}
+	wrong := map[part][]byte{{ID: id, Form: FormJS}: append([]byte(nil), raw[:len(raw)-3]...)}
+	wrong[part{ID: id, Form: FormJS}] = append(wrong[part{ID: id, Form: FormJS}], '"')
+	if err := checkRewrite(res.Line, 0, wrong); err == nil {
+		t.Error("checkRewrite passed a line that rebuilds other bytes")
+	}
+	if err := checkRewrite(text, 0, good); err == nil {
+		t.Error("checkRewrite passed a line without a marker")
+	}
+}

@@ -6,9 +6,10 @@
 //
 // For each transcript, in this order: artifacts are written and made
 // durable, then the registry records are appended, then the new transcript
-// is written to a temporary file beside its destination and fsynced. The new
-// transcript is then rehydrated from the store and compared with the source,
-// line by line; the source is checked not to have changed since it was read
+// is written to a temporary file beside its destination and fsynced. Each
+// rewritten line was proved to rebuild the original from its marker
+// (externalizer.Rewrite checks it); the source is checked not to have
+// changed since it was read
 // (size, modification time, inode); only then is the temporary file renamed
 // over the destination and the directory fsynced. A crash at any point
 // leaves the original transcript or the complete migrated one, and at worst
