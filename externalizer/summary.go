@@ -285,7 +285,10 @@ func looksLikeError(line string) bool {
 }
 
 var (
-	errorWords  = []string{"error", "errors", "fail", "fails", "failed", "failure", "failures", "failing", "panic", "panics", "panicked", "panicking", "exception", "exceptions", "traceback", "fatal"}
+	errorWordsE = []string{"error", "errors", "exception", "exceptions"}
+	errorWordsF = []string{"fail", "fails", "failed", "failure", "failures", "failing", "fatal"}
+	errorWordsP = []string{"panic", "panics", "panicked", "panicking"}
+	errorWordsT = []string{"traceback"}
 	errorSuffix = []string{"Error", "Errors", "Exception", "Exceptions", "Failure", "Failures"}
 )
 
@@ -298,15 +301,23 @@ func wordByte(c byte) bool {
 // hasErrorWord is errorWord for lines without the Kelvin sign or long s.
 func hasErrorWord(line string) bool {
 	for i := 0; i < len(line); i++ {
+		var words []string
 		switch line[i] | 0x20 {
-		case 'e', 'f', 'p', 't':
+		case 'e':
+			words = errorWordsE
+		case 'f':
+			words = errorWordsF
+		case 'p':
+			words = errorWordsP
+		case 't':
+			words = errorWordsT
 		default:
 			continue
 		}
 		if i > 0 && wordByte(line[i-1]) {
 			continue
 		}
-		for _, w := range errorWords {
+		for _, w := range words {
 			end := i + len(w)
 			if end <= len(line) && strings.EqualFold(line[i:end], w) && (end == len(line) || !wordByte(line[end])) {
 				return true
