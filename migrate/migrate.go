@@ -124,6 +124,11 @@ func Run(ctx context.Context, inputs []Input, opts Options) Summary {
 	results := forEach(ctx, inputs, opts.Jobs, func(in Input) FileResult {
 		return migrateFile(in, opts, stores)
 	})
+	// Every transcript that succeeded synced its artifacts before its
+	// registry records; what is left belongs to transcripts that failed.
+	for _, st := range stores.m {
+		st.Discard()
+	}
 	sum := Summary{DryRun: opts.DryRun}
 	for _, r := range results {
 		if r.Status == StatusFailed || r.Status == StatusSkipped {

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -179,4 +180,85 @@ func TestRemoveStaleTemps(t *testing.T) {
 	for _, p := range kept {
 		assert.FileExists(t, p)
 	}
+}
+
+// TestPutSumBatchesFsyncs: objects stored with PutSum are fsynced
+// together at Sync and only then renamed under their names; an object
+// whose fsync fails is not there, and the next PutSum writes it again.
+func TestPutSumBatchesFsyncs(t *testing.T) {
+	s := Open(filepath.Join(t.TempDir(), "artifacts"))
+	put := func(data string) (Digest, bool) {
+		d, created, err := s.PutSum(Sum([]byte(data)), []byte(data))
+		require.NoError(t, err)
+		return d, created
+	}
+	var ds []Digest
+	for _, data := range []string{"object 0", "object 1", "object 2"} {
+		d, created := put(data)
+		require.True(t, created)
+		ds = append(ds, d)
+		assert.NoFileExists(t, s.Path(d), "under its name before Sync")
+	}
+	again, created := put("object 1")
+	assert.False(t, created, "a second PutSum before Sync writes it again")
+	assert.Equal(t, ds[1], again)
+
+	in := &fault.Injector{}
+	uninstall := in.Install()
+	require.NoError(t, s.Sync())
+	uninstall()
+	var kinds []safefile.Kind
+	for _, op := range in.Ops() {
+		kinds = append(kinds, op.Kind)
+	}
+	want := []safefile.Kind{safefile.KindSync, safefile.KindSync, safefile.KindSync, safefile.KindRename, safefile.KindRename, safefile.KindRename}
+	require.GreaterOrEqual(t, len(kinds), len(want))
+	assert.Equal(t, want, kinds[:len(want)], "every fsync before any rename")
+	for _, k := range kinds[len(want):] {
+		assert.Equal(t, safefile.KindSyncDir, k, "then the directories")
+	}
+	for _, d := range ds {
+		assert.NoError(t, s.Verify(d))
+	}
+
+	// A failed fsync: the object is dropped, and written again.
+	d, _ := put("unlucky")
+	in = &fault.Injector{At: 1, Action: fault.Fail, Err: 5}
+	uninstall = in.Install()
+	err := s.Sync()
+	uninstall()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), s.Path(d))
+	assert.NoFileExists(t, s.Path(d))
+	_, created = put("unlucky")
+	assert.True(t, created)
+	require.NoError(t, s.Sync())
+	assert.NoError(t, s.Verify(d))
+
+	// This Store's readers see an object written but not yet synced.
+	d, _ = put("read before Sync")
+	got, err := s.Get(d)
+	require.NoError(t, err)
+	assert.Equal(t, "read before Sync", string(got))
+}
+
+// TestDiscard: objects stored with PutSum and never synced leave no file.
+func TestDiscard(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "artifacts")
+	s := Open(dir)
+	data := []byte("never synced")
+	d, created, err := s.PutSum(Sum(data), data)
+	require.NoError(t, err)
+	require.True(t, created)
+	s.Discard()
+	var files []string
+	require.NoError(t, filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			files = append(files, p)
+		}
+		return err
+	}))
+	assert.Empty(t, files)
+	require.NoError(t, s.Sync())
+	assert.ErrorIs(t, s.Verify(d), ErrNotFound)
 }

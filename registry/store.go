@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -51,6 +52,9 @@ type Store struct {
 	// fsynced; pending those it will have once the dirty directories are.
 	durable map[Digest]bool
 	pending []Digest
+	// unsynced holds the objects written but not yet fsynced and renamed.
+	unsynced map[Digest]*safefile.File
+	commitMu sync.Mutex // held by commitUnsynced
 
 	// puts serialises Puts of digests that share a first byte, so that
 	// two workers storing the same payload write it once.
@@ -67,7 +71,7 @@ type Store struct {
 // Open returns the store rooted at dir. Nothing is created until the first
 // write.
 func Open(dir string) *Store {
-	return &Store{dir: dir, dirty: map[string]bool{}, made: map[string]bool{}, durable: map[Digest]bool{}}
+	return &Store{dir: dir, dirty: map[string]bool{}, made: map[string]bool{}, durable: map[Digest]bool{}, unsynced: map[Digest]*safefile.File{}}
 }
 
 // Dir returns the store's root directory.
@@ -80,17 +84,30 @@ func (s *Store) Path(d Digest) string { return filepath.Join(s.dir, ObjectPath(d
 // object with these bytes was already there. The object is durable once
 // Sync returns.
 func (s *Store) Put(data []byte) (d Digest, created bool, err error) {
-	return s.PutSum(Sum(data), data)
+	d, created, err = s.PutSum(Sum(data), data)
+	if err == nil {
+		err = s.committed(d)
+	}
+	return d, created, err
 }
 
 // PutSum is Put for a caller that has just computed d = Sum(data) itself,
-// and saves hashing the bytes a second time. A d that is not the sum of
-// data would store a corrupt artifact: pass only a digest computed from
-// these very bytes.
+// and saves hashing the bytes a second time; a d that is not the sum of
+// data would store a corrupt artifact, so pass only a digest computed from
+// these very bytes. Unlike Put, it leaves a new object's fsync and rename
+// to the next Sync (or to a read of the object through this Store), which
+// fsyncs many objects at once: until then the object is not under its
+// name for other readers.
 func (s *Store) PutSum(d Digest, data []byte) (_ Digest, created bool, err error) {
 	path := s.Path(d)
 	s.puts[d[0]].Lock()
 	defer s.puts[d[0]].Unlock()
+	s.mu.Lock()
+	_, written := s.unsynced[d]
+	s.mu.Unlock()
+	if written {
+		return d, false, nil
+	}
 	switch err := s.verify(path, d); {
 	case err == nil:
 		// Found, but perhaps written by a run that died before syncing
@@ -118,18 +135,120 @@ func (s *Store) PutSum(d Digest, data []byte) (_ Digest, created bool, err error
 	if err != nil {
 		return d, false, fmt.Errorf("store artifact %s: %w", path, err)
 	}
-	defer f.Abort()
 	if _, err := f.Write(data); err != nil {
+		f.Abort()
 		return d, false, fmt.Errorf("store artifact %s: %w", path, err)
 	}
-	if err := f.CommitNoDirSync(); err != nil {
-		return d, false, fmt.Errorf("store artifact %s: %w", path, err)
-	}
+	// The fsync and rename wait for Sync, which makes them for many
+	// objects at once (see commitUnsynced).
 	s.mu.Lock()
-	s.dirty[shard] = true
-	s.pending = append(s.pending, d)
+	s.unsynced[d] = f
+	flush := len(s.unsynced) >= maxUnsynced
 	s.mu.Unlock()
+	if flush {
+		if err := s.commitUnsynced(); err != nil {
+			return d, false, err
+		}
+	}
 	return d, true, nil
+}
+
+// maxUnsynced bounds the objects written but not yet committed, each of
+// which holds an open file.
+const maxUnsynced = 128
+
+// syncWorkers is how many fsyncs commitUnsynced has in flight: the file
+// system commits concurrent fsyncs together, where one after the other
+// each waits for a commit of its own.
+const syncWorkers = 16
+
+// commitUnsynced fsyncs the objects written since the last call, all at
+// once, then renames each under its name. Only then are their names
+// recorded as needing the directory fsync of Sync, so that no object
+// stands under its name before its bytes are durable, and no directory is
+// fsynced before the renames it must make durable.
+func (s *Store) commitUnsynced() error {
+	// The objects stay in unsynced until they are renamed (or dropped), so
+	// that a PutSum meanwhile finds them; commitMu keeps two calls from
+	// committing the same file.
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	s.mu.Lock()
+	files := make(map[Digest]*safefile.File, len(s.unsynced))
+	digests := make([]Digest, 0, len(s.unsynced))
+	for d, f := range s.unsynced {
+		files[d] = f
+		digests = append(digests, d)
+	}
+	s.mu.Unlock()
+	if len(files) == 0 {
+		return nil
+	}
+	sort.Slice(digests, func(i, j int) bool { return bytes.Compare(digests[i][:], digests[j][:]) < 0 })
+	errs := make([]error, len(digests))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(syncWorkers, len(digests)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = files[digests[i]].Sync()
+			}
+		}()
+	}
+	for i := range digests {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	var first error
+	for i, d := range digests {
+		f, path := files[d], s.Path(d)
+		err := errs[i]
+		if err == nil {
+			err = f.CommitNoDirSync()
+		}
+		f.Abort()
+		s.mu.Lock()
+		delete(s.unsynced, d)
+		if err == nil {
+			s.dirty[filepath.Dir(path)] = true
+			s.pending = append(s.pending, d)
+		}
+		s.mu.Unlock()
+		if err != nil && first == nil {
+			first = fmt.Errorf("store artifact %s: %w", path, err)
+		}
+	}
+	return first
+}
+
+// Discard removes the objects stored with PutSum since the last Sync: a
+// run whose transcripts failed leaves no temporary files behind. Objects
+// that a later Sync was to commit are gone; their PutSum must be repeated.
+func (s *Store) Discard() {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	s.mu.Lock()
+	files := s.unsynced
+	s.unsynced = map[Digest]*safefile.File{}
+	s.mu.Unlock()
+	for _, f := range files {
+		f.Abort()
+	}
+}
+
+// committed makes sure that object d, if this Store has written it, stands
+// under its name, for readers.
+func (s *Store) committed(d Digest) error {
+	s.mu.Lock()
+	_, ok := s.unsynced[d]
+	s.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return s.commitUnsynced()
 }
 
 // mkdirs creates the store's directories down to shard and remembers
@@ -182,6 +301,9 @@ func (s *Store) RemoveStaleTemps() int {
 // Sync makes every object written since the last Sync durable by fsyncing
 // the directories that gained entries.
 func (s *Store) Sync() error {
+	if err := s.commitUnsynced(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	dirs := make([]string, 0, len(s.dirty))
 	for d := range s.dirty {
@@ -242,10 +364,18 @@ func (s *Store) verify(path string, d Digest) error {
 }
 
 // Verify re-hashes the object d and reports ErrNotFound or ErrCorrupt.
-func (s *Store) Verify(d Digest) error { return s.verify(s.Path(d), d) }
+func (s *Store) Verify(d Digest) error {
+	if err := s.committed(d); err != nil {
+		return err
+	}
+	return s.verify(s.Path(d), d)
+}
 
 // Get returns the bytes of object d after checking that they hash to d.
 func (s *Store) Get(d Digest) ([]byte, error) {
+	if err := s.committed(d); err != nil {
+		return nil, err
+	}
 	path := s.Path(d)
 	data, err := s.readObject(path)
 	if err != nil {
@@ -318,6 +448,9 @@ func (s *Store) Resolve(id string) (Digest, error) {
 // wrapping ErrCorrupt instead of io.EOF. A caller that must not act on
 // wrong bytes reads to the end before it uses them.
 func (s *Store) Open(d Digest) (io.ReadCloser, error) {
+	if err := s.committed(d); err != nil {
+		return nil, err
+	}
 	path := s.Path(d)
 	f, err := s.openObject(path)
 	if err != nil {

@@ -82,9 +82,10 @@ func Intercept(op Op) error {
 // Commit. Writes go through Write; OS gives the file itself for reading
 // back and for metadata.
 type File struct {
-	f    *os.File
-	name string
-	done bool
+	f      *os.File
+	name   string
+	done   bool
+	synced bool // fsynced by Sync, with nothing written since
 }
 
 // tempPattern returns the directory and the os.CreateTemp pattern of the
@@ -139,7 +140,23 @@ func setMode(name string, stat func() (os.FileInfo, error), chmod func(os.FileMo
 }
 
 // Write writes p to the temporary file.
-func (f *File) Write(p []byte) (int, error) { return Write(f.f, p) }
+func (f *File) Write(p []byte) (int, error) {
+	f.synced = false
+	return Write(f.f, p)
+}
+
+// Sync fsyncs the temporary file, for callers that fsync many files at
+// once before they commit them; CommitNoDirSync then fsyncs it no more.
+func (f *File) Sync() error {
+	if f.done {
+		return errors.New("safefile: file already committed or aborted")
+	}
+	if err := Sync(f.f); err != nil {
+		return fmt.Errorf("fsync %s: %w", f.f.Name(), err)
+	}
+	f.synced = true
+	return nil
+}
 
 // OS returns the temporary file, for reading back what was written and
 // for its metadata. Writes through it bypass Hook.
@@ -163,7 +180,9 @@ func (f *File) CommitNoDirSync() error {
 	}
 	f.done = true
 	tmp := f.f.Name()
-	if err := Sync(f.f); err != nil {
+	if f.synced {
+		// Made durable by Sync.
+	} else if err := Sync(f.f); err != nil {
 		_ = f.f.Close()
 		_ = os.Remove(tmp)
 		return fmt.Errorf("fsync %s: %w", tmp, err)
