@@ -18,6 +18,11 @@ type Line struct {
 	Text []byte
 	// EOL is "\n", "\r\n", or empty for a last line without a newline.
 	EOL []byte
+	// Long is set, and Text nil, for a line longer than the Reader's
+	// Limit; Len is then its length without EOL, and its bytes are
+	// Offset to Offset+Len of the input.
+	Long bool
+	Len  int64
 }
 
 var (
@@ -28,6 +33,10 @@ var (
 // Reader reads lines of any length from a stream, one at a time, keeping
 // every byte of the input.
 type Reader struct {
+	// Limit, when positive, is the longest line Next returns with its
+	// text; a longer one is skipped and returned as Long.
+	Limit int
+
 	br     *bufio.Reader
 	buf    []byte
 	num    int
@@ -53,10 +62,23 @@ func (r *Reader) Next() (Line, error) {
 	// growing copies.
 	var aside [][]byte
 	size := 0
+	long := false
+	var last2 [2]byte // the line's last two bytes, once Long
 	for {
 		chunk, err := r.br.ReadSlice('\n')
 		size += len(chunk)
-		if aside == nil && size <= cap(r.buf) {
+		if !long && r.Limit > 0 && size > r.Limit+2 {
+			// Only a CR LF may follow the text of a line of Limit bytes.
+			long, aside = true, nil
+			r.buf = r.buf[:0]
+		}
+		if long {
+			if len(chunk) >= 2 {
+				last2 = [2]byte{chunk[len(chunk)-2], chunk[len(chunk)-1]}
+			} else if len(chunk) == 1 {
+				last2 = [2]byte{last2[1], chunk[0]}
+			}
+		} else if aside == nil && size <= cap(r.buf) {
 			r.buf = append(r.buf, chunk...)
 		} else {
 			aside = append(aside, bytes.Clone(chunk))
@@ -74,6 +96,18 @@ func (r *Reader) Next() (Line, error) {
 			break
 		}
 		return Line{}, err
+	}
+	if long {
+		line := Line{Num: r.num + 1, Offset: r.offset, Long: true, Len: int64(size)}
+		switch {
+		case last2 == [2]byte{'\r', '\n'}:
+			line.EOL, line.Len = eolCRLF, line.Len-2
+		case last2[1] == '\n':
+			line.EOL, line.Len = eolLF, line.Len-1
+		}
+		r.num++
+		r.offset += int64(size)
+		return line, nil
 	}
 	if aside != nil {
 		buf := make([]byte, 0, size)
