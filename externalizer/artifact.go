@@ -87,7 +87,7 @@ func encodePiece(scratch []byte, h hole) piece {
 // dataURL returns the base64 data inside a string holding a data: URL
 // ("data:image/png;base64,...") and the media type it declares, when the
 // data decodes to bytes that encode back exactly.
-func dataURL(v transcript.Value) (transcript.Value, string, bool) {
+func dataURL(v transcript.Value, big *BigLine) (transcript.Value, string, bool) {
 	raw := v.Raw()
 	if !bytes.HasPrefix(raw, []byte(`"data:`)) {
 		return transcript.Value{}, "", false
@@ -97,12 +97,30 @@ func dataURL(v transcript.Value) (transcript.Value, string, bool) {
 	if i < 0 {
 		return transcript.Value{}, "", false
 	}
+	in := transcript.Value{Buf: v.Buf, Start: v.Start + i + len(marker), End: v.End - 1}
+	if big != nil && big.cuts(v.Start, v.End) {
+		// Check the cut string's data as read back.
+		var n countingWriter
+		b := &base64Sink{w: &n, check: true}
+		if _, err := io.Copy(b, big.section(in.Start, in.End)); err != nil || b.close() != nil || !b.ok() || n == 0 {
+			return transcript.Value{}, "", false
+		}
+		return in, string(raw[len(`"data:`):i]), true
+	}
 	inner := raw[i+len(marker) : len(raw)-1]
 	data, err := base64.StdEncoding.DecodeString(string(inner))
 	if err != nil || len(data) == 0 || len(inner)%4 != 0 || base64.StdEncoding.EncodeToString(data) != string(inner) {
 		return transcript.Value{}, "", false
 	}
-	return transcript.Value{Buf: v.Buf, Start: v.Start + i + len(marker), End: v.End - 1}, string(raw[len(`"data:`):i]), true
+	return in, string(raw[len(`"data:`):i]), true
+}
+
+// countingWriter counts the bytes written to it.
+type countingWriter int64
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	*c += countingWriter(len(p))
+	return len(p), nil
 }
 
 // writePiece writes the JSON bytes of an artifact in form f, read from r,
@@ -213,7 +231,7 @@ func holeMin(threshold int) int {
 // cutSite returns the holes of a site. Large strings become holes; the
 // JSON between them stays literal. When that literal JSON is large or not
 // valid UTF-8, the whole site is one hole.
-func cutSite(site transcript.Value, threshold int, image bool, mime string) []hole {
+func cutSite(site transcript.Value, threshold int, image bool, mime string, big *BigLine) []hole {
 	min := holeMin(threshold)
 	var holes []hole
 	var walk func(v transcript.Value, image bool, mime string)
@@ -223,7 +241,7 @@ func cutSite(site transcript.Value, threshold int, image bool, mime string) []ho
 			if v.Len() < min {
 				break
 			}
-			if data, mime, ok := dataURL(v); ok {
+			if data, mime, ok := dataURL(v, big); ok {
 				holes = append(holes, hole{v: data, mime: mime, bare: true})
 				break
 			}

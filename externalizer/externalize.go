@@ -19,7 +19,10 @@ import (
 type Artifact struct {
 	Digest registry.Digest
 	// Data is the artifact's bytes, valid only during the call to Put.
+	// It is nil for an artifact of a long line (see RewriteBig), whose
+	// Stream writes its bytes instead, also only during the call.
 	Data       []byte
+	Stream     func(io.Writer) error
 	Size       int
 	Media      string
 	Site       string // JSON pointer of the site within the entry
@@ -73,14 +76,33 @@ type splice struct {
 // it has no site, so that Restore gives it back exactly instead of taking
 // the member for a broken marker.
 func (x *Externalizer) Rewrite(text []byte, start int) (Result, error) {
+	res, splices, err := x.rewrite(text, start, nil)
+	if err != nil || splices == nil {
+		return res, err
+	}
+	res.Line = apply(text, splices)
+	return res, nil
+}
+
+// rewrite finds the splices that externalize the sites of a line, or of a
+// long line's skeleton when big is set; nil splices keep the line. It
+// stores the artifacts and proves, on text, that the rewritten line
+// restores.
+func (x *Externalizer) rewrite(text []byte, start int, big *BigLine) (Result, []splice, error) {
 	if len(text)-start < x.Threshold && !HasMarker(text) {
-		return Result{}, nil
+		return Result{}, nil, nil
+	}
+	if big != nil && big.Invalid {
+		return Result{}, nil, nil
 	}
 	root, err := transcript.Parse(text, start)
 	if err != nil || root.Kind() != transcript.Object {
-		return Result{}, nil
+		return Result{}, nil, nil
 	}
 	_, _, _, err = readMarker(root)
+	if big != nil && !errors.Is(err, errNoMarker) {
+		return Result{}, nil, ErrNeedWhole
+	}
 	if err == nil {
 		// It looks like a marker; it is one only if the line restores.
 		// A line that does not is genuine content, kept by a real marker
@@ -88,19 +110,19 @@ func (x *Externalizer) Rewrite(text []byte, start int) (Result, error) {
 		// error, never wrapped a second time.
 		switch _, rerr := RestoreTo(io.Discard, text, start, x.Open); {
 		case rerr == nil:
-			return Result{Migrated: true}, nil
+			return Result{Migrated: true}, nil, nil
 		case !errors.Is(rerr, ErrBadMarker):
-			return Result{}, fmt.Errorf("already migrated, but: %w", rerr)
+			return Result{}, nil, fmt.Errorf("already migrated, but: %w", rerr)
 		}
 	}
 	foreign := !errors.Is(err, errNoMarker)
 	sites := x.Format.Sites(root, x.Threshold, nil)
 	if len(sites) == 0 && !foreign {
-		return Result{}, nil
+		return Result{}, nil, nil
 	}
 	var (
 		res     Result
-		raws    = map[part][]byte{} // the JSON each artifact part stands for
+		raws    = rawParts{}
 		edits   = []edit{}
 		splices []splice
 		refSite *Site
@@ -113,44 +135,47 @@ func (x *Externalizer) Rewrite(text []byte, start int) (Result, error) {
 		default:
 			continue // no placeholder keeps the type of a number or literal
 		}
-		holes := cutSite(s.Value, x.Threshold, s.Image, s.Media)
+		holes := cutSite(s.Value, x.Threshold, s.Image, s.Media, big)
 		parts := make([]part, 0, 2*len(holes)+1)
 		pos := s.Value.Start
 		first := len(res.Artifacts)
 		for _, h := range holes {
 			if h.v.Start > pos {
+				if big != nil && big.cuts(pos, h.v.Start) {
+					return Result{}, nil, ErrNeedWhole
+				}
 				parts = append(parts, part{Lit: string(text[pos:h.v.Start])})
 			}
-			p := encodePiece(x.scratch, h)
-			a := Artifact{
-				Digest: registry.Sum(p.data), Data: p.data, Size: len(p.data), Media: p.media, Site: s.Path.String(),
-				Tool: s.Tool, ToolCallID: s.ToolCallID, Entry: s.Entry,
-				Summary: Describe(p.data, p.media),
+			a, form, err := x.store(h, s, big)
+			if err != nil {
+				return Result{}, nil, err
 			}
-			if err := x.Put(a); err != nil {
-				return Result{}, err
-			}
-			if p.form != FormRaw {
-				x.scratch = p.data[:0]
-			}
-			raws[part{ID: a.Digest.String(), Form: p.form}] = text[h.v.Start:h.v.End]
-			a.Data = nil
-			parts = append(parts, part{ID: a.Digest.String(), Form: p.form})
+			p := part{ID: a.Digest.String(), Form: form}
+			raws.add(p, text[h.v.Start:h.v.End])
+			parts = append(parts, p)
 			res.Artifacts = append(res.Artifacts, a)
 			pos = h.v.End
 		}
 		main, others := largest(res.Artifacts[first:])
 		if pos < s.Value.End {
+			if big != nil && big.cuts(pos, s.Value.End) {
+				return Result{}, nil, ErrNeedWhole
+			}
 			parts = append(parts, part{Lit: string(text[pos:s.Value.End])})
 		}
+		siteLen := int64(s.Value.Len())
+		if big != nil {
+			from, to := big.real(s.Value.Start, s.Value.End)
+			siteLen = to - from
+		}
 		edits = append(edits, edit{At: s.Path.String(), Parts: parts})
-		splices = append(splices, splice{s.Value.Start, s.Value.End, x.placeholder(s, main, others)})
+		splices = append(splices, splice{s.Value.Start, s.Value.End, x.placeholder(s, siteLen, main, others)})
 		if s.RefParent != nil && refSite == nil {
 			refSite, refArt = s, main
 		}
 	}
 	if len(edits) == 0 && !foreign {
-		return Result{}, nil
+		return Result{}, nil, nil
 	}
 	if refSite != nil {
 		if sp, e, ok := x.artifactRef(root, refSite, refArt); ok {
@@ -161,16 +186,65 @@ func (x *Externalizer) Rewrite(text []byte, start int) (Result, error) {
 	sum := sha256.Sum256(text)
 	mk, err := markerAPI.Marshal(marker{V: MarkerVersion, SHA256: hex.EncodeToString(sum[:]), Edits: edits})
 	if err != nil {
-		return Result{}, fmt.Errorf("encode marker: %w", err)
+		return Result{}, nil, fmt.Errorf("encode marker: %w", err)
 	}
 	at, sep := insertionPoint(root)
 	member := append(append([]byte(sep), markerKeyQuoted...), ':')
 	splices = append(splices, splice{at, at, append(member, mk...)})
-	res.Line = apply(text, splices)
-	if err := checkRewrite(res.Line, start, raws); err != nil {
-		return Result{}, err
+	if err := checkRewrite(apply(text, splices), start, raws); err != nil {
+		return Result{}, nil, err
 	}
-	return res, nil
+	if big != nil {
+		// The proof ran on the skeleton; the marker records the line.
+		last := &splices[len(splices)-1]
+		if last.with, err = patchSum(last.with, sum, big.Sum); err != nil {
+			return Result{}, nil, err
+		}
+	}
+	return res, splices, nil
+}
+
+// store makes the artifact of hole h of site s and passes it to Put.
+func (x *Externalizer) store(h hole, s *Site, big *BigLine) (Artifact, Form, error) {
+	a := Artifact{Site: s.Path.String(), Tool: s.Tool, ToolCallID: s.ToolCallID, Entry: s.Entry}
+	if big != nil && big.cuts(h.v.Start, h.v.End) {
+		p, d, size, summary, stream, err := big.bigPiece(h)
+		if err != nil {
+			return Artifact{}, "", err
+		}
+		a.Digest, a.Size, a.Media, a.Summary, a.Stream = d, int(size), p.media, summary, stream
+		if err := x.Put(a); err != nil {
+			return Artifact{}, "", err
+		}
+		a.Stream = nil
+		return a, p.form, nil
+	}
+	p := encodePiece(x.scratch, h)
+	a.Digest, a.Data, a.Size, a.Media, a.Summary = registry.Sum(p.data), p.data, len(p.data), p.media, Describe(p.data, p.media)
+	if err := x.Put(a); err != nil {
+		return Artifact{}, "", err
+	}
+	if p.form != FormRaw {
+		x.scratch = p.data[:0]
+	}
+	a.Data = nil
+	return a, p.form, nil
+}
+
+// rawParts holds, for each artifact part of a rewritten line, the JSON it
+// replaced, in the order of the line: identical parts of a long line's
+// skeleton may stand for stubs with different bytes.
+type rawParts map[part][][]byte
+
+func (r rawParts) add(p part, raw []byte) { r[p] = append(r[p], raw) }
+
+func (r rawParts) take(p part) ([]byte, bool) {
+	q := r[p]
+	if len(q) == 0 {
+		return nil, false
+	}
+	r[p] = q[1:]
+	return q[0], true
 }
 
 // checkRewrite proves that the marker of a rewritten line rebuilds the
@@ -178,9 +252,9 @@ func (x *Externalizer) Rewrite(text []byte, start int) (Result, error) {
 // stands for. That the artifacts themselves give back that JSON was checked
 // when their form was chosen (encodePiece re-encodes before it picks a
 // form), so the line restores exactly once its artifacts are stored.
-func checkRewrite(line []byte, start int, raws map[part][]byte) error {
+func checkRewrite(line []byte, start int, raws rawParts) error {
 	changed, err := restoreTo(io.Discard, line, start, func(w io.Writer, p part, at string) error {
-		raw, ok := raws[p]
+		raw, ok := raws.take(p)
 		if !ok {
 			return fmt.Errorf("%w: %s names an artifact the rewrite did not make", ErrBadMarker, at)
 		}
@@ -287,7 +361,7 @@ func largest(arts []Artifact) (Artifact, []Artifact) {
 
 // placeholder returns the JSON that stands in for site s: a hint of the
 // site's own JSON type.
-func (x *Externalizer) placeholder(s *Site, main Artifact, others []Artifact) []byte {
+func (x *Externalizer) placeholder(s *Site, siteLen int64, main Artifact, others []Artifact) []byte {
 	id := main.Digest.String()
 	path := x.PathFor(main.Digest)
 	var hint string
@@ -308,7 +382,7 @@ func (x *Externalizer) placeholder(s *Site, main Artifact, others []Artifact) []
 	} else {
 		hint = fmt.Sprintf("[Omitted %d bytes (%s): artifact %s at %s]", main.Size, main.Media, id, path)
 		if len(others) > 0 {
-			hint = fmt.Sprintf("[Omitted %d bytes in %d artifacts, the largest %s at %s]", s.Value.Len(), len(others)+1, id, path)
+			hint = fmt.Sprintf("[Omitted %d bytes in %d artifacts, the largest %s at %s]", siteLen, len(others)+1, id, path)
 		}
 	}
 	text := transcript.AppendEncoded(nil, []byte(hint), transcript.StyleJS)

@@ -29,7 +29,18 @@ func (m memStore) open(d registry.Digest) (io.ReadCloser, error) {
 }
 
 func (m memStore) put(a Artifact) error {
-	m[a.Digest] = bytes.Clone(a.Data)
+	data := bytes.Clone(a.Data)
+	if a.Stream != nil {
+		var b bytes.Buffer
+		if err := a.Stream(&b); err != nil {
+			return err
+		}
+		if registry.Sum(b.Bytes()) != a.Digest {
+			return fmt.Errorf("streamed artifact %s: its bytes hash to %s", a.Digest, registry.Sum(b.Bytes()))
+		}
+		data = b.Bytes()
+	}
+	m[a.Digest] = data
 	return nil
 }
 
@@ -196,19 +207,18 @@ func TestCheckRewrite(t *testing.T) {
 	for _, a := range res.Artifacts {
 		id = a.Digest.String()
 	}
-	good := map[part][]byte{{ID: id, Form: FormJS}: raw}
-	if err := checkRewrite(res.Line, 0, good); err != nil {
+	good := func() rawParts { return rawParts{{ID: id, Form: FormJS}: {raw}} }
+	if err := checkRewrite(res.Line, 0, good()); err != nil {
 		t.Fatalf("checkRewrite of Rewrite's own line: %v", err)
 	}
-	if err := checkRewrite(res.Line, 0, map[part][]byte{}); err == nil {
+	if err := checkRewrite(res.Line, 0, rawParts{}); err == nil {
 		t.Error("checkRewrite passed a line naming an artifact it was not given")
 	}
-	wrong := map[part][]byte{{ID: id, Form: FormJS}: append([]byte(nil), raw[:len(raw)-3]...)}
-	wrong[part{ID: id, Form: FormJS}] = append(wrong[part{ID: id, Form: FormJS}], '"')
-	if err := checkRewrite(res.Line, 0, wrong); err == nil {
+	short := append(append([]byte(nil), raw[:len(raw)-3]...), '"')
+	if err := checkRewrite(res.Line, 0, rawParts{{ID: id, Form: FormJS}: {short}}); err == nil {
 		t.Error("checkRewrite passed a line that rebuilds other bytes")
 	}
-	if err := checkRewrite(text, 0, good); err == nil {
+	if err := checkRewrite(text, 0, good()); err == nil {
 		t.Error("checkRewrite passed a line without a marker")
 	}
 }

@@ -67,8 +67,11 @@ type FileResult struct {
 	Artifacts    int    `json:"artifacts"`
 	Written      int    `json:"written"`
 	Deduplicated int    `json:"deduplicated"`
-	Err          error  `json:"-"`
-	Message      string `json:"error,omitempty"`
+	// LongKept counts lines too large to rewrite in bounded memory (see
+	// maxSkeleton), copied as they are.
+	LongKept int    `json:"longLinesKept,omitempty"`
+	Err      error  `json:"-"`
+	Message  string `json:"error,omitempty"`
 }
 
 // Summary totals a run.
@@ -299,7 +302,12 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 			created = !seen[a.Digest] && store.Verify(a.Digest) != nil
 		} else {
 			var err error
-			if _, created, err = store.PutSum(a.Digest, a.Data); err != nil {
+			if a.Stream != nil {
+				_, created, err = store.PutStream(a.Digest, a.Stream)
+			} else {
+				_, created, err = store.PutSum(a.Digest, a.Data)
+			}
+			if err != nil {
 				putErr = err
 				return err
 			}
@@ -359,6 +367,10 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 		now     = time.Now().UTC().Format(time.RFC3339)
 		r       = transcript.NewReader(dr)
 	)
+	if !zst {
+		// Longer lines are read back from the file as streams.
+		r.Limit = LongLine
+	}
 	for {
 		l, err := r.Next()
 		if err == io.EOF {
@@ -368,7 +380,17 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 			res.Err = fmt.Errorf("read %s: %w", in.Path, err)
 			return res
 		}
-		rw, err := x.Rewrite(l.Text, transcript.JSONStart(l))
+		var rw externalizer.Result
+		if l.Long {
+			var kept bool
+			rw, kept, err = rewriteLong(x, w, src, &l)
+			if kept {
+				res.LongKept++
+			}
+		}
+		if !l.Long {
+			rw, err = x.Rewrite(l.Text, transcript.JSONStart(l))
+		}
 		if putErr != nil {
 			res.Err = fmt.Errorf("%s: %w", in.Path, putErr)
 			return res
@@ -378,7 +400,7 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 			return res
 		}
 		text := l.Text
-		if rw.Line != nil {
+		if rw.Line != nil || l.Long && len(rw.Artifacts) > 0 {
 			changed = true
 			text = rw.Line
 			for _, a := range rw.Artifacts {
@@ -650,4 +672,53 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// LongLine is the length from which migrate streams a line instead of
+// holding it: such a line is rewritten from its skeleton (see
+// transcript.BuildSkeleton) and its payloads are read back from the file,
+// so that memory does not grow with the line. Compressed transcripts
+// cannot be read back and hold their lines whole.
+const LongLine = 4 << 20
+
+// maxSkeleton bounds a long line's skeleton. A line whose skeleton would
+// be larger (megabytes of numbers or of short strings) is copied as it is.
+const maxSkeleton = 16 << 20
+
+// skeletonOptions cuts strings of 16 KiB or more to stubs as long as the
+// threshold: a stub must be at least that long (see
+// transcript.SkeletonOptions).
+func skeletonOptions(threshold int) transcript.SkeletonOptions {
+	stub := max(threshold, 256)
+	return transcript.SkeletonOptions{Long: max(16<<10, stub), StubLen: stub, Max: maxSkeleton}
+}
+
+// rewriteLong rewrites the long line l of the plain file src into w. A
+// line that cannot be rewritten from its skeleton (it carries a marker) is
+// read whole into l.Text, l.Long cleared, for the caller to rewrite. kept
+// reports a line copied as it is because even its skeleton is too large.
+func rewriteLong(x *externalizer.Externalizer, w io.Writer, src io.ReaderAt, l *transcript.Line) (res externalizer.Result, kept bool, err error) {
+	line := io.NewSectionReader(src, l.Offset, l.Len)
+	sk, err := transcript.BuildSkeleton(line, skeletonOptions(x.Threshold))
+	if errors.Is(err, transcript.ErrSkeletonTooLarge) {
+		_, err := io.Copy(w, io.NewSectionReader(src, l.Offset, l.Len))
+		return externalizer.Result{}, true, err
+	}
+	if err != nil {
+		return externalizer.Result{}, false, err
+	}
+	start := 0
+	if l.Num == 1 && bytes.HasPrefix(sk.Text, transcript.BOM) {
+		start = len(transcript.BOM)
+	}
+	res, err = x.RewriteBig(w, &externalizer.BigLine{Skeleton: sk, Src: line}, start)
+	if errors.Is(err, externalizer.ErrNeedWhole) {
+		text := make([]byte, l.Len)
+		if _, err := line.ReadAt(text, 0); err != nil {
+			return externalizer.Result{}, false, err
+		}
+		l.Text, l.Long = text, false
+		return externalizer.Result{}, false, nil
+	}
+	return res, false, err
 }

@@ -597,6 +597,42 @@ func TestMigrateHugeLine(t *testing.T) {
 	assert.Equal(t, orig, rehydrate(t, path, ""))
 }
 
+// TestMigrateLongLines: lines longer than migrate.LongLine are rewritten
+// from their skeletons, exactly as shorter ones are, whatever comes around
+// them; one whose skeleton is too large is copied as it is and counted;
+// a long line already migrated is left alone.
+func TestMigrateLongLines(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	long := testsession.Pi("s1", 1, migrate.LongLine+1000)
+	lines := bytes.SplitAfter(long, []byte("\n"))
+	numbers := `{"type":"message","message":{"role":"toolResult","toolCallId":"n","toolName":"x","content":[` +
+		strings.Repeat("1,", 9<<20) + `1]}}`
+	var orig []byte
+	orig = append(orig, lines[0]...) // the session header
+	for _, l := range lines[1:] {
+		orig = append(orig, bytes.TrimSuffix(l, []byte("\n"))...)
+		orig = append(orig, "\r\n"...)
+	}
+	orig = append(orig, numbers...)
+	orig = append(orig, '\n')
+	orig = append(orig, lines[len(lines)-1]...) // once more, without a final newline
+	orig = bytes.TrimSuffix(orig, []byte("\n"))
+	writeFile(t, path, orig, 0o644)
+
+	sum := migrateRun(t, migrate.Options{}, path)
+
+	r := result(t, sum, path)
+	require.Equal(t, migrate.StatusMigrated, r.Status, r.Message)
+	assert.Equal(t, 1, r.LongKept, "the line of numbers")
+	assert.Less(t, len(readFile(t, path)), 20<<20)
+	assert.Equal(t, orig, rehydrate(t, path, ""))
+	migrated := readFile(t, path)
+	again := migrateRun(t, migrate.Options{}, path)
+	assert.Equal(t, migrate.StatusUnchanged, result(t, again, path).Status)
+	assert.Equal(t, migrated, readFile(t, path), "a second run changes nothing")
+}
+
 func TestRehydrateInPlace(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "s.jsonl")

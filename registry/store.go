@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"errors"
@@ -99,20 +100,85 @@ func (s *Store) Put(data []byte) (d Digest, created bool, err error) {
 // fsyncs many objects at once: until then the object is not under its
 // name for other readers.
 func (s *Store) PutSum(d Digest, data []byte) (_ Digest, created bool, err error) {
+	created, err = s.put(d, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}, false)
+	return d, created, err
+}
+
+// PutStream is PutSum for an object too large to hold: write writes its
+// bytes, which must hash to d, into the object's temporary file. Like
+// PutSum it leaves the fsync and rename to Sync.
+func (s *Store) PutStream(d Digest, write func(io.Writer) error) (_ Digest, created bool, err error) {
+	created, err = s.put(d, write, true)
+	return d, created, err
+}
+
+// put writes object d, unless it is there, with write into its temporary
+// file, checking with check that the bytes hash to d, and leaves it for
+// Sync to commit (see commitUnsynced).
+func (s *Store) put(d Digest, write func(io.Writer) error, check bool) (created bool, err error) {
 	path := s.Path(d)
 	s.puts[d[0]].Lock()
 	defer s.puts[d[0]].Unlock()
+	if found, err := s.found(d, path); found || err != nil {
+		return false, err
+	}
+	if err := s.mkdirs(filepath.Dir(path)); err != nil {
+		return false, err
+	}
+	f, err := safefile.Create(path, filePerm)
+	if err != nil {
+		return false, fmt.Errorf("store artifact %s: %w", path, err)
+	}
+	var w io.Writer = f
+	var h hash.Hash
+	var bw *bufio.Writer
+	if check {
+		h = sha256.New()
+		bw = bufio.NewWriterSize(io.MultiWriter(f, h), 256<<10)
+		w = bw
+	}
+	err = write(w)
+	if err == nil && bw != nil {
+		err = bw.Flush()
+	}
+	if err == nil && check {
+		if got := Digest(h.Sum(nil)); got != d {
+			err = fmt.Errorf("%w: the bytes written hash to %s", ErrCorrupt, got)
+		}
+	}
+	if err != nil {
+		f.Abort()
+		return false, fmt.Errorf("store artifact %s: %w", path, err)
+	}
+	s.mu.Lock()
+	s.unsynced[d] = f
+	flush := len(s.unsynced) >= maxUnsynced
+	s.mu.Unlock()
+	if flush {
+		if err := s.commitUnsynced(); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// found reports whether object d is already there: written by this Store
+// and waiting for Sync, or intact under its name. An object found intact,
+// perhaps written by a run that died before syncing its directories, has
+// them synced too before anything refers to it, unless this Store did
+// already. A corrupt object is not found: the caller writes it again.
+func (s *Store) found(d Digest, path string) (bool, error) {
 	s.mu.Lock()
 	_, written := s.unsynced[d]
 	s.mu.Unlock()
 	if written {
-		return d, false, nil
+		return true, nil
 	}
 	switch err := s.verify(path, d); {
 	case err == nil:
-		// Found, but perhaps written by a run that died before syncing
-		// its directories: sync them too before anything refers to it,
-		// unless this Store did already.
 		s.mu.Lock()
 		if !s.durable[d] {
 			s.dirty[filepath.Dir(path)] = true
@@ -121,36 +187,12 @@ func (s *Store) PutSum(d Digest, data []byte) (_ Digest, created bool, err error
 			s.pending = append(s.pending, d)
 		}
 		s.mu.Unlock()
-		return d, false, nil
+		return true, nil
 	case errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt):
-		// Write (or replace) it below.
+		return false, nil
 	default:
-		return d, false, err
+		return false, err
 	}
-	shard := filepath.Dir(path)
-	if err := s.mkdirs(shard); err != nil {
-		return d, false, err
-	}
-	f, err := safefile.Create(path, filePerm)
-	if err != nil {
-		return d, false, fmt.Errorf("store artifact %s: %w", path, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Abort()
-		return d, false, fmt.Errorf("store artifact %s: %w", path, err)
-	}
-	// The fsync and rename wait for Sync, which makes them for many
-	// objects at once (see commitUnsynced).
-	s.mu.Lock()
-	s.unsynced[d] = f
-	flush := len(s.unsynced) >= maxUnsynced
-	s.mu.Unlock()
-	if flush {
-		if err := s.commitUnsynced(); err != nil {
-			return d, false, err
-		}
-	}
-	return d, true, nil
 }
 
 // maxUnsynced bounds the objects written but not yet committed, each of

@@ -224,6 +224,10 @@ func AppendTextForm(dst, raw []byte) (text []byte, style Style, ok bool) {
 	return text, 0, false
 }
 
+// EncodesTo reports whether text, encoded as a JSON string in style s,
+// gives exactly raw, a string literal with its quotes.
+func EncodesTo(text, raw []byte, s Style) bool { return encodesTo(text, raw, s) }
+
 // encodesTo reports whether AppendEncoded(text, s) equals raw, comparing
 // piece by piece in a small buffer.
 func encodesTo(text, raw []byte, s Style) bool {

@@ -28,10 +28,13 @@ type Skeleton struct {
 }
 
 // Stub is one cut string literal, quotes included: Text[Start:End] in the
-// skeleton, bytes [Orig, OrigEnd) of the line.
+// skeleton, bytes [Orig, OrigEnd) of the line. Its first Kept bytes (the
+// opening quote and the string's first bytes) and its last (the closing
+// quote) are the line's; the bytes between are padding.
 type Stub struct {
 	Start, End    int
 	Orig, OrigEnd int64
+	Kept          int
 }
 
 // ErrSkeletonTooLarge is returned by BuildSkeleton for a line whose
@@ -192,7 +195,9 @@ func (b *skeletonBuilder) openStub() {
 	b.stub = true
 	b.sk.Stubs = append(b.sk.Stubs, Stub{Start: len(b.sk.Text), Orig: b.start})
 	room := b.o.StubLen - 2 - stubTagLen
-	b.sk.Text = append(b.sk.Text, b.str[:stubPrefix(b.str, room)]...)
+	kept := stubPrefix(b.str, room)
+	b.sk.Stubs[len(b.sk.Stubs)-1].Kept = kept
+	b.sk.Text = append(b.sk.Text, b.str[:kept]...)
 }
 
 // stubTagLen is room kept at the end of every stub for its number, which

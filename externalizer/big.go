@@ -1,0 +1,504 @@
+package externalizer
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"sort"
+	"unicode/utf8"
+
+	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/transcript"
+)
+
+// BigLine is a line too long to hold in memory, known by its skeleton
+// (see transcript.BuildSkeleton) and read back from Src where the skeleton
+// cut it.
+type BigLine struct {
+	*transcript.Skeleton
+	// Src reads the line's bytes, offset 0 being its first byte.
+	Src io.ReaderAt
+}
+
+// ErrNeedWhole is returned by RewriteBig for a long line it cannot rewrite
+// from its skeleton: one that carries a marker (telling whether it is
+// migrated means restoring it) or whose rewrite would keep a cut string in
+// a marker. The caller rewrites it whole with Rewrite, or keeps it.
+var ErrNeedWhole = errors.New("the line must be read whole")
+
+// real returns the span of the line that the skeleton span [a, e) stands
+// for. Neither end may fall inside a stub's padding.
+func (b *BigLine) real(a, e int) (int64, int64) {
+	return b.realOffset(a, false), b.realOffset(e, true)
+}
+
+// realOffset maps a skeleton offset outside any stub's padding to the
+// line: the end of a span (end set) that reaches a stub's end maps to the
+// end of its string.
+func (b *BigLine) realOffset(a int, end bool) int64 {
+	shift := int64(0)
+	for _, s := range b.Stubs {
+		switch {
+		case a < s.Start || a == s.Start && end:
+			return int64(a) + shift
+		case a <= s.Start+s.Kept:
+			return s.Orig + int64(a-s.Start)
+		case a <= s.End-1 || a < s.End && !end:
+			return s.OrigEnd - int64(s.End-a)
+		case a == s.End && end:
+			return s.OrigEnd
+		}
+		shift += (s.OrigEnd - s.Orig) - int64(s.End-s.Start)
+	}
+	return int64(a) + shift
+}
+
+// cuts reports whether the skeleton span [a, e) holds padding of a stub,
+// bytes that stand for others of the line.
+func (b *BigLine) cuts(a, e int) bool {
+	i := sort.Search(len(b.Stubs), func(i int) bool { return b.Stubs[i].End-1 > a })
+	return i < len(b.Stubs) && b.Stubs[i].Start+b.Stubs[i].Kept < e
+}
+
+// section reads the line's bytes that the skeleton span [a, e) stands for.
+func (b *BigLine) section(a, e int) *io.SectionReader {
+	from, to := b.real(a, e)
+	return io.NewSectionReader(b.Src, from, to-from)
+}
+
+// writeLine writes the line to w with splices applied to its skeleton,
+// the cut strings outside them read back from Src.
+func (b *BigLine) writeLine(w io.Writer, splices []splice) error {
+	sort.SliceStable(splices, func(i, j int) bool { return splices[i].start < splices[j].start })
+	pos, k := 0, 0
+	for _, s := range b.Stubs {
+		for k < len(splices) && splices[k].start < s.End {
+			sp := splices[k]
+			if err := b.copyTo(w, pos, sp.start); err != nil {
+				return err
+			}
+			if _, err := w.Write(sp.with); err != nil {
+				return err
+			}
+			pos = sp.end
+			k++
+		}
+		if s.Start < pos {
+			continue // inside a splice: replaced
+		}
+		if err := b.copyTo(w, pos, s.End); err != nil {
+			return err
+		}
+		pos = s.End
+	}
+	for ; k < len(splices); k++ {
+		if err := b.copyTo(w, pos, splices[k].start); err != nil {
+			return err
+		}
+		if _, err := w.Write(splices[k].with); err != nil {
+			return err
+		}
+		pos = splices[k].end
+	}
+	return b.copyTo(w, pos, len(b.Text))
+}
+
+// copyTo copies the line's bytes for the skeleton span [a, e), which
+// holds whole stubs or none, to w.
+func (b *BigLine) copyTo(w io.Writer, a, e int) error {
+	if !b.cuts(a, e) {
+		_, err := w.Write(b.Text[a:e])
+		return err
+	}
+	_, err := io.Copy(w, b.section(a, e))
+	return err
+}
+
+// WriteOriginal copies the whole line to w.
+func (b *BigLine) WriteOriginal(w io.Writer) error {
+	_, err := io.Copy(w, io.NewSectionReader(b.Src, 0, b.Len))
+	return err
+}
+
+// RewriteBig is Rewrite for a line known by its skeleton: it writes the
+// line, rewritten or as it was, to w, and reports its artifacts, which
+// were passed to Put with Data nil and Stream set. It holds the skeleton
+// and a few buffers, never the line nor a payload. On ErrNeedWhole nothing
+// was stored or written.
+func (x *Externalizer) RewriteBig(w io.Writer, b *BigLine, start int) (Result, error) {
+	res, splices, err := x.rewrite(b.Text, start, b)
+	if err != nil {
+		return Result{}, err
+	}
+	if splices == nil {
+		return Result{}, b.WriteOriginal(w)
+	}
+	return res, b.writeLine(w, splices)
+}
+
+// bigPiece is encodePiece for a hole that holds cut strings: the form,
+// digest, size, media type and summary of its artifact, found by reading
+// the hole's bytes once, and a function that writes the artifact by
+// reading them again.
+func (b *BigLine) bigPiece(h hole) (piece, registry.Digest, int64, string, func(io.Writer) error, error) {
+	sec := b.section(h.v.Start, h.v.End)
+	image := h.bare || (h.image && h.v.Kind() == transcript.String)
+	text := h.v.Kind() == transcript.String && !h.bare
+	c := newCandidates(image, text, h.bare)
+	buf := make([]byte, 256<<10)
+	if _, err := io.CopyBuffer(c, io.NewSectionReader(sec, 0, sec.Size()), buf); err != nil {
+		return piece{}, registry.Digest{}, 0, "", nil, fmt.Errorf("read the line back: %w", err)
+	}
+	form, sum, size, desc := c.result(h.mime)
+	p := piece{form: form, media: desc.media}
+	stream := func(w io.Writer) error {
+		var dst io.Writer = w
+		var flush func() error
+		switch form {
+		case FormBase64, FormBase64Bare:
+			d := &base64Sink{w: w, quoted: form == FormBase64}
+			dst, flush = d, d.close
+		case FormJS, FormASCII:
+			t := &textSink{w: w}
+			dst, flush = t, t.close
+		}
+		if _, err := io.CopyBuffer(dst, io.NewSectionReader(sec, 0, sec.Size()), buf); err != nil {
+			return err
+		}
+		if flush != nil {
+			return flush()
+		}
+		return nil
+	}
+	return p, sum, size, desc.String(), stream, nil
+}
+
+// candidates reads a hole's JSON bytes once and keeps, for every form the
+// artifact could take, whether it still can and its digest, size and
+// description.
+type candidates struct {
+	raw  formSink
+	text *textSink
+	b64  *base64Sink
+	// styles the text still encodes back to, in the order of
+	// transcript.Styles.
+	styles []transcript.Style
+}
+
+type formSink struct {
+	h    hash.Hash
+	n    int64
+	desc *Describer
+}
+
+func (f *formSink) Write(p []byte) (int, error) {
+	f.h.Write(p)
+	f.n += int64(len(p))
+	f.desc.Write(p)
+	return len(p), nil
+}
+
+func newFormSink(media string) formSink {
+	return formSink{h: sha256.New(), desc: NewDescriber(media)}
+}
+
+func newCandidates(image, text, bare bool) *candidates {
+	c := &candidates{raw: newFormSink(MediaJSON)}
+	if image {
+		s := newFormSink("")
+		c.b64 = &base64Sink{w: &s, quoted: !bare, check: true, sink: &s}
+	}
+	if text {
+		s := newFormSink(MediaText)
+		c.text = &textSink{w: &s, check: true, sink: &s}
+		c.styles = append([]transcript.Style(nil), transcript.Styles...)
+		c.text.styles = &c.styles
+	}
+	return c
+}
+
+func (c *candidates) Write(p []byte) (int, error) {
+	c.raw.Write(p)
+	if c.b64 != nil && c.b64.ok() {
+		c.b64.Write(p)
+	}
+	if c.text != nil && c.text.ok() {
+		c.text.Write(p)
+	}
+	return len(p), nil
+}
+
+// result picks the form as encodePiece does: image data as its decoded
+// bytes, then text, then the JSON itself.
+func (c *candidates) result(declared string) (Form, registry.Digest, int64, *Describer) {
+	if c.b64 != nil && c.b64.close() == nil && c.b64.ok() && c.b64.sink.n > 0 {
+		s := c.b64.sink
+		s.desc.media = imageMedia(declared, s.desc.head)
+		form := FormBase64
+		if !c.b64.quoted {
+			form = FormBase64Bare
+		}
+		return form, registry.Digest(s.h.Sum(nil)), s.n, s.desc
+	}
+	if c.text != nil && c.text.close() == nil && c.text.ok() && len(c.styles) > 0 {
+		s := c.text.sink
+		form := FormJS
+		if c.styles[0] == transcript.StyleASCII {
+			form = FormASCII
+		}
+		return form, registry.Digest(s.h.Sum(nil)), s.n, s.desc
+	}
+	return FormRaw, registry.Digest(c.raw.h.Sum(nil)), c.raw.n, c.raw.desc
+}
+
+// base64Sink decodes a JSON string of standard padded base64 (or, not
+// quoted, the base64 alone) written to it piece by piece and writes the
+// bytes to w. With check set it only records, instead of failing, that
+// the input is not base64 that encodes back exactly.
+type base64Sink struct {
+	w      io.Writer
+	quoted bool
+	check  bool
+	sink   *formSink
+	carry  []byte
+	seen   int64 // input bytes taken in
+	bad    bool
+	done   bool
+	out    []byte
+}
+
+func (s *base64Sink) ok() bool { return !s.bad }
+
+func (s *base64Sink) Write(p []byte) (int, error) {
+	n := len(p)
+	if s.quoted && s.seen == 0 && len(p) > 0 {
+		if p[0] != '"' {
+			s.bad = true
+			return n, nil
+		}
+		p = p[1:]
+		s.seen++
+	}
+	s.seen += int64(len(p))
+	s.carry = append(s.carry, p...)
+	// Keep the last 4-byte group (and a closing quote) for close: only
+	// the last group may hold padding.
+	keep := 5
+	if len(s.carry) <= keep {
+		return n, nil
+	}
+	m := (len(s.carry) - keep) / 4 * 4
+	if err := s.decode(s.carry[:m]); err != nil {
+		return n, err
+	}
+	s.carry = append(s.carry[:0], s.carry[m:]...)
+	return n, nil
+}
+
+func (s *base64Sink) decode(group []byte) error {
+	if s.bad {
+		return nil
+	}
+	s.out = s.out[:0]
+	out, err := base64.StdEncoding.AppendDecode(s.out, group)
+	s.out = out
+	if err != nil || !bytes.Equal(base64.StdEncoding.AppendEncode(nil, out), group) {
+		s.bad = true
+		if !s.check {
+			return fmt.Errorf("%w: image data changed while it was read", ErrBadMarker)
+		}
+		return nil
+	}
+	_, werr := s.w.Write(out)
+	return werr
+}
+
+func (s *base64Sink) close() error {
+	if s.done {
+		return nil
+	}
+	s.done = true
+	rest := s.carry
+	if s.quoted {
+		if len(rest) == 0 || rest[len(rest)-1] != '"' {
+			s.bad = true
+			return nil
+		}
+		rest = rest[:len(rest)-1]
+	}
+	if len(rest)%4 != 0 {
+		s.bad = true
+		return nil
+	}
+	return s.decode(rest)
+}
+
+// textSink decodes a JSON string literal written to it piece by piece and
+// writes its UTF-8 text to w. With check set it narrows styles to those
+// that encode the text back to exactly the literal, and records, instead
+// of failing, a literal no style gives back.
+type textSink struct {
+	w      io.Writer
+	check  bool
+	sink   *formSink
+	styles *[]transcript.Style
+	carry  []byte
+	quoted []byte
+	out    []byte
+	first  bool
+	bad    bool
+	done   bool
+}
+
+func (t *textSink) ok() bool { return !t.bad }
+
+func (t *textSink) Write(p []byte) (int, error) {
+	n := len(p)
+	t.carry = append(t.carry, p...)
+	if !t.first {
+		if len(t.carry) == 0 {
+			return n, nil
+		}
+		if t.carry[0] != '"' {
+			t.bad = true
+			return n, nil
+		}
+		t.carry = t.carry[1:]
+		t.first = true
+	}
+	// Leave room for the closing quote and a cut escape.
+	if len(t.carry) < 64<<10 {
+		return n, nil
+	}
+	cut := textCut(t.carry[:len(t.carry)-16])
+	if err := t.piece(t.carry[:cut]); err != nil {
+		return n, err
+	}
+	t.carry = append(t.carry[:0], t.carry[cut:]...)
+	return n, nil
+}
+
+// piece decodes one piece of the literal's inside, cut where textCut says.
+func (t *textSink) piece(inner []byte) error {
+	if t.bad || len(inner) == 0 {
+		return nil
+	}
+	t.quoted = append(append(append(t.quoted[:0], '"'), inner...), '"')
+	text, err := transcript.AppendDecoded(t.out[:0], t.quoted)
+	t.out = text
+	if err == nil && !utf8.Valid(text) {
+		err = errors.New("not UTF-8")
+	}
+	if err == nil && t.styles != nil {
+		kept := (*t.styles)[:0]
+		for _, s := range *t.styles {
+			if transcript.EncodesTo(text, t.quoted, s) {
+				kept = append(kept, s)
+			}
+		}
+		*t.styles = kept
+		if len(kept) == 0 {
+			err = errors.New("no style encodes it back")
+		}
+	}
+	if err != nil {
+		t.bad = true
+		if !t.check {
+			return fmt.Errorf("%w: text changed while it was read", ErrBadMarker)
+		}
+		return nil
+	}
+	_, werr := t.w.Write(text)
+	return werr
+}
+
+func (t *textSink) close() error {
+	if t.done {
+		return nil
+	}
+	t.done = true
+	if !t.first || len(t.carry) == 0 || t.carry[len(t.carry)-1] != '"' {
+		t.bad = true
+		return nil
+	}
+	return t.piece(t.carry[:len(t.carry)-1])
+}
+
+// textCut returns where the inside of a string literal may be cut so that
+// both pieces decode on their own as the whole does: not inside an escape
+// or a UTF-8 sequence, and not between the two escapes of a surrogate
+// pair. Some cut is always found in a piece longer than 12 bytes.
+func textCut(b []byte) int {
+	cut := 0
+	for i := 0; i < len(b); {
+		c := b[i]
+		w := 1
+		pair := false
+		switch {
+		case c == '\\':
+			w = 2
+			if i+1 < len(b) && b[i+1] == 'u' {
+				w = 6
+				// A high surrogate stays with the low one after it (or
+				// with what may be one, at the end of b).
+				if i+w <= len(b) && surrogate(b[i+2:i+6]) == 1 {
+					next := b[i+w:]
+					pair = len(next) < 6 || next[0] == '\\' && next[1] == 'u' && surrogate(next[2:6]) == 2
+				}
+			}
+		case c >= utf8.RuneSelf:
+			_, w = utf8.DecodeRune(b[i:])
+		}
+		if i+w > len(b) {
+			break
+		}
+		i += w
+		if !pair {
+			cut = i
+		}
+	}
+	return cut
+}
+
+// surrogate returns 1 for the four hex digits of a high surrogate, 2 for
+// a low one, and 0 otherwise.
+func surrogate(hex4 []byte) int {
+	var v rune
+	for _, c := range hex4 {
+		v <<= 4
+		switch {
+		case '0' <= c && c <= '9':
+			v |= rune(c - '0')
+		case 'a' <= c && c <= 'f':
+			v |= rune(c-'a') + 10
+		case 'A' <= c && c <= 'F':
+			v |= rune(c-'A') + 10
+		default:
+			return 0
+		}
+	}
+	switch {
+	case v >= 0xD800 && v < 0xDC00:
+		return 1
+	case v >= 0xDC00 && v < 0xE000:
+		return 2
+	}
+	return 0
+}
+
+// patchSum replaces, in a marker encoded with the skeleton's SHA-256, that
+// hash with the line's.
+func patchSum(mk []byte, skeleton, line [32]byte) ([]byte, error) {
+	old := []byte(hex.EncodeToString(skeleton[:]))
+	i := bytes.Index(mk, old)
+	if i < 0 {
+		return nil, errors.New("internal error: the marker lacks its hash")
+	}
+	copy(mk[i:], hex.EncodeToString(line[:]))
+	return mk, nil
+}

@@ -1,0 +1,135 @@
+package externalizer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/transcript-tool/transcript-tool/transcript"
+)
+
+// skeletonOptions cut every string of at least the threshold, the
+// smallest stubs allowed, so that tests reach the long-line path on small
+// lines.
+func skeletonOptions(threshold int) transcript.SkeletonOptions {
+	n := max(threshold, holeMin(threshold), 256)
+	return transcript.SkeletonOptions{Long: n, StubLen: n, Max: 1 << 30}
+}
+
+// rewriteBoth rewrites text whole and from its skeleton and requires the
+// same line, the same artifacts and the same stored bytes. It reports
+// false for a line RewriteBig leaves to Rewrite.
+func rewriteBoth(t *testing.T, f Format, threshold int, text []byte, start int) bool {
+	t.Helper()
+	whole, big := memStore{}, memStore{}
+	xw := &Externalizer{Format: f, Threshold: threshold, PathFor: testPath, Put: whole.put, Open: whole.open}
+	xb := &Externalizer{Format: f, Threshold: threshold, PathFor: testPath, Put: big.put, Open: big.open}
+	want, werr := xw.Rewrite(text, start)
+	sk, err := transcript.BuildSkeleton(bytes.NewReader(text), skeletonOptions(threshold))
+	require.NoError(t, err)
+	var out bytes.Buffer
+	got, berr := xb.RewriteBig(&out, &BigLine{Skeleton: sk, Src: bytes.NewReader(text)}, start)
+	if errors.Is(berr, ErrNeedWhole) {
+		require.Zero(t, out.Len(), "written before ErrNeedWhole")
+		require.Empty(t, big, "stored before ErrNeedWhole")
+		return false
+	}
+	if werr != nil {
+		require.Error(t, berr, "whole: %v", werr)
+		return true
+	}
+	require.NoError(t, berr)
+	wantLine := want.Line
+	if wantLine == nil {
+		wantLine = text
+	}
+	if !bytes.Equal(out.Bytes(), wantLine) {
+		t.Fatalf("long-line rewrite differs from the whole one:\n got %.600q\nwant %.600q", out.Bytes(), wantLine)
+	}
+	require.Equal(t, len(want.Artifacts), len(got.Artifacts))
+	for i := range want.Artifacts {
+		require.Equal(t, want.Artifacts[i], got.Artifacts[i], "artifact %d", i)
+	}
+	require.Equal(t, whole, big, "stored artifacts")
+	return true
+}
+
+// TestRewriteBigSessions: on every line of testdata/sessions, the
+// long-line rewrite gives exactly what the whole one does.
+func TestRewriteBigSessions(t *testing.T) {
+	for _, name := range sessionFiles(t) {
+		input, err := os.ReadFile(name)
+		require.NoError(t, err)
+		base := filepath.Base(name)
+		f, ok := detectFormat(input)
+		if !ok {
+			f = pi{}
+		}
+		for _, threshold := range []int{4096, 300} {
+			t.Run(fmt.Sprintf("%s/%d", base, threshold), func(t *testing.T) {
+				compared, whole := 0, 0
+				for _, l := range splitLines(input) {
+					if rewriteBoth(t, f, threshold, l.text, l.start()) {
+						compared++
+					} else {
+						whole++
+					}
+				}
+				t.Logf("%d lines compared, %d left to the whole rewrite", compared, whole)
+			})
+		}
+	}
+}
+
+// TestRewriteBigCorpus does the same on ../shared/corpus when it is there.
+func TestRewriteBigCorpus(t *testing.T) {
+	files, _ := filepath.Glob("../../shared/corpus/*/*.jsonl")
+	if len(files) == 0 {
+		t.Skip("no ../shared/corpus")
+	}
+	if testing.Short() {
+		t.Skip("short")
+	}
+	for _, name := range files {
+		input, err := os.ReadFile(name)
+		require.NoError(t, err)
+		f, ok := detectFormat(input)
+		if !ok {
+			continue
+		}
+		t.Run(filepath.Base(filepath.Dir(name))+"/"+filepath.Base(name), func(t *testing.T) {
+			for _, l := range splitLines(input) {
+				rewriteBoth(t, f, 4096, l.text, l.start())
+			}
+		})
+	}
+}
+
+// TestRewriteBigLines: hand-made long lines whose payloads hold what the
+// streaming decoders must get right at any cut.
+func TestRewriteBigLines(t *testing.T) {
+	text := strings.Repeat(`line \"quoted\" \\ tab\t é 漢字 😀 \ud83d\ude00 \u00e9 \u001b[31m `, 400)
+	b64 := strings.Repeat("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk", 300) + "AAAA"
+	lines := []string{
+		`{"type":"message","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"` + text + `"}],"details":{"aggregated":"` + text + `"}}}`,
+		`{"type":"message","message":{"role":"toolResult","toolCallId":"c2","toolName":"read","content":[{"type":"image","data":"` + b64 + `","mimeType":"image/png"}]}}`,
+		`{"type":"message","message":{"role":"toolResult","toolCallId":"c3","toolName":"x","content":[{"type":"text","text":"` + strings.Repeat(`\ud800`, 3000) + `"}]}}`,
+		`{"type":"message","message":{"role":"toolResult","toolCallId":"c4","toolName":"x","content":[{"type":"text","text":"` + strings.Repeat(`\/`, 3000) + `"}]}}`,
+		`{"type":"message","message":{"role":"toolResult","toolCallId":"c5","toolName":"x","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,` + b64 + `"}}]}}`,
+		`{"type":"message","message":{"content":[{"type":"text","text":"` + text + `"}],"toolName":"late","role":"toolResult","toolCallId":"c6"}}`,
+		`{"type":"message","message":{"role":"toolResult","toolCallId":"c7","toolName":"x","content":[{"type":"text","text":"` + text + "\x01" + `"}]}}`,
+	}
+	for i, l := range lines {
+		for _, threshold := range []int{4096, 300} {
+			if !rewriteBoth(t, pi{}, threshold, []byte(l), 0) {
+				t.Errorf("line %d: left to the whole rewrite", i+1)
+			}
+		}
+	}
+}
