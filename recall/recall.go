@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -166,10 +165,11 @@ func (k *known) tool(d registry.Digest) string {
 }
 
 // artifactSize returns the size of artifact d: its file's, or the
-// registry's when the store lacks it, or 0.
+// registry's when the store lacks it, or 0. It never follows a link out of
+// the store (Store.Size).
 func artifactSize(store *registry.Store, d registry.Digest, rec registry.Record) int64 {
-	if fi, err := os.Lstat(store.Path(d)); err == nil && fi.Mode().IsRegular() {
-		return fi.Size()
+	if n, err := store.Size(d); err == nil {
+		return n
 	}
 	return max(rec.Size, 0)
 }

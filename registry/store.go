@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
+	"golang.org/x/sys/unix"
 )
 
 // Errors reported by Get and Open.
@@ -330,9 +331,9 @@ func (s *Store) mkdirs(shard string) error {
 func (s *Store) RemoveStaleTemps() int {
 	n, _ := safefile.RemoveStale(s.dir)
 	root := filepath.Join(s.dir, ObjectsDir)
-	shards, _ := os.ReadDir(root)
+	shards, _ := s.readDir(ObjectsDir)
 	for _, sh := range shards {
-		if sh.IsDir() && isShardName(sh.Name()) {
+		if sh.IsDir() && isShardName(sh.Name()) && notLinked(filepath.Join(root, sh.Name())) == nil {
 			m, _ := safefile.RemoveStale(filepath.Join(root, sh.Name()))
 			n += m
 		}
@@ -453,9 +454,14 @@ func (s *Store) Resolve(id string) (Digest, error) {
 		if err != nil {
 			return d, err
 		}
-		if !exists(s.Path(d)) {
+		f, err := s.openObject(s.Path(d))
+		if errors.Is(err, fs.ErrNotExist) {
 			return d, fmt.Errorf("%s: %w in %s", id, ErrNotFound, s.dir)
 		}
+		if err != nil {
+			return d, err
+		}
+		f.Close()
 		return d, nil
 	}
 	if len(id) < MinPrefix || len(id) > 2*len(Digest{}) {
@@ -464,7 +470,7 @@ func (s *Store) Resolve(id string) (Digest, error) {
 	if _, err := ParseDigest(id + strings.Repeat("0", 2*len(Digest{})-len(id))); err != nil {
 		return Digest{}, fmt.Errorf("artifact id %q: want lower-case hex", id)
 	}
-	entries, err := os.ReadDir(filepath.Join(s.dir, ObjectsDir, id[:2]))
+	entries, err := s.readDir(ObjectsDir, id[:2])
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Digest{}, err
 	}
@@ -483,6 +489,30 @@ func (s *Store) Resolve(id string) (Digest, error) {
 		return ParseDigest(matches[0])
 	}
 	return Digest{}, &AmbiguousError{Prefix: id, Candidates: matches}
+}
+
+// Size returns the size of object d's file without reading it, refusing
+// links as Open does; a missing object gives ErrNotFound.
+func (s *Store) Size(d Digest) (int64, error) {
+	if err := s.committed(d); err != nil {
+		return 0, err
+	}
+	f, err := s.openObject(s.Path(d))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, fmt.Errorf("%s: %w", d, ErrNotFound)
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return 0, fmt.Errorf("%s: %w: not a regular file", s.Path(d), ErrCorrupt)
+	}
+	return fi.Size(), nil
 }
 
 // Open returns a reader of object d that checks the bytes against d as
@@ -522,9 +552,33 @@ func (r *verifyingReader) Read(p []byte) (int, error) {
 
 func (r *verifyingReader) Close() error { return r.f.Close() }
 
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
+// readDir lists the directory at the path made of names below the store's
+// root, opening each with O_NOFOLLOW from the one before: a symbolic link
+// on the way is refused with ErrLinked, never listed through, even if it
+// appears while the store is read.
+func (s *Store) readDir(names ...string) ([]fs.DirEntry, error) {
+	fd, err := unix.Open(s.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: s.dir, Err: err}
+	}
+	path := s.dir
+	for _, name := range names {
+		path = filepath.Join(path, name)
+		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) && notLinked(path) != nil {
+			return nil, fmt.Errorf("%s %w", path, ErrLinked)
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		}
+		fd = next
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	return entries, err
 }
 
 // ErrLinked is the error of a store entry that is a symbolic link: the

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 )
 
@@ -22,7 +21,7 @@ type Object struct {
 // files of writers are skipped. A store without objects has none.
 func (s *Store) Objects(fn func(Object) error, bad func(path string, reason error)) error {
 	root := filepath.Join(s.dir, ObjectsDir)
-	shards, err := os.ReadDir(root)
+	shards, err := s.readDir(ObjectsDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -35,7 +34,11 @@ func (s *Store) Objects(fn func(Object) error, bad func(path string, reason erro
 			bad(shardPath, errors.New("not a shard directory"))
 			continue
 		}
-		entries, err := os.ReadDir(shardPath)
+		entries, err := s.readDir(ObjectsDir, sh.Name())
+		if errors.Is(err, ErrLinked) {
+			bad(shardPath, errors.New("not a shard directory"))
+			continue
+		}
 		if err != nil {
 			return err
 		}

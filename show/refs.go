@@ -1,7 +1,6 @@
 package show
 
 import (
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -101,14 +100,15 @@ func describe(r *ref, store *registry.Store) string {
 }
 
 // artifactSize returns the size of artifact d in store, or -1 when store
-// is nil or does not hold it. It does not read the artifact.
+// is nil or does not hold it. It does not read the artifact, and never
+// follows a link out of the store (Store.Size).
 func artifactSize(store *registry.Store, d registry.Digest) int64 {
 	if store == nil {
 		return -1
 	}
-	fi, err := os.Lstat(store.Path(d))
-	if err != nil || !fi.Mode().IsRegular() {
+	n, err := store.Size(d)
+	if err != nil {
 		return -1
 	}
-	return fi.Size()
+	return n
 }

@@ -107,8 +107,12 @@ func resolveArtifact(st streams, store *registry.Store, id string) (registry.Dig
 // producedBy returns the registry records of the distinct artifacts whose
 // tool call id or entry id is id, in registry order: for each, its first
 // record at a content site, else its first record. Records whose hash is
-// not an artifact id are skipped.
+// not an artifact id are skipped. The empty id names nothing: records
+// without a tool call id or entry id would all match it.
 func producedBy(st streams, store *registry.Store, id string) ([]registry.Record, error) {
+	if id == "" {
+		return nil, nil
+	}
 	var recs []registry.Record
 	index := map[string]int{}
 	err := store.Records(func(r registry.Record) error {
