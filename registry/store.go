@@ -228,23 +228,7 @@ func (s *Store) commitUnsynced() error {
 		return nil
 	}
 	sort.Slice(digests, func(i, j int) bool { return bytes.Compare(digests[i][:], digests[j][:]) < 0 })
-	errs := make([]error, len(digests))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < min(syncWorkers, len(digests)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				errs[i] = files[digests[i]].Sync()
-			}
-		}()
-	}
-	for i := range digests {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	errs := inParallel(len(digests), func(i int) error { return files[digests[i]].Sync() })
 	var first error
 	for i, d := range digests {
 		f, path := files[d], s.Path(d)
@@ -356,19 +340,27 @@ func (s *Store) Sync() error {
 	s.dirty, s.pending = map[string]bool{}, nil
 	s.mu.Unlock()
 	// Deepest first, so that a shard's entries are durable before the
-	// shard's own entry in objects/.
+	// shard's own entry in objects/; the directories of one depth are
+	// fsynced all at once, which the file system commits together.
 	sortDeepestFirst(dirs)
-	for i, d := range dirs {
-		if err := safefile.SyncDir(d); err != nil {
+	for from := 0; from < len(dirs); {
+		to := from + 1
+		for to < len(dirs) && depth(dirs[to]) == depth(dirs[from]) {
+			to++
+		}
+		level := dirs[from:to]
+		errs := inParallel(len(level), func(i int) error { return safefile.SyncDir(level[i]) })
+		if err := errors.Join(errs...); err != nil {
 			// Still not durable: the next Sync tries them again.
 			s.mu.Lock()
-			for _, d := range dirs[i:] {
+			for _, d := range dirs[from:] {
 				s.dirty[d] = true
 			}
 			s.pending = append(s.pending, objs...)
 			s.mu.Unlock()
-			return err
+			return firstError(errs)
 		}
+		from = to
 	}
 	s.mu.Lock()
 	for _, d := range objs {
@@ -379,11 +371,42 @@ func (s *Store) Sync() error {
 }
 
 func sortDeepestFirst(dirs []string) {
-	for i := 1; i < len(dirs); i++ {
-		for j := i; j > 0 && len(dirs[j]) > len(dirs[j-1]); j-- {
-			dirs[j], dirs[j-1] = dirs[j-1], dirs[j]
+	sort.SliceStable(dirs, func(i, j int) bool { return depth(dirs[i]) > depth(dirs[j]) })
+}
+
+// depth is the number of names in a clean path.
+func depth(dir string) int { return strings.Count(filepath.Clean(dir), string(filepath.Separator)) }
+
+// inParallel calls fn(0) to fn(n-1) with up to syncWorkers calls at once
+// and returns their errors by index.
+func inParallel(n int, fn func(i int) error) []error {
+	errs := make([]error, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(syncWorkers, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = fn(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errs
+}
+
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
+	return nil
 }
 
 // verify re-hashes the object at path.
