@@ -133,3 +133,24 @@ func TestRewriteBigLines(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRewriteBig: on any line built from the fuzz templates, with payloads
+// long enough to be cut to stubs, the long-line rewrite gives exactly what
+// the whole one does.
+func FuzzRewriteBig(f *testing.F) {
+	bigPad := strings.Repeat("payload-", 40)
+	for _, s := range fuzzSeeds {
+		f.Add(0, strings.ReplaceAll(s, pad, bigPad))
+	}
+	for i := range fuzzTemplates {
+		f.Add(i, `{"type":"text","text":"`+bigPad+`"}`)
+		f.Add(i, `\u00e9 \ud83d\ude00 `+bigPad+`\n\"`)
+	}
+	f.Fuzz(func(t *testing.T, i int, s string) {
+		tpl := fuzzTemplates[uint(i)%uint(len(fuzzTemplates))]
+		input := strings.ReplaceAll(tpl.before, pad, bigPad) + s + strings.ReplaceAll(tpl.after, pad, bigPad)
+		for _, l := range splitLines([]byte(input)) {
+			rewriteBoth(t, pi{}, fuzzThreshold, l.text, l.start())
+		}
+	})
+}

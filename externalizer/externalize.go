@@ -128,6 +128,7 @@ func (x *Externalizer) rewrite(text []byte, start int, big *BigLine) (Result, []
 		refSite *Site
 		refArt  Artifact
 	)
+	holes := make([][]hole, len(sites))
 	for i := range sites {
 		s := &sites[i]
 		switch s.Value.Kind() {
@@ -135,15 +136,22 @@ func (x *Externalizer) rewrite(text []byte, start int, big *BigLine) (Result, []
 		default:
 			continue // no placeholder keeps the type of a number or literal
 		}
-		holes := cutSite(s.Value, x.Threshold, s.Image, s.Media, big)
-		parts := make([]part, 0, 2*len(holes)+1)
+		holes[i] = cutSite(s.Value, x.Threshold, s.Image, s.Media, big)
+		if big != nil && !bigSiteOK(big, s, holes[i]) {
+			// Nothing is stored for a line left to the whole rewrite.
+			return Result{}, nil, ErrNeedWhole
+		}
+	}
+	for i := range sites {
+		s := &sites[i]
+		if holes[i] == nil {
+			continue
+		}
+		parts := make([]part, 0, 2*len(holes[i])+1)
 		pos := s.Value.Start
 		first := len(res.Artifacts)
-		for _, h := range holes {
+		for _, h := range holes[i] {
 			if h.v.Start > pos {
-				if big != nil && big.cuts(pos, h.v.Start) {
-					return Result{}, nil, ErrNeedWhole
-				}
 				parts = append(parts, part{Lit: string(text[pos:h.v.Start])})
 			}
 			a, form, err := x.store(h, s, big)
@@ -158,9 +166,6 @@ func (x *Externalizer) rewrite(text []byte, start int, big *BigLine) (Result, []
 		}
 		main, others := largest(res.Artifacts[first:])
 		if pos < s.Value.End {
-			if big != nil && big.cuts(pos, s.Value.End) {
-				return Result{}, nil, ErrNeedWhole
-			}
 			parts = append(parts, part{Lit: string(text[pos:s.Value.End])})
 		}
 		siteLen := int64(s.Value.Len())
@@ -202,6 +207,38 @@ func (x *Externalizer) rewrite(text []byte, start int, big *BigLine) (Result, []
 		}
 	}
 	return res, splices, nil
+}
+
+// bigSiteOK reports whether site s of a skeleton, cut into holes, can be
+// rewritten from it: every cut string is inside a hole (the JSON between
+// holes goes into the marker as it is), and neither the keys on its path
+// nor the names it reports come from a cut string.
+func bigSiteOK(big *BigLine, s *Site, holes []hole) bool {
+	if fromStub(s) {
+		return false
+	}
+	pos := s.Value.Start
+	for _, h := range holes {
+		if big.cuts(pos, h.v.Start) {
+			return false
+		}
+		pos = h.v.End
+	}
+	return !big.cuts(pos, s.Value.End)
+}
+
+// fromStub reports whether a site of a skeleton takes a key on its path,
+// or a name it reports, from a cut string.
+func fromStub(s *Site) bool {
+	for _, t := range []string{s.Path.String(), s.Tool, s.ToolCallID, s.Entry, s.CreatedAt, s.TextType, s.Media} {
+		if strings.Contains(t, transcript.StubMark) {
+			return true
+		}
+	}
+	if s.RefParent != nil && strings.Contains(s.RefParent.String(), transcript.StubMark) {
+		return true
+	}
+	return false
 }
 
 // store makes the artifact of hole h of site s and passes it to Put.

@@ -200,15 +200,20 @@ func (b *skeletonBuilder) openStub() {
 	b.sk.Text = append(b.sk.Text, b.str[:kept]...)
 }
 
-// stubTagLen is room kept at the end of every stub for its number, which
-// keeps two stubs with the same prefix apart.
-const stubTagLen = 24
+// stubTagLen is room kept at the end of every stub for its tag: its
+// number, which keeps two stubs with the same prefix apart, between NUL
+// escapes, so that a stub decodes to a text holding StubMark.
+const stubTagLen = 32
+
+// StubMark is in the decoded text of every stub: a key or a value that
+// holds it may come from a cut string, not from the line.
+const StubMark = "\x00stub"
 
 // closeStub pads the open stub to its length and records where the string
 // ended in the line.
 func (b *skeletonBuilder) closeStub(origEnd int64) {
 	s := &b.sk.Stubs[len(b.sk.Stubs)-1]
-	tag := "~" + strconv.Itoa(len(b.sk.Stubs)) + "~"
+	tag := `\u0000stub` + strconv.Itoa(len(b.sk.Stubs)) + `\u0000`
 	for len(b.sk.Text)-s.Start < b.o.StubLen-1-len(tag) {
 		b.sk.Text = append(b.sk.Text, '.')
 	}

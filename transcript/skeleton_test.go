@@ -148,3 +148,42 @@ func TestReaderLimit(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSkeleton: any line's skeleton expands back to it, is the same fed
+// byte by byte, keeps every stub's length, and parses exactly when the
+// line does.
+func FuzzSkeleton(f *testing.F) {
+	for _, l := range skeletonLines(rand.New(rand.NewPCG(1, 1))) {
+		f.Add(l)
+	}
+	o := SkeletonOptions{Long: 80, StubLen: 64, Max: 1 << 20}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		sk, err := BuildSkeleton(bytes.NewReader(line), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		one, err := BuildSkeleton(iotest.OneByteReader(bytes.NewReader(line)), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(one.Text, sk.Text) || one.Invalid != sk.Invalid || len(one.Stubs) != len(sk.Stubs) {
+			t.Fatalf("byte by byte, another skeleton: %q, %q", one.Text, sk.Text)
+		}
+		if got := expand(sk, line); !bytes.Equal(got, line) {
+			t.Fatalf("expands to %q, not %q", got, line)
+		}
+		for _, s := range sk.Stubs {
+			if s.End-s.Start != o.StubLen || s.Kept < 1 || s.Kept > o.StubLen-2 {
+				t.Fatalf("stub %+v", s)
+			}
+			if !bytes.Equal(sk.Text[s.Start:s.Start+s.Kept], line[s.Orig:s.Orig+int64(s.Kept)]) {
+				t.Fatalf("stub %+v does not keep the string's first bytes", s)
+			}
+		}
+		_, perr := Parse(line, 0)
+		_, serr := Parse(sk.Text, 0)
+		if (perr == nil) != (serr == nil && !sk.Invalid) {
+			t.Fatalf("line parses: %v; skeleton parses: %v, invalid %v", perr, serr, sk.Invalid)
+		}
+	})
+}
