@@ -60,7 +60,7 @@ func newFixture(t *testing.T) fixture {
 	l.result("call_9", f.json, f.img)
 	l.result("call_2", f.missing)
 	l.result("call_3", f.corrupt)
-	s, err := Scan(strings.NewReader(l.b.String()), "pi")
+	s, err := Scan(strings.NewReader(l.b.String()), "pi", nil)
 	require.NoError(t, err)
 	s.ID, s.Source = "sess-1", source
 	f.session = s
@@ -126,7 +126,7 @@ func TestBuildGolden(t *testing.T) {
 	l.user("say hello", 0)
 	l.call("echo", "c1")
 	l.result("c1", a)
-	s, err := Scan(strings.NewReader(l.b.String()), "chat")
+	s, err := Scan(strings.NewReader(l.b.String()), "chat", nil)
 	require.NoError(t, err)
 	sec, err := Build(s, store, DefaultOptions, nil)
 	require.NoError(t, err)
@@ -341,7 +341,7 @@ func randomStore(t *testing.T, rng *rand.Rand) (*registry.Store, *Session) {
 			}
 		}
 	}
-	s, err := Scan(strings.NewReader(l.b.String()), format)
+	s, err := Scan(strings.NewReader(l.b.String()), format, nil)
 	require.NoError(t, err)
 	s.ID = randomText(rng, 1+rng.IntN(3))
 	return store, s
@@ -426,7 +426,7 @@ func FuzzRecall(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte, format uint8, maxItems, maxChars, narrative int) {
 		opts := Options{MaxItems: maxItems % 50, MaxChars: maxChars % 10000, NarrativeMaxChars: narrative % 2000}
-		s, err := Scan(bytes.NewReader(data), formats[int(format)%len(formats)])
+		s, err := Scan(bytes.NewReader(data), formats[int(format)%len(formats)], nil)
 		require.NoError(t, err)
 		sec, err := Build(s, store, opts, nil)
 		require.NoError(t, err)

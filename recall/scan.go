@@ -2,6 +2,7 @@ package recall
 
 import (
 	"cmp"
+	"errors"
 	"io"
 	"slices"
 	"strings"
@@ -68,9 +69,14 @@ const (
 // knows) and returns its Session. Lines that are not JSON objects are
 // skipped, as are entries of shapes the format does not have. Only an
 // error reading r is returned.
-func Scan(r io.Reader, format string) (*Session, error) {
+//
+// With open set, a line's marker names artifacts only if the line
+// restores through open, or fails to for want of an artifact: an entry
+// that ends in a member shaped like a marker but does not restore is
+// genuine content, and its look-alike references are not the session's.
+func Scan(r io.Reader, format string, open externalizer.Opener) (*Session, error) {
 	s := &Session{Format: format, Calls: map[string]string{}}
-	sc := scanner{s: s, tools: map[string]int{}, refs: map[registry.Digest]*refState{}}
+	sc := scanner{s: s, tools: map[string]int{}, refs: map[registry.Digest]*refState{}, open: open}
 	tr := transcript.NewReader(r)
 	for {
 		l, err := tr.Next()
@@ -97,6 +103,7 @@ type refState struct {
 }
 
 type scanner struct {
+	open  externalizer.Opener
 	s     *Session
 	tools map[string]int
 	refs  map[registry.Digest]*refState
@@ -307,8 +314,13 @@ func texts(content transcript.Value, types ...string) string {
 // shows what can be shown, verify judges markers.
 func (sc *scanner) markerRefs(l transcript.Line) {
 	ids, err := externalizer.References(l.Text, transcript.JSONStart(l))
-	if err != nil {
+	if err != nil || len(ids) == 0 {
 		return
+	}
+	if sc.open != nil {
+		if _, err := externalizer.RestoreTo(io.Discard, l.Text, transcript.JSONStart(l), sc.open); errors.Is(err, externalizer.ErrBadMarker) {
+			return
+		}
 	}
 	for _, d := range ids {
 		sc.seq++

@@ -16,7 +16,7 @@ import (
 
 func scan(t *testing.T, format, text string) *Session {
 	t.Helper()
-	s, err := Scan(strings.NewReader(text), format)
+	s, err := Scan(strings.NewReader(text), format, nil)
 	require.NoError(t, err)
 	return s
 }
@@ -132,6 +132,6 @@ func TestScanIgnoresForgedMarkers(t *testing.T) {
 
 func TestScanReadError(t *testing.T) {
 	boom := errors.New("disk on fire")
-	_, err := Scan(iotest.ErrReader(boom), "pi")
+	_, err := Scan(iotest.ErrReader(boom), "pi", nil)
 	assert.ErrorIs(t, err, boom)
 }

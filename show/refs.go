@@ -22,9 +22,8 @@ type ref struct {
 // readRefs returns the references that the marker of a migrated entry
 // records: one per replaced value, in the marker's order. An entry without
 // a readable marker has none: Render shows the entry, not the marker's
-// faults. (A member that looks like a marker in every way is taken for
-// one; only restoring the line, as Options.Rehydrate does, tells them
-// apart.)
+// faults. (A member that looks like a marker in every way is told apart
+// from one by restoring the line, which Render does when it has a store.)
 func readRefs(root transcript.Value) []ref {
 	reps, err := externalizer.Replacements(root)
 	if err != nil {

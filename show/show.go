@@ -117,6 +117,14 @@ func (s *session) line(l transcript.Line) {
 	if err == nil && root.Kind() == transcript.Object {
 		refs = readRefs(root)
 	}
+	if len(refs) > 0 && !s.opts.Rehydrate && s.opts.Store != nil {
+		// A member shaped like a marker that does not restore is the
+		// entry's own content; one whose artifacts are missing still
+		// shows what they were.
+		if _, rerr := externalizer.RestoreTo(io.Discard, text, start, s.opts.Store.Open); errors.Is(rerr, externalizer.ErrBadMarker) {
+			refs = nil
+		}
+	}
 	if s.opts.Rehydrate && s.opts.Store != nil && externalizer.HasMarker(text) {
 		switch original, rerr := s.rehydrate(text, start, refs); {
 		case rerr != nil:

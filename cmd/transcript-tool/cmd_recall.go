@@ -65,7 +65,8 @@ func runRecall(st streams, path, storeDir, format string, opts recall.Options) e
 	if t.Format == "" {
 		return fatal(fmt.Errorf("%s: %w", path, migrate.ErrUnknownFormat), "recall reads pi, claude-code, codex and chat transcripts")
 	}
-	s, err := recall.Scan(t, t.Format)
+	store := registry.Open(migrate.StoreFor(storeDir, path))
+	s, err := recall.Scan(t, t.Format, store.Open)
 	if err != nil {
 		return fatal(fmt.Errorf("read %s: %w", path, err), "")
 	}
@@ -74,7 +75,6 @@ func runRecall(st streams, path, storeDir, format string, opts recall.Options) e
 	if s.Source, err = filepath.Abs(path); err != nil {
 		s.Source = path
 	}
-	store := registry.Open(migrate.StoreFor(storeDir, path))
 	if _, err := os.Stat(store.Dir()); err != nil && len(s.Refs) > 0 {
 		st.warnf("no artifact store at %s: the %d artifacts of %s cannot be read", store.Dir(), len(s.Refs), path)
 	}
