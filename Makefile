@@ -4,7 +4,7 @@ BIN         := bin/transcript-tool
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 30s
 
-.PHONY: build test soak lint bench fuzz demo memcheck clean
+.PHONY: build test soak lint bench gobench fuzz demo memcheck clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/transcript-tool
@@ -27,7 +27,15 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
-bench:
+# The whole-corpus benchmark: generates (once, cached in BENCH_DIR) a
+# corpus of BENCH_SIZE bytes, measures migrate, rehydrate and check next to
+# cp, jq and SHA-256, and writes the table into README.md. Knobs:
+# BENCH_DIR, BENCH_SIZE, BENCH_FILES, BENCH_BIGLINE, REPS (see the script).
+bench: build
+	BENCH_README=1 GO=$(GO) ./scripts/bench.sh $(BIN)
+
+# The Go benchmarks of every package.
+gobench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 
 # Each fuzz target in turn; FUZZTIME=10m for a long run.
