@@ -115,6 +115,9 @@ func reportFiles(st streams, sum migrate.Summary) {
 		case migrate.StatusSkipped:
 			st.warnf("skipped %v", r.Err)
 		}
+		if r.LongKept > 0 && r.Status != migrate.StatusFailed {
+			st.warnf("%s: %s too large to migrate in bounded memory (mostly numbers or short strings) copied as they are", r.Path, plural(r.LongKept, "line"))
+		}
 	}
 }
 
