@@ -8,6 +8,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
@@ -23,7 +24,9 @@ func main() {
 	var err error
 	if *bigLine > 0 {
 		f := sessiongen.BigLine(*bigLine)
-		err = os.WriteFile(*out, f.Data, 0o644)
+		if err = os.WriteFile(*out, f.Data, 0o644); err == nil {
+			fmt.Printf("largest line: %d bytes\n", longestLine(f.Data))
+		}
 	} else {
 		err = write(*out)
 	}
@@ -31,6 +34,21 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gensessions: error:", err)
 		os.Exit(1)
 	}
+}
+
+// longestLine returns the length of the longest line of data, without its
+// end of line.
+func longestLine(data []byte) int {
+	n := 0
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			i = len(data)
+		}
+		n = max(n, len(bytes.TrimSuffix(data[:i], []byte("\r"))))
+		data = data[min(i+1, len(data)):]
+	}
+	return n
 }
 
 func write(dir string) error {
