@@ -47,6 +47,26 @@ func (k Kind) String() string {
 type Value struct {
 	Buf        []byte
 	Start, End int
+	// ends, set by Parse, holds where the long values of Buf end, so that
+	// walking an object's members does not scan its long strings again.
+	ends *ends
+}
+
+// ends maps the start of every string and container of a parsed document
+// at least indexMin bytes long to its end.
+type ends struct{ m map[int]int }
+
+// indexMin is the length from which Parse records where a value ends.
+const indexMin = 256
+
+// skip returns the end of the validated value starting at b[i].
+func (e *ends) skip(b []byte, i int) int {
+	if e != nil {
+		if end, ok := e.m[i]; ok {
+			return end
+		}
+	}
+	return skipValue(b, i)
 }
 
 // Raw returns the value's bytes.
@@ -80,7 +100,7 @@ func (v Value) Kind() Kind {
 // optional white space and returns that value. It never recurses, so
 // hostile nesting cannot exhaust the stack.
 func Parse(buf []byte, start int) (Value, error) {
-	p := parser{buf: buf, i: start}
+	p := parser{buf: buf, i: start, ends: &ends{}}
 	p.ws()
 	vs := p.i
 	if err := p.value(); err != nil {
@@ -91,13 +111,27 @@ func Parse(buf []byte, start int) (Value, error) {
 	if p.i != len(buf) {
 		return Value{}, p.errf("unexpected %q after the value", buf[p.i])
 	}
-	return Value{Buf: buf, Start: vs, End: ve}, nil
+	return Value{Buf: buf, Start: vs, End: ve, ends: p.ends}, nil
 }
 
 type parser struct {
-	buf   []byte
-	i     int
-	stack []byte // '{' or '[' per open container
+	buf    []byte
+	i      int
+	stack  []byte // '{' or '[' per open container
+	starts []int  // where each open container starts
+	ends   *ends
+}
+
+// ended records that the value starting at start ends at p.i, if it is
+// long.
+func (p *parser) ended(start int) {
+	if p.i-start < indexMin {
+		return
+	}
+	if p.ends.m == nil {
+		p.ends.m = map[int]int{}
+	}
+	p.ends.m[start] = p.i
 }
 
 func (p *parser) errf(format string, args ...any) error {
@@ -129,11 +163,14 @@ func (p *parser) value() error {
 				return fmt.Errorf("at byte %d: %w", p.i, ErrTooDeep)
 			}
 			p.stack = append(p.stack, c)
+			p.starts = append(p.starts, p.i)
 			p.i++
 			p.ws()
 			if p.i < len(p.buf) && p.buf[p.i] == closer(c) {
 				p.i++
 				p.stack = p.stack[:len(p.stack)-1]
+				p.ended(p.starts[len(p.starts)-1])
+				p.starts = p.starts[:len(p.starts)-1]
 				break
 			}
 			if c == '{' {
@@ -147,7 +184,9 @@ func (p *parser) value() error {
 			if err != nil {
 				return err
 			}
+			start := p.i
 			p.i = end
+			p.ended(start)
 		case 't':
 			if err := p.lit("true"); err != nil {
 				return err
@@ -179,6 +218,8 @@ func (p *parser) value() error {
 			if c == closer(top) {
 				p.i++
 				p.stack = p.stack[:len(p.stack)-1]
+				p.ended(p.starts[len(p.starts)-1])
+				p.starts = p.starts[:len(p.starts)-1]
 				continue
 			}
 			if c != ',' {
@@ -360,12 +401,12 @@ func (v Value) Members(fn func(m Member) bool) {
 	b := v.Buf
 	i := skipWS(b, v.Start+1)
 	for i < v.End && b[i] != '}' {
-		ke := endOfString(b, i)
-		key := Value{Buf: b, Start: i, End: ke}
+		ke := v.ends.skip(b, i)
+		key := Value{Buf: b, Start: i, End: ke, ends: v.ends}
 		i = skipWS(b, ke) + 1 // past ':'
 		i = skipWS(b, i)
-		ve := skipValue(b, i)
-		if !fn(Member{Key: key, Value: Value{Buf: b, Start: i, End: ve}}) {
+		ve := v.ends.skip(b, i)
+		if !fn(Member{Key: key, Value: Value{Buf: b, Start: i, End: ve, ends: v.ends}}) {
 			return
 		}
 		i = skipWS(b, ve)
@@ -384,8 +425,8 @@ func (v Value) Elems(fn func(i int, e Value) bool) {
 	b := v.Buf
 	i := skipWS(b, v.Start+1)
 	for n := 0; i < v.End && b[i] != ']'; n++ {
-		ve := skipValue(b, i)
-		if !fn(n, Value{Buf: b, Start: i, End: ve}) {
+		ve := v.ends.skip(b, i)
+		if !fn(n, Value{Buf: b, Start: i, End: ve, ends: v.ends}) {
 			return
 		}
 		i = skipWS(b, ve)
