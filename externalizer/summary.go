@@ -178,15 +178,16 @@ func (d *Describer) text() string {
 		first, final string
 	)
 	see := func(l []byte) {
-		t := strings.TrimSpace(string(l[:completeRunes(l[:min(len(l), 1024)])]))
-		if t == "" {
+		b := bytes.TrimSpace(l[:completeRunes(l[:min(len(l), 1024)])])
+		if len(b) == 0 {
 			return
 		}
 		if head == "" {
-			head = t
+			head = string(b)
 		}
-		if looksLikeError(t) {
+		if looksLikeError(b) {
 			errs++
+			t := string(b)
 			if errs == 1 {
 				first = t
 			}
@@ -277,9 +278,9 @@ var (
 // folding maps to ASCII (the Kelvin sign, the long s), a hand-written
 // matcher gives the same answer: the regular expressions took 70 % of a
 // migration's CPU when they ran on every line.
-func looksLikeError(line string) bool {
-	if strings.ContainsRune(line, '\u212a') || strings.ContainsRune(line, '\u017f') {
-		return errorWord.MatchString(line) || errorCamel.MatchString(line)
+func looksLikeError(line []byte) bool {
+	if bytes.ContainsRune(line, '\u212a') || bytes.ContainsRune(line, '\u017f') {
+		return errorWord.Match(line) || errorCamel.Match(line)
 	}
 	return hasErrorWord(line) || hasErrorCamel(line)
 }
@@ -299,7 +300,7 @@ func wordByte(c byte) bool {
 }
 
 // hasErrorWord is errorWord for lines without the Kelvin sign or long s.
-func hasErrorWord(line string) bool {
+func hasErrorWord(line []byte) bool {
 	for i := 0; i < len(line); i++ {
 		var words []string
 		switch line[i] | 0x20 {
@@ -319,7 +320,7 @@ func hasErrorWord(line string) bool {
 		}
 		for _, w := range words {
 			end := i + len(w)
-			if end <= len(line) && strings.EqualFold(line[i:end], w) && (end == len(line) || !wordByte(line[end])) {
+			if end <= len(line) && equalFoldASCII(line[i:end], w) && (end == len(line) || !wordByte(line[end])) {
 				return true
 			}
 		}
@@ -327,15 +328,31 @@ func hasErrorWord(line string) bool {
 	return false
 }
 
+// equalFoldASCII reports whether b equals the lower-case ASCII word w in
+// any ASCII case. (Other letters that fold to ASCII ones are left to the
+// regular expressions, see looksLikeError.)
+func equalFoldASCII(b []byte, w string) bool {
+	for i := 0; i < len(w); i++ {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != w[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // hasErrorCamel is errorCamel.
-func hasErrorCamel(line string) bool {
+func hasErrorCamel(line []byte) bool {
 	for i := 1; i < len(line); i++ {
 		if c := line[i]; c != 'E' && c != 'F' || line[i-1] < 'a' || line[i-1] > 'z' {
 			continue
 		}
 		for _, w := range errorSuffix {
 			end := i + len(w)
-			if end <= len(line) && line[i:end] == w && (end == len(line) || !wordByte(line[end])) {
+			if end <= len(line) && string(line[i:end]) == w && (end == len(line) || !wordByte(line[end])) {
 				return true
 			}
 		}

@@ -254,7 +254,7 @@ func TestLooksLikeError(t *testing.T) {
 		}
 		line := b.String()
 		want := errorWord.MatchString(line) || errorCamel.MatchString(line)
-		if got := looksLikeError(line); got != want {
+		if got := looksLikeError([]byte(line)); got != want {
 			t.Fatalf("looksLikeError(%q) = %v, want %v", line, got, want)
 		}
 	}
