@@ -129,7 +129,7 @@ func (s *Store) put(d Digest, write func(io.Writer) error, check bool) (created 
 	if err := s.mkdirs(filepath.Dir(path)); err != nil {
 		return false, err
 	}
-	f, err := safefile.Create(path, filePerm)
+	f, err := safefile.CreateNew(path, filePerm)
 	if err != nil {
 		return false, fmt.Errorf("store artifact %s: %w", path, err)
 	}

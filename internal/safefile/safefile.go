@@ -25,9 +25,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -86,6 +89,9 @@ type File struct {
 	name   string
 	done   bool
 	synced bool // fsynced by Sync, with nothing written since
+	// anon marks a file made by CreateNew with O_TMPFILE: it has no name
+	// until Commit links it under its final one.
+	anon bool
 }
 
 // tempPattern returns the directory and the os.CreateTemp pattern of the
@@ -125,6 +131,79 @@ func Create(name string, perm os.FileMode) (*File, error) {
 		return nil, err
 	}
 	return &File{f: f, name: name}, nil
+}
+
+// CreateNew is Create for a file whose final name usually does not exist
+// yet, such as an artifact: where the system allows, the temporary file is
+// an unnamed one (O_TMPFILE) that Commit links under its final name, one
+// change to the directory instead of a create and a rename, and that a
+// crash leaves nowhere. Where the final name exists after all, Commit
+// replaces it as Create's would.
+func CreateNew(name string, perm os.FileMode) (*File, error) {
+	dir, pattern := tempPattern(name)
+	if err := Intercept(Op{Kind: KindCreate, Path: filepath.Join(dir, pattern)}); err != nil {
+		return nil, err
+	}
+	if procFD() {
+		fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, uint32(perm.Perm()))
+		if err == nil {
+			f := os.NewFile(uintptr(fd), filepath.Join(dir, "(unnamed temporary file for "+filepath.Base(name)+")"))
+			if err := setMode(f.Name(), f.Stat, f.Chmod, perm); err != nil {
+				_ = f.Close()
+				return nil, err
+			}
+			return &File{f: f, name: name, anon: true}, nil
+		}
+		if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EINVAL) {
+			return nil, &fs.PathError{Op: "create", Path: filepath.Join(dir, pattern), Err: err}
+		}
+	}
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, err
+	}
+	if err := setMode(f.Name(), f.Stat, f.Chmod, perm); err != nil {
+		_ = f.Close()
+		_ = os.Remove(f.Name())
+		return nil, err
+	}
+	return &File{f: f, name: name}, nil
+}
+
+// procFD reports whether /proc/self/fd is there, through which an unnamed
+// file is linked.
+var procFD = sync.OnceValue(func() bool {
+	_, err := os.Stat("/proc/self/fd")
+	return err == nil
+})
+
+// link gives the unnamed file f its final name, or replaces what stands
+// under it through a temporary name.
+func (f *File) link() error {
+	from := "/proc/self/fd/" + strconv.Itoa(int(f.f.Fd()))
+	err := unix.Linkat(unix.AT_FDCWD, from, unix.AT_FDCWD, f.name, unix.AT_SYMLINK_FOLLOW)
+	if !errors.Is(err, unix.EEXIST) {
+		if err != nil {
+			return &os.LinkError{Op: "link", Old: f.f.Name(), New: f.name, Err: err}
+		}
+		return nil
+	}
+	dir, pattern := tempPattern(f.name)
+	for try := 0; ; try++ {
+		tmp := filepath.Join(dir, strings.Replace(pattern, "*", strconv.FormatUint(rand.Uint64(), 10), 1))
+		err := unix.Linkat(unix.AT_FDCWD, from, unix.AT_FDCWD, tmp, unix.AT_SYMLINK_FOLLOW)
+		if errors.Is(err, unix.EEXIST) && try < 100 {
+			continue
+		}
+		if err != nil {
+			return &os.LinkError{Op: "link", Old: f.f.Name(), New: tmp, Err: err}
+		}
+		if err := os.Rename(tmp, f.name); err != nil {
+			_ = os.Remove(tmp)
+			return err
+		}
+		return nil
+	}
 }
 
 // setMode gives the file or directory name, just created, the mode perm,
@@ -184,8 +263,20 @@ func (f *File) CommitNoDirSync() error {
 		// Made durable by Sync.
 	} else if err := Sync(f.f); err != nil {
 		_ = f.f.Close()
-		_ = os.Remove(tmp)
+		if !f.anon {
+			_ = os.Remove(tmp)
+		}
 		return fmt.Errorf("fsync %s: %w", tmp, err)
+	}
+	if f.anon {
+		err := Intercept(Op{Kind: KindRename, Path: f.name})
+		if err == nil {
+			err = f.link()
+		}
+		if cerr := f.f.Close(); err == nil {
+			err = cerr
+		}
+		return err
 	}
 	if err := f.f.Close(); err != nil {
 		_ = os.Remove(tmp)
@@ -210,7 +301,9 @@ func (f *File) Abort() {
 	}
 	f.done = true
 	_ = f.f.Close()
-	_ = os.Remove(f.f.Name())
+	if !f.anon {
+		_ = os.Remove(f.f.Name())
+	}
 }
 
 // WriteFile atomically replaces name with data.
