@@ -121,6 +121,11 @@ func Create(name string, perm os.FileMode) (*File, error) {
 	if err := Intercept(Op{Kind: KindCreate, Path: filepath.Join(dir, pattern)}); err != nil {
 		return nil, err
 	}
+	return createTemp(dir, pattern, name, perm)
+}
+
+// createTemp makes the named temporary file of name in dir.
+func createTemp(dir, pattern, name string, perm os.FileMode) (*File, error) {
 	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return nil, err
@@ -158,16 +163,7 @@ func CreateNew(name string, perm os.FileMode) (*File, error) {
 			return nil, &fs.PathError{Op: "create", Path: filepath.Join(dir, pattern), Err: err}
 		}
 	}
-	f, err := os.CreateTemp(dir, pattern)
-	if err != nil {
-		return nil, err
-	}
-	if err := setMode(f.Name(), f.Stat, f.Chmod, perm); err != nil {
-		_ = f.Close()
-		_ = os.Remove(f.Name())
-		return nil, err
-	}
-	return &File{f: f, name: name}, nil
+	return createTemp(dir, pattern, name, perm)
 }
 
 // procFD reports whether /proc/self/fd is there, through which an unnamed
