@@ -317,7 +317,8 @@ func (s *Store) RemoveStaleTemps() int {
 	root := filepath.Join(s.dir, ObjectsDir)
 	shards, _ := s.readDir(ObjectsDir)
 	for _, sh := range shards {
-		if sh.IsDir() && isShardName(sh.Name()) && notLinked(filepath.Join(root, sh.Name())) == nil {
+		// The entry's own type: a link to a directory is not a directory.
+		if sh.IsDir() && isShardName(sh.Name()) {
 			m, _ := safefile.RemoveStale(filepath.Join(root, sh.Name()))
 			n += m
 		}
