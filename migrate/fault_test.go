@@ -125,9 +125,16 @@ func TestFaultUnchangedCopyToOut(t *testing.T) {
 // rename; every other one is done.
 func checkFailure(t *testing.T, sc *scenario, root string, sum migrate.Summary, ops []fault.Op, op fault.Op, errno syscall.Errno) {
 	t.Helper()
-	if op.Kind == safefile.KindLink {
+	switch op.Kind {
+	case safefile.KindLink:
 		// No hard link: the backup is a copy.
 		assert.Equal(t, 0, sum.Failed, "%v: %+v", op, sum.Results)
+		return
+	case safefile.KindSyncFS:
+		// The store fsyncs each file or directory instead.
+		assert.Equal(t, 0, sum.Failed, "%v: %+v", op, sum.Results)
+		require.Greater(t, len(ops), op.N, "%v: nothing after it", op)
+		assert.Contains(t, []safefile.Kind{safefile.KindSync, safefile.KindSyncDir}, ops[op.N].Kind, "%v: not followed by fsyncs", op)
 		return
 	}
 	require.Equal(t, 1, sum.Failed, "%v: %+v", op, sum.Results)

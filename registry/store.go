@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
@@ -57,6 +58,9 @@ type Store struct {
 	// unsynced holds the objects written but not yet fsynced and renamed.
 	unsynced map[Digest]*safefile.File
 	commitMu sync.Mutex // held by commitUnsynced
+	// noSyncFS is set once syncfs is known not to stand in for fsyncs on
+	// the store's file system (see syncFS).
+	noSyncFS atomic.Bool
 
 	// puts serialises Puts of digests that share a first byte, so that
 	// two workers storing the same payload write it once.
@@ -205,8 +209,9 @@ const maxUnsynced = 128
 // each waits for a commit of its own.
 const syncWorkers = 16
 
-// commitUnsynced fsyncs the objects written since the last call, all at
-// once, then renames each under its name. Only then are their names
+// commitUnsynced makes the objects written since the last call durable,
+// all at once (one syncfs, or fsyncs in parallel), then renames each under
+// its name. Only then are their names
 // recorded as needing the directory fsync of Sync, so that no object
 // stands under its name before its bytes are durable, and no directory is
 // fsynced before the renames it must make durable.
@@ -228,7 +233,15 @@ func (s *Store) commitUnsynced() error {
 		return nil
 	}
 	sort.Slice(digests, func(i, j int) bool { return bytes.Compare(digests[i][:], digests[j][:]) < 0 })
-	errs := inParallel(len(digests), func(i int) error { return files[digests[i]].Sync() })
+	var errs []error
+	if len(digests) > 1 && s.syncFS() == nil {
+		errs = make([]error, len(digests))
+		for i, d := range digests {
+			errs[i] = files[d].Synced()
+		}
+	} else {
+		errs = inParallel(len(digests), func(i int) error { return files[digests[i]].Sync() })
+	}
 	var first error
 	for i, d := range digests {
 		f, path := files[d], s.Path(d)
@@ -326,8 +339,10 @@ func (s *Store) RemoveStaleTemps() int {
 	return n
 }
 
-// Sync makes every object written since the last Sync durable by fsyncing
-// the directories that gained entries.
+// Sync makes every object written since the last Sync durable: their
+// bytes (see commitUnsynced), then the directories that gained entries,
+// with one syncfs where that stands in for fsyncs (see syncFS), else by
+// fsyncing each.
 func (s *Store) Sync() error {
 	if err := s.commitUnsynced(); err != nil {
 		return err
@@ -340,6 +355,10 @@ func (s *Store) Sync() error {
 	objs := s.pending
 	s.dirty, s.pending = map[string]bool{}, nil
 	s.mu.Unlock()
+	if len(dirs) > 1 && s.syncFS() == nil {
+		// One syncfs makes every entry durable at once.
+		dirs = nil
+	}
 	// Deepest first, so that a shard's entries are durable before the
 	// shard's own entry in objects/; the directories of one depth are
 	// fsynced all at once, which the file system commits together.
@@ -370,6 +389,31 @@ func (s *Store) Sync() error {
 	s.mu.Unlock()
 	return nil
 }
+
+// syncFS makes every file and directory of the store's file system
+// durable with one syncfs, where that stands in for fsyncs (see
+// safefile.OpenFS): for many objects, one flush of the disk's cache
+// instead of one or two per object. An error means that the callers must
+// fsync what they wrote themselves: syncfs is not available here, or some
+// write-back on the file system failed.
+func (s *Store) syncFS() error {
+	if s.noSyncFS.Load() {
+		return errNoSyncFS
+	}
+	fs, err := safefile.OpenFS(s.dir)
+	if err != nil {
+		return err
+	}
+	if fs == nil {
+		s.noSyncFS.Store(true)
+		return errNoSyncFS
+	}
+	err = fs.Sync()
+	_ = fs.Close()
+	return err
+}
+
+var errNoSyncFS = errors.New("syncfs does not stand in for fsync here")
 
 func sortDeepestFirst(dirs []string) {
 	sort.SliceStable(dirs, func(i, j int) bool { return depth(dirs[i]) > depth(dirs[j]) })

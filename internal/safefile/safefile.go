@@ -6,9 +6,9 @@
 // # Fault injection
 //
 // Every operation that changes the file system on the write path of the
-// tool (create, chmod, write, fsync, rename, mkdir, link, truncate, and the
-// opening of a file to append to) goes through this package and is first
-// reported to Hook. Packages registry and migrate make their writes through
+// tool (create, chmod, write, fsync, syncfs, rename, mkdir, link, truncate,
+// and the opening of a file to append to) goes through this package and is
+// first reported to Hook. Packages registry and migrate make their writes through
 // it (Write, Sync, Truncate, Mkdir, Link, Intercept), so that a test can fail
 // the k-th operation with an errno, or kill the process there, and check
 // what a crash at that instant leaves behind. Hook is nil in production and
@@ -47,6 +47,7 @@ const (
 	KindSync     Kind = "fsync"    // a file's bytes made durable
 	KindRename   Kind = "rename"   // a temporary file to its final name, Path
 	KindSyncDir  Kind = "fsyncdir" // a directory's entries made durable
+	KindSyncFS   Kind = "syncfs"   // every file and directory of a file system made durable; Path is the directory opened
 	KindMkdir    Kind = "mkdir"    // a directory
 	KindLink     Kind = "link"     // a hard link; Path is the new name
 	KindTruncate Kind = "truncate" // a file cut short
