@@ -45,8 +45,14 @@ const describeWindow = 64 << 10
 // and JSON element count see every byte. Describe(data, m) equals what a
 // Describer given the same bytes in any pieces returns.
 func Describe(data []byte, media string) string {
+	// What Write would copy into the windows is looked at in place.
 	d := NewDescriber(media)
-	_, _ = d.Write(data)
+	d.count(data)
+	k := min(describeWindow, len(data))
+	d.head = data[:k:k]
+	rest := data[k:]
+	d.tail = rest[max(len(rest)-describeWindow, 0):]
+	d.all = data
 	return d.String()
 }
 
@@ -61,6 +67,7 @@ type Describer struct {
 	last     byte   // the last byte written
 	head     []byte // the first describeWindow bytes
 	tail     []byte // the bytes after head: at least the last describeWindow of them, at most twice that
+	all      []byte // set by Describe: every byte, head and tail among them
 	json     jsonCounter
 }
 
@@ -72,20 +79,16 @@ func NewDescriber(media string) *Describer {
 // Write adds p to the artifact. It never fails.
 func (d *Describer) Write(p []byte) (int, error) {
 	n := len(p)
-	d.size += int64(n)
 	if n == 0 {
 		return 0, nil
 	}
-	d.newlines += int64(bytes.Count(p, []byte{'\n'}))
-	d.last = p[n-1]
+	d.count(p)
 	if room := describeWindow - len(d.head); room > 0 {
 		k := min(room, len(p))
 		d.head = append(d.head, p[:k]...)
-		d.json.write(p[:k])
 		p = p[k:]
 	}
 	if len(p) > 0 {
-		d.json.write(p)
 		if len(p) >= describeWindow {
 			d.tail = append(d.tail[:0], p[len(p)-describeWindow:]...)
 		} else {
@@ -96,6 +99,18 @@ func (d *Describer) Write(p []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// count adds p to the counts that see every byte: size, lines and JSON
+// elements.
+func (d *Describer) count(p []byte) {
+	d.size += int64(len(p))
+	if len(p) == 0 {
+		return
+	}
+	d.newlines += int64(bytes.Count(p, []byte{'\n'}))
+	d.last = p[len(p)-1]
+	d.json.write(p)
 }
 
 // Media returns the media type the description goes by: the one given to
@@ -177,6 +192,7 @@ func (d *Describer) text() string {
 		errs         int
 		first, final string
 	)
+	isError := errorMatcher(d.head, d.tail)
 	see := func(l []byte) {
 		b := bytes.TrimSpace(l[:completeRunes(l[:min(len(l), 1024)])])
 		if len(b) == 0 {
@@ -185,7 +201,7 @@ func (d *Describer) text() string {
 		if head == "" {
 			head = string(b)
 		}
-		if looksLikeError(b) {
+		if isError(b) {
 			errs++
 			t := string(b)
 			if errs == 1 {
@@ -196,7 +212,11 @@ func (d *Describer) text() string {
 	}
 	whole := d.whole()
 	if whole {
-		forLines(append(d.head[:len(d.head):len(d.head)], d.tail...), true, see)
+		all := d.all
+		if all == nil {
+			all = append(d.head[:len(d.head):len(d.head)], d.tail...)
+		}
+		forLines(all, true, see)
 	} else {
 		// The line cut where the head window ends and the one cut where
 		// the tail window begins are left out.
@@ -274,15 +294,25 @@ var (
 )
 
 // looksLikeError reports whether a line holds an error-looking word, as
-// the patterns above define it. Where the line holds no letter that case
-// folding maps to ASCII (the Kelvin sign, the long s), a hand-written
-// matcher gives the same answer: the regular expressions took 70 % of a
-// migration's CPU when they ran on every line.
-func looksLikeError(line []byte) bool {
-	if bytes.ContainsRune(line, '\u212a') || bytes.ContainsRune(line, '\u017f') {
-		return errorWord.Match(line) || errorCamel.Match(line)
+// the patterns above define it.
+func looksLikeError(line []byte) bool { return errorMatcher(line)(line) }
+
+// errorRegexp is looksLikeError by the regular expressions themselves.
+func errorRegexp(line []byte) bool { return errorWord.Match(line) || errorCamel.Match(line) }
+
+// errorMatcher returns the function that finds error-looking lines in the
+// windows bs and in any part of them. Where b holds no letter that case folding maps to
+// ASCII (the Kelvin sign, the long s), it is a hand-written matcher with
+// the same answers as the regular expressions, which took 70 % of a
+// migration's CPU when they ran on every line. The test for those letters
+// is made once for a whole window, not for each line.
+func errorMatcher(bs ...[]byte) func([]byte) bool {
+	for _, b := range bs {
+		if bytes.ContainsRune(b, '\u212a') || bytes.ContainsRune(b, '\u017f') {
+			return errorRegexp
+		}
 	}
-	return hasErrorWord(line) || hasErrorCamel(line)
+	return hasErrorWord
 }
 
 var (
@@ -293,36 +323,74 @@ var (
 	errorSuffix = []string{"Error", "Errors", "Exception", "Exceptions", "Failure", "Failures"}
 )
 
+// The classes of bytes hasErrorWord tells apart, as bits of errorClass.
+const (
+	classWord   = 1 << iota // an ASCII letter or digit, or an underscore: it continues a word
+	classStart              // e, f, p or t in any case: it may begin an error word
+	classSuffix             // E or F: it may begin a CamelCase suffix
+)
+
+var errorClass = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		if wordByte(byte(c)) {
+			t[c] |= classWord
+		}
+		switch c | 0x20 {
+		case 'e', 'f', 'p', 't':
+			t[c] |= classStart
+		}
+		if c == 'E' || c == 'F' {
+			t[c] |= classSuffix
+		}
+	}
+	return t
+}()
+
 // wordByte reports whether c continues a word: an ASCII letter or digit,
 // or an underscore.
 func wordByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
 }
 
-// hasErrorWord is errorWord for lines without the Kelvin sign or long s.
+// hasErrorWord is errorWord or errorCamel, for lines without the Kelvin
+// sign or long s, in one pass over the line that looks up each byte's
+// class once.
 func hasErrorWord(line []byte) bool {
+	prev := uint8(0) // the class of the byte before i
 	for i := 0; i < len(line); i++ {
-		var words []string
-		switch line[i] | 0x20 {
-		case 'e':
-			words = errorWordsE
-		case 'f':
-			words = errorWordsF
-		case 'p':
-			words = errorWordsP
-		case 't':
-			words = errorWordsT
-		default:
-			continue
-		}
-		if i > 0 && wordByte(line[i-1]) {
-			continue
-		}
-		for _, w := range words {
-			end := i + len(w)
-			if end <= len(line) && equalFoldASCII(line[i:end], w) && (end == len(line) || !wordByte(line[end])) {
+		class := errorClass[line[i]]
+		if class&classStart != 0 {
+			if prev&classWord == 0 {
+				if errorWordAt(line, i) {
+					return true
+				}
+			} else if class&classSuffix != 0 && 'a' <= line[i-1] && line[i-1] <= 'z' && errorSuffixAt(line, i) {
 				return true
 			}
+		}
+		prev = class
+	}
+	return false
+}
+
+// errorWordAt reports whether an error word, in any case, begins at
+// line[i] and ends a word.
+func errorWordAt(line []byte, i int) bool {
+	var words []string
+	switch line[i] | 0x20 {
+	case 'e':
+		words = errorWordsE
+	case 'f':
+		words = errorWordsF
+	case 'p':
+		words = errorWordsP
+	default:
+		words = errorWordsT
+	}
+	for _, w := range words {
+		end := i + len(w)
+		if end <= len(line) && equalFoldASCII(line[i:end], w) && (end == len(line) || !wordByte(line[end])) {
+			return true
 		}
 	}
 	return false
@@ -330,7 +398,7 @@ func hasErrorWord(line []byte) bool {
 
 // equalFoldASCII reports whether b equals the lower-case ASCII word w in
 // any ASCII case. (Other letters that fold to ASCII ones are left to the
-// regular expressions, see looksLikeError.)
+// regular expressions, see errorMatcher.)
 func equalFoldASCII(b []byte, w string) bool {
 	for i := 0; i < len(w); i++ {
 		c := b[i]
@@ -344,17 +412,13 @@ func equalFoldASCII(b []byte, w string) bool {
 	return true
 }
 
-// hasErrorCamel is errorCamel.
-func hasErrorCamel(line []byte) bool {
-	for i := 1; i < len(line); i++ {
-		if c := line[i]; c != 'E' && c != 'F' || line[i-1] < 'a' || line[i-1] > 'z' {
-			continue
-		}
-		for _, w := range errorSuffix {
-			end := i + len(w)
-			if end <= len(line) && string(line[i:end]) == w && (end == len(line) || !wordByte(line[end])) {
-				return true
-			}
+// errorSuffixAt reports whether a CamelCase suffix such as Error begins at
+// line[i] and ends the name.
+func errorSuffixAt(line []byte, i int) bool {
+	for _, w := range errorSuffix {
+		end := i + len(w)
+		if end <= len(line) && string(line[i:end]) == w && (end == len(line) || !wordByte(line[end])) {
+			return true
 		}
 	}
 	return false

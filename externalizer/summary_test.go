@@ -259,3 +259,33 @@ func TestLooksLikeError(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLooksLikeError checks the hand-written matcher against the regular
+// expressions on arbitrary lines.
+func FuzzLooksLikeError(f *testing.F) {
+	for _, s := range []string{"error", "xError: y", "FAILED", "stderr", "panicking_", "ErrorErrors", "aFailure", "Errorf"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if got, want := looksLikeError(line), errorRegexp(line); got != want {
+			t.Fatalf("looksLikeError(%q) = %v, the regular expressions say %v", line, got, want)
+		}
+	})
+}
+
+// BenchmarkDescribeText describes a 64 KiB log with a few error lines.
+func BenchmarkDescribeText(b *testing.B) {
+	var log strings.Builder
+	for i := 0; log.Len() < 64<<10; i++ {
+		if i%97 == 0 {
+			fmt.Fprintf(&log, "step %d: TypeError: cannot read property of undefined\n", i)
+		} else {
+			fmt.Fprintf(&log, "    at Object.<anonymous> (/home/dev/src/project/file%d.js:%d:%d) compiled the template\n", i, i*7, i%80)
+		}
+	}
+	data := []byte(log.String())
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		Describe(data, MediaText)
+	}
+}
