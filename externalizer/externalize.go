@@ -196,7 +196,7 @@ func (x *Externalizer) rewrite(text []byte, start int, big *BigLine) (Result, []
 	at, sep := insertionPoint(root)
 	member := append(append([]byte(sep), markerKeyQuoted...), ':')
 	splices = append(splices, splice{at, at, append(member, mk...)})
-	if err := checkRewrite(apply(text, splices), start, raws); err != nil {
+	if err := checkRewrite(apply(text, splices), start, text, raws); err != nil {
 		return Result{}, nil, err
 	}
 	if big != nil {
@@ -286,11 +286,11 @@ func (r rawParts) take(p part) ([]byte, bool) {
 
 // checkRewrite proves that the marker of a rewritten line rebuilds the
 // original, whose SHA-256 it records, from the JSON each artifact part
-// stands for. That the artifacts themselves give back that JSON was checked
+// stands for: the rebuilt bytes are compared with the original's. That the artifacts themselves give back that JSON was checked
 // when their form was chosen (encodePiece re-encodes before it picks a
 // form), so the line restores exactly once its artifacts are stored.
-func checkRewrite(line []byte, start int, raws rawParts) error {
-	changed, err := restoreTo(io.Discard, line, start, func(w io.Writer, p part, at string) error {
+func checkRewrite(line []byte, start int, original []byte, raws rawParts) error {
+	changed, err := restoreTo(io.Discard, line, start, original, func(w io.Writer, p part, at string) error {
 		raw, ok := raws.take(p)
 		if !ok {
 			return fmt.Errorf("%w: %s names an artifact the rewrite did not make", ErrBadMarker, at)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"sort"
 
@@ -29,7 +30,7 @@ type Opener func(d registry.Digest) (io.ReadCloser, error)
 // or partial bytes, and a caller that must not emit them restores into
 // io.Discard first, or into a temporary file it then discards.
 func RestoreTo(w io.Writer, text []byte, start int, open Opener) (changed bool, err error) {
-	return restoreTo(w, text, start, func(w io.Writer, p part, at string) error {
+	return restoreTo(w, text, start, nil, func(w io.Writer, p part, at string) error {
 		d, err := registry.ParseDigest(p.ID)
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrBadMarker, err)
@@ -48,8 +49,10 @@ func RestoreTo(w io.Writer, text []byte, start int, open Opener) (changed bool, 
 }
 
 // restoreTo is RestoreTo with the writing of the artifact parts left to
-// writePart.
-func restoreTo(w io.Writer, text []byte, start int, writePart func(w io.Writer, p part, at string) error) (changed bool, err error) {
+// writePart. When want is not nil, the rebuilt line is compared with want,
+// which the caller knows to hash to the recorded SHA-256, instead of being
+// hashed.
+func restoreTo(w io.Writer, text []byte, start int, want []byte, writePart func(w io.Writer, p part, at string) error) (changed bool, err error) {
 	if !HasMarker(text) {
 		return false, nil
 	}
@@ -64,7 +67,7 @@ func restoreTo(w io.Writer, text []byte, start int, writePart func(w io.Writer, 
 	if err != nil {
 		return false, err
 	}
-	want, _ := hex.DecodeString(mk.SHA256) // readMarker checked it
+	sum, _ := hex.DecodeString(mk.SHA256) // readMarker checked it
 	undos := []undo{{start: prevEnd, end: mem.Value.End}}
 	for _, e := range mk.Edits {
 		u, err := locate(root, e)
@@ -79,8 +82,18 @@ func restoreTo(w io.Writer, text []byte, start int, writePart func(w io.Writer, 
 			return false, fmt.Errorf("%w: edits overlap", ErrBadMarker)
 		}
 	}
-	h := sha256.New()
-	mw := io.MultiWriter(w, h)
+	var (
+		h    hash.Hash
+		same *sameAs
+		mw   io.Writer
+	)
+	if want != nil {
+		same = &sameAs{rest: want}
+		mw = io.MultiWriter(w, same)
+	} else {
+		h = sha256.New()
+		mw = io.MultiWriter(w, h)
+	}
 	pos := 0
 	for _, u := range undos {
 		if _, err := mw.Write(text[pos:u.start]); err != nil {
@@ -94,10 +107,25 @@ func restoreTo(w io.Writer, text []byte, start int, writePart func(w io.Writer, 
 	if _, err := mw.Write(text[pos:]); err != nil {
 		return false, err
 	}
-	if !bytes.Equal(h.Sum(nil), want) {
+	if same != nil && (same.differ || len(same.rest) > 0) || same == nil && !bytes.Equal(h.Sum(nil), sum) {
 		return false, fmt.Errorf("%w: the rebuilt line does not match its recorded SHA-256", ErrBadMarker)
 	}
 	return true, nil
+}
+
+// sameAs compares the bytes written to it with rest, a piece at a time.
+type sameAs struct {
+	rest   []byte // what is still to come
+	differ bool
+}
+
+func (c *sameAs) Write(p []byte) (int, error) {
+	if !c.differ && len(p) <= len(c.rest) && bytes.Equal(p, c.rest[:len(p)]) {
+		c.rest = c.rest[len(p):]
+	} else {
+		c.differ = true
+	}
+	return len(p), nil
 }
 
 // Restore returns the original of a migrated line, or nil and false for a

@@ -208,17 +208,26 @@ func TestCheckRewrite(t *testing.T) {
 		id = a.Digest.String()
 	}
 	good := func() rawParts { return rawParts{{ID: id, Form: FormJS}: {raw}} }
-	if err := checkRewrite(res.Line, 0, good()); err != nil {
+	if err := checkRewrite(res.Line, 0, text, good()); err != nil {
 		t.Fatalf("checkRewrite of Rewrite's own line: %v", err)
 	}
-	if err := checkRewrite(res.Line, 0, rawParts{}); err == nil {
+	if err := checkRewrite(res.Line, 0, text, rawParts{}); err == nil {
 		t.Error("checkRewrite passed a line naming an artifact it was not given")
 	}
 	short := append(append([]byte(nil), raw[:len(raw)-3]...), '"')
-	if err := checkRewrite(res.Line, 0, rawParts{{ID: id, Form: FormJS}: {short}}); err == nil {
+	if err := checkRewrite(res.Line, 0, text, rawParts{{ID: id, Form: FormJS}: {short}}); err == nil {
 		t.Error("checkRewrite passed a line that rebuilds other bytes")
 	}
-	if err := checkRewrite(text, 0, good()); err == nil {
+	if err := checkRewrite(text, 0, text, good()); err == nil {
 		t.Error("checkRewrite passed a line without a marker")
+	}
+	// The original itself is compared: one byte changed, or one more or
+	// one fewer at the end, fails the proof.
+	other := bytes.Clone(text)
+	other[len(other)/2] ^= 1
+	for _, orig := range [][]byte{other, append(bytes.Clone(text), ' '), text[:len(text)-1]} {
+		if err := checkRewrite(res.Line, 0, orig, good()); err == nil {
+			t.Errorf("checkRewrite passed against an original of %d bytes that differs", len(orig))
+		}
 	}
 }

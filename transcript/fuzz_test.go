@@ -181,6 +181,7 @@ func checkString(t *testing.T, v Value) {
 	if std != string(text) {
 		t.Fatalf("Decode(%q) = %q, encoding/json %q", v.Raw(), text, std)
 	}
+	checkTextForm(t, v.Raw())
 	if got, style, ok := TextForm(v.Raw()); ok {
 		if string(got) != string(text) {
 			t.Fatalf("TextForm(%q) text %q, Decode %q", v.Raw(), got, text)

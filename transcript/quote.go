@@ -203,25 +203,151 @@ func TextForm(raw []byte) (text []byte, style Style, ok bool) {
 
 // AppendTextForm is TextForm appending the text to dst, so that a caller
 // can reuse one buffer for many strings.
+//
+// It decodes raw in one pass, checking as it goes that each literal byte
+// and each escape is the one a style would write for what it decodes to:
+// escaping is done rune by rune, so the decoded text encodes back to raw in
+// a style exactly when every piece of raw does.
 func AppendTextForm(dst, raw []byte) (text []byte, style Style, ok bool) {
 	if need := len(dst) + len(raw); need > cap(dst) {
 		// The text is never longer than its literal: grow once.
 		dst = append(make([]byte, 0, need), dst...)
 	}
-	text, err := AppendDecoded(dst, raw)
-	if err != nil {
-		return text, 0, false
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return dst, 0, false
 	}
-	decoded := text[len(dst):]
-	if !utf8.Valid(decoded) {
-		return text, 0, false
-	}
-	for _, s := range Styles {
-		if encodesTo(decoded, raw, s) {
-			return text, s, true
+	const js, ascii = 1 << StyleJS, 1 << StyleASCII
+	styles := js | ascii // the styles that still encode to raw
+	s := raw[1 : len(raw)-1]
+	for len(s) > 0 {
+		// A run of literal bytes.
+		var seen uint8
+		i := 0
+		for i+4 <= len(s) && literal[s[i]]|literal[s[i+1]]|literal[s[i+2]]|literal[s[i+3]] == litASCII {
+			i += 4
+		}
+		for i < len(s) && literal[s[i]]&litStop == 0 {
+			seen |= literal[s[i]]
+			i++
+		}
+		if seen&litOther != 0 {
+			// DEL or non-ASCII, which only StyleJS writes as they are.
+			styles &^= ascii
+			if !utf8.Valid(s[:i]) {
+				return dst, 0, false
+			}
+		}
+		dst = append(dst, s[:i]...)
+		s = s[i:]
+		if len(s) == 0 {
+			break
+		}
+		if s[0] != '\\' || len(s) < 2 {
+			return dst, 0, false // a quote or control character no style writes as it is
+		}
+		switch s[1] {
+		case '"', '\\':
+			dst = append(dst, s[1])
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, ok := lowerHex4(s[2:])
+			if !ok {
+				return dst, 0, false
+			}
+			s = s[6:]
+			switch {
+			case utf16.IsSurrogate(r):
+				// Only StyleASCII writes a pair, and only for what it
+				// decodes to.
+				r2, ok := lowerHex4(s[min(2, len(s)):])
+				if !ok || s[0] != '\\' || s[1] != 'u' {
+					return dst, 0, false
+				}
+				d := utf16.DecodeRune(r, r2)
+				if d == utf8.RuneError {
+					return dst, 0, false
+				}
+				styles &^= js
+				dst = utf8.AppendRune(dst, d)
+				s = s[6:]
+			case r < 0x20:
+				switch r {
+				case '\b', '\f', '\n', '\r', '\t':
+					return dst, 0, false // written as \b and so on
+				}
+				dst = append(dst, byte(r))
+			case r < 0x7f:
+				return dst, 0, false // written as it is
+			default:
+				styles &^= js
+				dst = utf8.AppendRune(dst, r)
+			}
+			if styles == 0 {
+				return dst, 0, false
+			}
+			continue
+		default: // '/', which no style escapes
+			return dst, 0, false
+		}
+		s = s[2:]
+		if styles == 0 {
+			return dst, 0, false
 		}
 	}
-	return text, 0, false
+	for _, st := range Styles {
+		if styles&(1<<st) != 0 {
+			return dst, st, true
+		}
+	}
+	return dst, 0, false
+}
+
+// The classes of bytes in a string literal, as AppendTextForm sees them.
+const (
+	litASCII = 0      // printable ASCII, which every style writes as it is
+	litOther = 1 << 0 // DEL and bytes of non-ASCII characters
+	litStop  = 1 << 1 // a backslash, a quote or a control character
+)
+
+var literal = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		switch {
+		case c < 0x20 || c == '"' || c == '\\':
+			t[c] = litStop
+		case c >= 0x7f:
+			t[c] = litOther
+		}
+	}
+	return t
+}()
+
+// lowerHex4 decodes the four lower-case hexadecimal digits that begin b,
+// the digits every style writes in a \u escape.
+func lowerHex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var v rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			v = v<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			v = v<<4 | rune(c-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, true
 }
 
 // EncodesTo reports whether text, encoded as a JSON string in style s,

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"encoding/json"
 	"math/rand/v2"
 	"testing"
@@ -291,4 +292,59 @@ func TestRuneCutSmallMax(t *testing.T) {
 		assert.Equal(t, 0, RuneCut(b, max), "max %d must not cut inside the emoji", max)
 	}
 	assert.Equal(t, 4, RuneCut(b, 4))
+}
+
+// textFormReference is TextForm as the definition says: decode, then
+// encode back in each style and compare.
+func textFormReference(raw []byte) (text []byte, style Style, ok bool) {
+	text, err := Decode(raw)
+	if err != nil || !utf8.Valid(text) {
+		return nil, 0, false
+	}
+	for _, s := range Styles {
+		if bytes.Equal(AppendEncoded(nil, text, s), raw) {
+			return text, s, true
+		}
+	}
+	return nil, 0, false
+}
+
+// checkTextForm compares TextForm, which checks each escape as it decodes,
+// with textFormReference on the string literal raw.
+func checkTextForm(t *testing.T, raw []byte) {
+	t.Helper()
+	want, wantStyle, wantOK := textFormReference(raw)
+	got, style, ok := TextForm(raw)
+	if ok != wantOK || style != wantStyle || ok && !bytes.Equal(got, want) {
+		t.Fatalf("TextForm(%q) = %q, %v, %v; by decoding and encoding back: %q, %v, %v", raw, got, style, ok, want, wantStyle, wantOK)
+	}
+}
+
+// TestTextFormEscapes: every escape and literal byte that one style writes
+// and the other does not, or that neither writes, next to text of either
+// kind.
+func TestTextFormEscapes(t *testing.T) {
+	pieces := []string{"a", "é", "\U0001F600", "\x7f", `\u007f`, `\u00e9`, `\u00E9`, `\ud83d\ude00`, `\uD83D\uDE00`, `\ud83d`, `\ude00`, `\ud83d\u0041`,
+		`\n`, `\u000a`, `\u001f`, `\u001F`, `\u0022`, `\"`, `\\`, `\/`, `\u002f`, `\u0041`, `\u2028`, "\u2028", "\xff", "\xe2\x82", `\t`, `\u0000`, "\x01"}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 20000 {
+		raw := []byte{'"'}
+		for k := rng.IntN(4); k >= 0; k-- {
+			raw = append(raw, pieces[rng.IntN(len(pieces))]...)
+		}
+		raw = append(raw, '"')
+		checkTextForm(t, raw)
+	}
+}
+
+func FuzzTextForm(f *testing.F) {
+	for _, s := range []string{`"a"`, `"\u00e9"`, `"é\n"`, `"\ud83d\ude00"`, `"\/"`, `"\u007f"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if v, err := Parse(raw, 0); err != nil || v.Kind() != String || v.End != len(raw) {
+			return
+		}
+		checkTextForm(t, raw)
+	})
 }
