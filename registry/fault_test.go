@@ -312,3 +312,43 @@ func TestDiscard(t *testing.T) {
 	require.NoError(t, s.Sync())
 	assert.ErrorIs(t, s.Verify(d), ErrNotFound)
 }
+
+// TestAppendRefusesUndurableObject: a transcript that found an object
+// another one had written and not yet committed must not have its records
+// appended when that commit fails: the object is not there.
+func TestAppendRefusesUndurableObject(t *testing.T) {
+	syncModes(t, func(t *testing.T, open func(string) *Store, _ bool) {
+		s := open(filepath.Join(t.TempDir(), "artifacts"))
+		data := []byte("artifact 7")
+		d := Sum(data)
+		_, created, err := s.PutSum(d, data) // transcript A
+		require.NoError(t, err)
+		require.True(t, created)
+		_, created, err = s.PutSum(d, data) // transcript B finds it
+		require.NoError(t, err)
+		require.False(t, created)
+
+		// A's commit fails to make it durable.
+		safefile.Hook = func(op safefile.Op) error {
+			if op.Kind == safefile.KindSync || op.Kind == safefile.KindSyncFS {
+				return syscall.EIO
+			}
+			return nil
+		}
+		assert.ErrorIs(t, s.Sync(), syscall.EIO)
+		safefile.Hook = nil
+
+		err = s.Append([]Record{record(7)})
+		require.Error(t, err, "B's record was appended")
+		assert.Contains(t, err.Error(), d.String())
+		assert.NoFileExists(t, s.RegistryPath())
+
+		// Stored again, it is durable, and its record goes in.
+		_, created, err = s.PutSum(d, data)
+		require.NoError(t, err)
+		require.True(t, created)
+		require.NoError(t, s.Append([]Record{record(7)}))
+		assert.Equal(t, []Record{record(7)}, allRecords(t, s))
+		assert.NoError(t, s.Verify(d))
+	})
+}

@@ -59,6 +59,9 @@ func (s *Store) Append(recs []Record) error {
 	if err := s.Sync(); err != nil {
 		return err
 	}
+	if err := s.checkDurable(recs); err != nil {
+		return err
+	}
 	s.appendMu.Lock()
 	defer s.appendMu.Unlock()
 	path := s.RegistryPath()

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -52,12 +53,15 @@ type Store struct {
 	dirty map[string]bool // directories with entries not yet fsynced
 	made  map[string]bool // directories known to exist
 	// durable holds the objects whose directory entries this Store has
-	// fsynced; pending those it will have once the dirty directories are.
+	// made durable, as true, and the others it has stored or found, as
+	// false; pending those it will have made durable once the dirty
+	// directories are.
 	durable map[Digest]bool
 	pending []Digest
 	// unsynced holds the objects written but not yet fsynced and renamed.
 	unsynced map[Digest]*safefile.File
 	commitMu sync.Mutex // held by commitUnsynced
+	syncMu   sync.Mutex // held by Sync, so that one waits for another's to end
 	// noSyncFS is set once syncfs is known not to stand in for fsyncs on
 	// the store's file system (see syncFS).
 	noSyncFS atomic.Bool
@@ -127,6 +131,11 @@ func (s *Store) put(d Digest, write func(io.Writer) error, check bool) (created 
 	path := s.Path(d)
 	s.puts[d[0]].Lock()
 	defer s.puts[d[0]].Unlock()
+	s.mu.Lock()
+	if _, ok := s.durable[d]; !ok {
+		s.durable[d] = false
+	}
+	s.mu.Unlock()
 	if found, err := s.found(d, path); found || err != nil {
 		return false, err
 	}
@@ -160,7 +169,7 @@ func (s *Store) put(d Digest, write func(io.Writer) error, check bool) (created 
 	}
 	s.mu.Lock()
 	s.unsynced[d] = f
-	flush := len(s.unsynced) >= maxUnsynced
+	flush := len(s.unsynced) >= maxUnsynced()
 	s.mu.Unlock()
 	if flush {
 		if err := s.commitUnsynced(); err != nil {
@@ -201,8 +210,17 @@ func (s *Store) found(d Digest, path string) (bool, error) {
 }
 
 // maxUnsynced bounds the objects written but not yet committed, each of
-// which holds an open file.
-const maxUnsynced = 128
+// which holds an open file: a batch as large as the limit on open files
+// allows, shared by one Store per core, up to 1024 (a syncfs each time the
+// bound is met; at 1024 that is about once per transcript of the bench
+// corpus), and at least 16.
+var maxUnsynced = sync.OnceValue(func() int {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return 16
+	}
+	return int(max(16, min(1024, lim.Cur/uint64(8*runtime.GOMAXPROCS(0)))))
+})
 
 // syncWorkers is how many fsyncs commitUnsynced has in flight: the file
 // system commits concurrent fsyncs together, where one after the other
@@ -344,6 +362,10 @@ func (s *Store) RemoveStaleTemps() int {
 // with one syncfs where that stands in for fsyncs (see syncFS), else by
 // fsyncing each.
 func (s *Store) Sync() error {
+	// A Sync that finds nothing left to do returns only once the Sync
+	// that took it has made it durable.
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
 	if err := s.commitUnsynced(); err != nil {
 		return err
 	}
@@ -414,6 +436,25 @@ func (s *Store) syncFS() error {
 }
 
 var errNoSyncFS = errors.New("syncfs does not stand in for fsync here")
+
+// checkDurable returns an error for the first record whose object this
+// Store has stored or found but not made durable: one that another
+// transcript wrote and this one found waiting for its commit, which then
+// failed. Call it after Sync.
+func (s *Store) checkDurable(recs []Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range recs {
+		d, err := ParseDigest(r.Hash)
+		if err != nil {
+			continue
+		}
+		if durable, ok := s.durable[d]; ok && !durable {
+			return fmt.Errorf("artifact %s was not made durable: storing it failed", d)
+		}
+	}
+	return nil
+}
 
 func sortDeepestFirst(dirs []string) {
 	sort.SliceStable(dirs, func(i, j int) bool { return depth(dirs[i]) > depth(dirs[j]) })
