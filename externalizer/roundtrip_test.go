@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -229,5 +230,26 @@ func TestCheckRewrite(t *testing.T) {
 		if err := checkRewrite(res.Line, 0, orig, good()); err == nil {
 			t.Errorf("checkRewrite passed against an original of %d bytes that differs", len(orig))
 		}
+	}
+}
+
+// TestHasMarker compares HasMarker with bytes.Contains on lines built
+// from pieces of the key.
+func TestHasMarker(t *testing.T) {
+	key := string(markerKeyQuoted)
+	pieces := []string{key, key[:5], key[5:], "T", "TT", `"`, "x", "transcript", "Tool\"", `"transcriptTTool"`, "é"}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 20000 {
+		var b strings.Builder
+		for k := rng.IntN(5); k >= 0; k-- {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		line := []byte(b.String())
+		if got, want := HasMarker(line), bytes.Contains(line, markerKeyQuoted); got != want {
+			t.Fatalf("HasMarker(%q) = %v, want %v", line, got, want)
+		}
+	}
+	if markerRare <= 0 {
+		t.Fatalf("markerRare = %d", markerRare)
 	}
 }
