@@ -376,15 +376,32 @@ func hasErrorWord(line []byte) bool {
 // errorWordAt reports whether an error word, in any case, begins at
 // line[i] and ends a word.
 func errorWordAt(line []byte, i int) bool {
+	if i+1 >= len(line) {
+		return false
+	}
+	// Most words that begin with these letters are told apart by the
+	// next one.
 	var words []string
-	switch line[i] | 0x20 {
+	switch next := line[i+1] | 0x20; line[i] | 0x20 {
 	case 'e':
+		if next != 'r' && next != 'x' {
+			return false
+		}
 		words = errorWordsE
 	case 'f':
+		if next != 'a' {
+			return false
+		}
 		words = errorWordsF
 	case 'p':
+		if next != 'a' {
+			return false
+		}
 		words = errorWordsP
 	default:
+		if next != 'r' {
+			return false
+		}
 		words = errorWordsT
 	}
 	for _, w := range words {

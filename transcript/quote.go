@@ -218,6 +218,8 @@ func AppendTextForm(dst, raw []byte) (text []byte, style Style, ok bool) {
 	}
 	const js, ascii = 1 << StyleJS, 1 << StyleASCII
 	styles := js | ascii // the styles that still encode to raw
+	high := false        // whether a literal byte is not ASCII
+	from := len(dst)
 	s := raw[1 : len(raw)-1]
 	for len(s) > 0 {
 		// A run of literal bytes.
@@ -233,9 +235,7 @@ func AppendTextForm(dst, raw []byte) (text []byte, style Style, ok bool) {
 		if seen&litOther != 0 {
 			// DEL or non-ASCII, which only StyleJS writes as they are.
 			styles &^= ascii
-			if !utf8.Valid(s[:i]) {
-				return dst, 0, false
-			}
+			high = true
 		}
 		dst = append(dst, s[:i]...)
 		s = s[i:]
@@ -302,6 +302,12 @@ func AppendTextForm(dst, raw []byte) (text []byte, style Style, ok bool) {
 		if styles == 0 {
 			return dst, 0, false
 		}
+	}
+	// The text must be UTF-8. An escape decodes to a whole character,
+	// which cannot complete a sequence a literal run left open: the text
+	// is valid when each run is, which one pass over it checks.
+	if high && !utf8.Valid(dst[from:]) {
+		return dst, 0, false
 	}
 	for _, st := range Styles {
 		if styles&(1<<st) != 0 {
