@@ -136,10 +136,12 @@ func (s *Store) put(d Digest, write func(io.Writer) error, check bool) (created 
 		s.durable[d] = false
 	}
 	s.mu.Unlock()
-	if found, err := s.found(d, path); found || err != nil {
+	// The directories first: once made (or found, and checked not to be
+	// links), openObject need not check them again for each object.
+	if err := s.mkdirs(filepath.Dir(path)); err != nil {
 		return false, err
 	}
-	if err := s.mkdirs(filepath.Dir(path)); err != nil {
+	if found, err := s.found(d, path); found || err != nil {
 		return false, err
 	}
 	f, err := safefile.CreateNew(path, filePerm)
@@ -709,7 +711,13 @@ func notLinked(path string) error {
 // object reads as corrupt, so that Put replaces the link itself.
 func (s *Store) openObject(path string) (*os.File, error) {
 	shard := filepath.Dir(path)
+	s.mu.Lock()
+	checked := s.made[shard] // by mkdirs, with its parent
+	s.mu.Unlock()
 	for _, dir := range []string{filepath.Dir(shard), shard} {
+		if checked {
+			break
+		}
 		if err := notLinked(dir); err != nil {
 			return nil, err
 		}
