@@ -69,3 +69,19 @@ func BenchmarkTextForm(b *testing.B) {
 		}
 	}
 }
+
+// benchPlain is an entry whose 1 MB payload has no escape: base64 data,
+// as images are stored.
+var benchPlain = func() []byte {
+	payload := strings.Repeat("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk", 1<<20/60)
+	return []byte(`{"type":"message","message":{"role":"toolResult","content":[{"type":"image","data":"` + payload + `","mimeType":"image/png"}]}}`)
+}()
+
+func BenchmarkParsePlain(b *testing.B) {
+	b.SetBytes(int64(len(benchPlain)))
+	for b.Loop() {
+		if _, err := Parse(benchPlain, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,8 +1,10 @@
 package transcript
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -381,4 +383,39 @@ func TestIsStringNotString(t *testing.T) {
 	assert.False(t, mustParse(t, `["a"]`).IsString(`["a"]`))
 	assert.False(t, mustParse(t, `"\u0061"`).IsString(`\u0061`), "raw escape is not the text")
 	assert.True(t, mustParse(t, `"\u0061"`).IsString("a"))
+}
+
+// TestSpecial8 checks the eight-byte test against the table on every byte
+// in every position, next to plain bytes of every kind.
+func TestSpecial8(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for _, fill := range []byte{'a', 0x7f, 0x80, 0xff, ' ', '!', '#', '[', ']', 0x21} {
+			for pos := 0; pos < 8; pos++ {
+				var b [8]byte
+				for i := range b {
+					b[i] = fill
+				}
+				b[pos] = byte(c)
+				want := false
+				for _, x := range b {
+					want = want || strSpecial[x]
+				}
+				if got := special8(binary.LittleEndian.Uint64(b[:])); got != want {
+					t.Fatalf("special8(%q) = %v, want %v", b, got, want)
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for range 200000 {
+		var b [8]byte
+		want := false
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+			want = want || strSpecial[b[i]]
+		}
+		if got := special8(binary.LittleEndian.Uint64(b[:])); got != want {
+			t.Fatalf("special8(%q) = %v, want %v", b, got, want)
+		}
+	}
 }
