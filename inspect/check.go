@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/migrate"
@@ -40,6 +42,9 @@ type CheckOptions struct {
 	// Format names the transcripts' format instead of detecting it per
 	// file.
 	Format string
+	// Jobs is how many files are checked at once; 0 means one per core.
+	// Findings are reported in the same order whatever it is.
+	Jobs int
 }
 
 // Kind is what a Finding is about.
@@ -116,22 +121,77 @@ func (t *CheckTotals) add(f Finding) {
 	}
 }
 
-// Check checks the inputs in order and passes each finding to report as
-// it is found, in the order of files and, within a file, of lines. It
-// returns an error only when ctx is done; files that cannot be read are
-// findings of KindUnreadable and the others go on.
+// Check checks the inputs and passes each finding to report, in the
+// order of files and, within a file, of lines, as it is found (findings of
+// a file checked ahead of its turn wait for it). It returns an error only
+// when ctx is done; files that cannot be read are findings of
+// KindUnreadable and the others go on.
 func Check(ctx context.Context, inputs []migrate.Input, opts CheckOptions, report func(Finding)) (CheckTotals, error) {
-	var totals CheckTotals
-	for _, in := range inputs {
-		if err := ctx.Err(); err != nil {
-			return totals, err
+	jobs := opts.Jobs
+	if jobs <= 0 {
+		jobs = runtime.NumCPU()
+	}
+	files := make([]*checked, len(inputs))
+	for i := range files {
+		files[i] = &checked{}
+		files[i].cond = sync.NewCond(&files[i].mu)
+	}
+	// window bounds how far the workers run ahead of the reports.
+	window := make(chan struct{}, 2*jobs)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(jobs, len(inputs)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				err := checkFile(ctx, inputs[i].Path, opts, files[i])
+				files[i].finish(err)
+			}
+		}()
+	}
+	go func() {
+		defer close(next)
+		for i := range inputs {
+			select {
+			case window <- struct{}{}:
+			case <-ctx.Done():
+			}
+			if ctx.Err() != nil {
+				for _, c := range files[i:] {
+					c.finish(ctx.Err())
+				}
+				return
+			}
+			next <- i
 		}
+	}()
+	defer func() {
+		// Workers whose files the reports never reached are waiting to
+		// report: their findings go nowhere now.
+		for _, c := range files {
+			c.drop()
+		}
+		wg.Wait()
+	}()
+
+	var totals CheckTotals
+	for i, in := range inputs {
 		totals.Files++
 		before := totals.Violations
-		err := checkFile(ctx, in.Path, opts, &totals, func(f Finding) {
+		c := files[i]
+		err := c.drain(func(f Finding) {
 			totals.add(f)
 			report(f)
 		})
+		// The file's place in the window: taken before it was handed to
+		// a worker, unless the check was cancelled first.
+		select {
+		case <-window:
+		default:
+		}
+		totals.Lines += c.lines
+		totals.Bytes += c.bytes
 		if err != nil && ctx.Err() != nil {
 			return totals, ctx.Err()
 		}
@@ -147,7 +207,79 @@ func Check(ctx context.Context, inputs []migrate.Input, opts CheckOptions, repor
 	return totals, nil
 }
 
-func checkFile(ctx context.Context, path string, opts CheckOptions, totals *CheckTotals, report func(Finding)) error {
+// checked is one file being checked: its findings, held until the reports
+// reach the file and then passed on as they come, and its counts.
+type checked struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	buf  []Finding
+	emit func(Finding) // set once the reports have reached the file
+	done bool
+	err  error
+
+	lines, bytes int64 // written by the worker only, read once done
+}
+
+// maxHeld is the most findings of a file held before its turn; its worker
+// then waits. Tests lower it.
+var maxHeld = 4096
+
+// found reports f, or holds it until the file's turn.
+func (c *checked) found(f Finding) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.emit == nil && len(c.buf) >= maxHeld {
+		c.cond.Wait()
+	}
+	if c.emit != nil {
+		c.emit(f)
+		return
+	}
+	c.buf = append(c.buf, f)
+}
+
+// finish marks the file checked, with the error that ended its check.
+func (c *checked) finish(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.done {
+		c.done, c.err = true, err
+		c.cond.Broadcast()
+	}
+}
+
+// drop discards the findings held and to come, for a Check that ended
+// before it reached the file.
+func (c *checked) drop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.emit == nil {
+		c.buf = nil
+		c.emit = func(Finding) {}
+		c.cond.Broadcast()
+	}
+}
+
+// drain passes the findings of the file to emit, those held and those to
+// come, until the file is checked, and returns the error that ended it.
+func (c *checked) drain(emit func(Finding)) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, f := range c.buf {
+		emit(f)
+	}
+	c.buf = nil
+	c.emit = emit
+	c.cond.Broadcast()
+	for !c.done {
+		c.cond.Wait()
+	}
+	return c.err
+}
+
+// checkFile checks one transcript, passing its findings to c.
+func checkFile(ctx context.Context, path string, opts CheckOptions, c *checked) error {
+	report := c.found
 	t, format, err := open(path, opts.Format)
 	if err != nil {
 		return err
@@ -164,8 +296,8 @@ func checkFile(ctx context.Context, path string, opts CheckOptions, totals *Chec
 	var sites []externalizer.Site
 	names := newToolNames()
 	err = scan(ctx, t, func(l transcript.Line) error {
-		totals.Lines++
-		totals.Bytes += lineLen(l)
+		c.lines++
+		c.bytes += lineLen(l)
 		at := Finding{File: path, Line: l.Num, Offset: l.Offset}
 		if n := int64(len(l.Text)); opts.MaxLine > 0 && n > opts.MaxLine {
 			f := at

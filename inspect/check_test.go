@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/inspect"
+	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
 )
 
@@ -264,4 +265,56 @@ func TestCheckCompressed(t *testing.T) {
 	}, wheres(found))
 	assert.Equal(t, int64(buf.Len()), found[0].Size)
 	assert.Equal(t, int64(len(codexSession())), totals.Bytes)
+}
+
+// TestCheckJobsKeepOrder: checked several at a time, files report the same
+// findings in the same order as one at a time, also files with more
+// findings than are held before their turn, and an unreadable file among
+// them.
+func TestCheckJobsKeepOrder(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	defer inspect.SetMaxHeld(50)()
+	for i, n := range []int{120, 3, 0, 70, 1, 20} {
+		p := filepath.Join(dir, fmt.Sprintf("s%d.jsonl", i))
+		require.NoError(t, os.WriteFile(p, testsession.Pi(fmt.Sprintf("s%d", i), n, 40), 0o600))
+		paths = append(paths, p)
+	}
+	unreadable := filepath.Join(dir, "s9.jsonl")
+	require.NoError(t, os.Mkdir(unreadable, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(unreadable, "x"), nil, 0o600))
+	inputs := append(collect(t, paths...), migrate.Input{Path: unreadable, Explicit: true})
+
+	run := func(jobs int) ([]inspect.Finding, inspect.CheckTotals) {
+		var found []inspect.Finding
+		totals, err := inspect.Check(context.Background(), inputs, inspect.CheckOptions{MaxInline: 10, MaxLine: 100, Jobs: jobs}, func(f inspect.Finding) {
+			found = append(found, f)
+		})
+		require.NoError(t, err)
+		return found, totals
+	}
+	one, oneTotals := run(1)
+	require.Greater(t, len(one), 2*190, "too few findings to test holding")
+	assert.Equal(t, inspect.KindUnreadable, one[len(one)-1].Kind)
+	for _, jobs := range []int{2, 3, 8} {
+		many, totals := run(jobs)
+		assert.Equal(t, oneTotals, totals, "jobs %d", jobs)
+		require.Equal(t, len(one), len(many), "jobs %d", jobs)
+		for i := range one {
+			if one[i] != many[i] {
+				t.Fatalf("jobs %d: finding %d is %+v, one at a time %+v", jobs, i, many[i], one[i])
+			}
+		}
+	}
+
+	// A cancelled check returns the context's error, and no worker is
+	// left blocked.
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	_, err := inspect.Check(ctx, inputs, inspect.CheckOptions{MaxInline: 10, Jobs: 2}, func(inspect.Finding) {
+		if n++; n == 100 {
+			cancel()
+		}
+	})
+	assert.ErrorIs(t, err, context.Canceled)
 }

@@ -38,6 +38,7 @@ func checkCommand(st streams) *cli.Command {
 			&cli.StringFlag{Name: "store", Usage: "check that every reference restores from the artifact store `DIR`"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text, json or github"},
 			&cli.StringFlag{Name: "input-format", Usage: "transcript `FORMAT` instead of detecting it per file: " + formatNames()},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "files checked in parallel (default: all cores); the report is the same"},
 		},
 		Action: func(c *cli.Context) error {
 			paths, err := requireArgs(c, "path")
@@ -47,6 +48,7 @@ func checkCommand(st streams) *cli.Command {
 			opts := checkOptions{output: c.String("format")}
 			opts.Store = c.String("store")
 			opts.Format = c.String("input-format")
+			opts.Jobs = c.Int("jobs")
 			maxInline, err := sizeFlag(c, "max-inline")
 			if err != nil {
 				return err

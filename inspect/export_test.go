@@ -1,0 +1,9 @@
+package inspect
+
+// SetMaxHeld sets how many findings of a file are held before its turn,
+// and returns the function that sets it back.
+func SetMaxHeld(n int) (restore func()) {
+	old := maxHeld
+	maxHeld = n
+	return func() { maxHeld = old }
+}
