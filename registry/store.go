@@ -63,8 +63,10 @@ type Store struct {
 	commitMu sync.Mutex // held by commitUnsynced
 	syncMu   sync.Mutex // held by Sync, so that one waits for another's to end
 	// noSyncFS is set once syncfs is known not to stand in for fsyncs on
-	// the store's file system (see syncFS).
+	// the store's file system (see syncFS), or once a directory of the
+	// store is on another file system than its root, dev.
 	noSyncFS atomic.Bool
+	dev      uint64
 
 	// puts serialises Puts of digests that share a first byte, so that
 	// two workers storing the same payload write it once.
@@ -332,9 +334,24 @@ func (s *Store) mkdirs(shard string) error {
 				return err
 			}
 		}
+		var st unix.Stat_t
+		statErr := unix.Lstat(dir, &st)
+		if dir == s.dir {
+			statErr = unix.Stat(dir, &st) // the root may be a link
+		}
 		s.mu.Lock()
 		s.dirty[filepath.Dir(dir)] = true
 		s.made[dir] = true
+		// A syncfs of the store's file system covers an object only if
+		// its directory is on it (not on a file system mounted below).
+		switch {
+		case statErr != nil:
+			s.noSyncFS.Store(true)
+		case dir == s.dir:
+			s.dev = uint64(st.Dev)
+		case uint64(st.Dev) != s.dev:
+			s.noSyncFS.Store(true)
+		}
 		s.mu.Unlock()
 	}
 	return nil
