@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -367,8 +368,16 @@ func TestSyncFSNotAcrossMounts(t *testing.T) {
 	}
 	defer syscall.Unmount(shard, 0)
 	s := Open(dir)
-	var kinds []safefile.Kind
-	safefile.Hook = func(op safefile.Op) error { kinds = append(kinds, op.Kind); return nil }
+	var (
+		mu    sync.Mutex // the fsyncs run in parallel
+		kinds []safefile.Kind
+	)
+	safefile.Hook = func(op safefile.Op) error {
+		mu.Lock()
+		defer mu.Unlock()
+		kinds = append(kinds, op.Kind)
+		return nil
+	}
 	defer func() { safefile.Hook = nil }()
 	for _, b := range [][]byte{data, []byte("other 1"), []byte("other 2")} {
 		_, _, err := s.PutSum(Sum(b), b)
