@@ -85,3 +85,18 @@ func BenchmarkParsePlain(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTextFormPlain decodes a 1 MB log of long plain lines, an
+// escape every 100 bytes or so.
+func BenchmarkTextFormPlain(b *testing.B) {
+	payload := strings.Repeat("2026-11-21T10:00:00Z INFO server listening on port 8080 with 16 workers and a queue of 1024 jobs\n", 1<<20/100)
+	raw := AppendEncoded(nil, []byte(payload), StyleJS)
+	var buf []byte
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		var ok bool
+		if buf, _, ok = AppendTextForm(buf[:0], raw); !ok {
+			b.Fatal("no text form")
+		}
+	}
+}
