@@ -46,23 +46,17 @@ func AppendDecoded(dst, raw []byte) ([]byte, error) {
 			}
 			dst = utf8.AppendRune(dst, r)
 			continue
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		default: // '"', '\\', '/'
-			dst = append(dst, s[1])
+		default: // '"', '\\', '/', 'b', 'f', 'n', 'r', 't'
+			dst = append(dst, unescaped[s[1]])
 		}
 		s = s[2:]
 	}
 	return dst, nil
 }
+
+// unescaped maps the letter of a two-character escape to what it stands
+// for.
+var unescaped = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 func hex4(b []byte) uint16 {
 	var v uint16
@@ -246,18 +240,8 @@ func AppendTextForm(dst, raw []byte) (text []byte, style Style, ok bool) {
 			return dst, 0, false // a quote or control character no style writes as it is
 		}
 		switch s[1] {
-		case '"', '\\':
-			dst = append(dst, s[1])
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
+		case '"', '\\', 'b', 'f', 'n', 'r', 't':
+			dst = append(dst, unescaped[s[1]])
 		case 'u':
 			r, ok := lowerHex4(s[2:])
 			if !ok {
