@@ -233,10 +233,10 @@ const syncWorkers = 16
 
 // commitUnsynced makes the objects written since the last call durable,
 // all at once (one syncfs, or fsyncs in parallel), then renames each under
-// its name. Only then are their names
-// recorded as needing the directory fsync of Sync, so that no object
-// stands under its name before its bytes are durable, and no directory is
-// fsynced before the renames it must make durable.
+// its name. Only then are their names recorded as needing the directory
+// fsync of Sync, so that no object stands under its name before its bytes
+// are durable, and no directory is fsynced before the renames it must make
+// durable.
 func (s *Store) commitUnsynced() error {
 	// The objects stay in unsynced until they are renamed (or dropped), so
 	// that a PutSum meanwhile finds them; commitMu keeps two calls from
@@ -451,6 +451,10 @@ func (s *Store) syncFS() error {
 	}
 	err = fs.Sync()
 	_ = fs.Close()
+	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+		// Not allowed here (a seccomp filter, say): no need to try again.
+		s.noSyncFS.Store(true)
+	}
 	return err
 }
 
