@@ -223,7 +223,7 @@ var maxUnsynced = sync.OnceValue(func() int {
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
 		return 16
 	}
-	return int(max(16, min(1024, lim.Cur/uint64(8*runtime.GOMAXPROCS(0)))))
+	return int(max(16, min(1024, uint64(lim.Cur)/uint64(8*runtime.GOMAXPROCS(0)))))
 })
 
 // syncWorkers is how many fsyncs commitUnsynced has in flight: the file

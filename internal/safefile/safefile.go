@@ -151,17 +151,17 @@ func CreateNew(name string, perm os.FileMode) (*File, error) {
 		return nil, err
 	}
 	if procFD() {
-		fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, uint32(perm.Perm()))
-		if err == nil {
+		fd, ok, err := openUnnamed(dir, perm)
+		if err != nil {
+			return nil, &fs.PathError{Op: "create", Path: filepath.Join(dir, pattern), Err: err}
+		}
+		if ok {
 			f := os.NewFile(uintptr(fd), filepath.Join(dir, "(unnamed temporary file for "+filepath.Base(name)+")"))
 			if err := setMode(f.Name(), f.Stat, f.Chmod, perm); err != nil {
 				_ = f.Close()
 				return nil, err
 			}
 			return &File{f: f, name: name, anon: true}, nil
-		}
-		if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EINVAL) {
-			return nil, &fs.PathError{Op: "create", Path: filepath.Join(dir, pattern), Err: err}
 		}
 	}
 	return createTemp(dir, pattern, name, perm)
