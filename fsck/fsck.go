@@ -97,17 +97,17 @@ func Verify(ctx context.Context, store *registry.Store, transcripts []string) (R
 
 	recorded := map[registry.Digest]bool{}
 	missing := map[registry.Digest]bool{}
-	err = store.Records(func(r registry.Record) error {
+	err = store.RecordsAt(func(r registry.Record, line int, offset int64) error {
 		rep.Records++
 		d, err := registry.ParseDigest(r.Hash)
 		if err != nil {
-			rep.add(Finding{Severity: Error, Path: store.RegistryPath(), Message: err.Error()})
+			rep.add(Finding{Severity: Error, Path: store.RegistryPath(), Line: line, Offset: offset, Message: "bad registry record: " + err.Error()})
 			return nil
 		}
 		recorded[d] = true
 		if _, ok := objects[d]; !ok && !missing[d] {
 			missing[d] = true
-			rep.add(Finding{Severity: Error, Path: store.RegistryPath(),
+			rep.add(Finding{Severity: Error, Path: store.RegistryPath(), Line: line, Offset: offset,
 				Message: fmt.Sprintf("records artifact %s, which is not in the store", d)})
 		}
 		return nil

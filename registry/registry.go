@@ -241,6 +241,13 @@ func (e *BadLineError) Unwrap() error { return e.Err }
 // line is skipped; a bad line elsewhere is passed to bad, and reading goes
 // on. A missing registry has no records.
 func (s *Store) Records(fn func(r Record) error, bad func(*BadLineError)) error {
+	return s.RecordsAt(func(r Record, _ int, _ int64) error { return fn(r) }, bad)
+}
+
+// RecordsAt is Records for a caller that reports on records: fn is also
+// given the record's line number (from 1) and the byte offset where the
+// line starts.
+func (s *Store) RecordsAt(fn func(r Record, line int, offset int64) error, bad func(*BadLineError)) error {
 	if err := notLinked(s.RegistryPath()); err != nil {
 		return err
 	}
@@ -268,7 +275,7 @@ func (s *Store) Records(fn func(r Record) error, bad func(*BadLineError)) error 
 				if bad != nil {
 					bad(&BadLineError{Path: s.RegistryPath(), Line: n, Offset: offset, Err: uerr})
 				}
-			} else if ferr := fn(r); ferr != nil {
+			} else if ferr := fn(r, n, offset); ferr != nil {
 				return ferr
 			}
 			offset += int64(len(line))

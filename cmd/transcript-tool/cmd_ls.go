@@ -124,7 +124,13 @@ func listArtifacts(store *registry.Store, f lsFilter, bad func(*registry.BadLine
 		index  int
 		nbad   int
 	)
-	err := store.Records(func(r registry.Record) error {
+	err := store.RecordsAt(func(r registry.Record, line int, offset int64) error {
+		if _, err := registry.ParseDigest(r.Hash); err != nil {
+			// A record of no artifact: reported as a bad line, not listed.
+			nbad++
+			bad(&registry.BadLineError{Path: store.RegistryPath(), Line: line, Offset: offset, Err: err})
+			return nil
+		}
 		index++
 		if !f.keep(r) {
 			return nil
