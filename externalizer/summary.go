@@ -293,10 +293,6 @@ var (
 	errorCamel = regexp.MustCompile(`[a-z](?:Error|Exception|Failure)s?(?:$|[^A-Za-z0-9_])`)
 )
 
-// looksLikeError reports whether a line holds an error-looking word, as
-// the patterns above define it.
-func looksLikeError(line []byte) bool { return errorMatcher(line)(line) }
-
 // errorRegexp is looksLikeError by the regular expressions themselves.
 func errorRegexp(line []byte) bool { return errorWord.Match(line) || errorCamel.Match(line) }
 

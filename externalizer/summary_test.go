@@ -239,6 +239,10 @@ func FuzzDescribe(f *testing.F) {
 	})
 }
 
+// looksLikeError reports whether a line holds an error-looking word, as
+// Describer.text decides it: by the matcher errorMatcher picks for it.
+func looksLikeError(line []byte) bool { return errorMatcher(line)(line) }
+
 // TestLooksLikeError checks the hand-written matcher against the
 // patterns it stands for, on lines built from the words, their near
 // misses and separators.

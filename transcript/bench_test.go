@@ -30,10 +30,13 @@ func BenchmarkReader(b *testing.B) {
 	}
 }
 
-func BenchmarkParse(b *testing.B) {
-	b.SetBytes(int64(len(benchLine)))
+func BenchmarkParse(b *testing.B) { benchParse(b, benchLine) }
+
+// benchParse parses line over and over.
+func benchParse(b *testing.B, line []byte) {
+	b.SetBytes(int64(len(line)))
 	for b.Loop() {
-		if _, err := Parse(benchLine, 0); err != nil {
+		if _, err := Parse(line, 0); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -77,14 +80,7 @@ var benchPlain = func() []byte {
 	return []byte(`{"type":"message","message":{"role":"toolResult","content":[{"type":"image","data":"` + payload + `","mimeType":"image/png"}]}}`)
 }()
 
-func BenchmarkParsePlain(b *testing.B) {
-	b.SetBytes(int64(len(benchPlain)))
-	for b.Loop() {
-		if _, err := Parse(benchPlain, 0); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkParsePlain(b *testing.B) { benchParse(b, benchPlain) }
 
 // BenchmarkTextFormPlain decodes a 1 MB log of long plain lines, an
 // escape every 100 bytes or so.
