@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -162,7 +164,7 @@ func forEach(ctx context.Context, inputs []Input, jobs int, fn func(Input) FileR
 			}
 		}()
 	}
-	for i := range inputs {
+	for _, i := range largestFirst(inputs, jobs) {
 		if ctx.Err() != nil {
 			results[i] = FileResult{Path: inputs[i].Path, Status: StatusFailed, Err: ctx.Err()}
 			continue
@@ -177,6 +179,23 @@ func forEach(ctx context.Context, inputs []Input, jobs int, fn func(Input) FileR
 		}
 	}
 	return results
+}
+
+// largestFirst returns the order in which jobs workers should take the
+// inputs: with one worker, as given; with more, the largest first, so
+// that no large file is left to one worker while the others idle at the
+// end of the run. Files of equal size keep their order.
+func largestFirst(inputs []Input, jobs int) []int {
+	order := make([]int, len(inputs))
+	for i := range order {
+		order[i] = i
+	}
+	if jobs > 1 {
+		slices.SortStableFunc(order, func(a, b int) int {
+			return cmp.Compare(inputs[b].Size, inputs[a].Size)
+		})
+	}
+	return order
 }
 
 // storeSet shares one Store per directory between workers.

@@ -780,3 +780,13 @@ func TestMigrateRefusesLockedTranscript(t *testing.T) {
 	sum = migrateRun(t, migrate.Options{}, path)
 	assert.Equal(t, migrate.StatusMigrated, result(t, sum, path).Status)
 }
+
+func TestLargestFirst(t *testing.T) {
+	inputs := []migrate.Input{
+		{Path: "a", Size: 10}, {Path: "b", Size: 300}, {Path: "c", Size: 10},
+		{Path: "d", Size: 0}, {Path: "e", Size: 2000}, {Path: "f", Size: 300},
+	}
+	assert.Equal(t, []int{0, 1, 2, 3, 4, 5}, migrate.LargestFirst(inputs, 1), "one worker takes them as given")
+	assert.Equal(t, []int{4, 1, 5, 0, 2, 3}, migrate.LargestFirst(inputs, 2), "largest first, ties in input order")
+	assert.Empty(t, migrate.LargestFirst(nil, 2))
+}

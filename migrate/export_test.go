@@ -1,0 +1,4 @@
+package migrate
+
+// LargestFirst exposes the order in which workers take the inputs.
+var LargestFirst = largestFirst
