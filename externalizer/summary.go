@@ -187,10 +187,12 @@ func (d *Describer) lines() int64 {
 // text describes a text artifact by its first line, its error-looking
 // lines and its line count.
 func (d *Describer) text() string {
+	// The lines are slices of the windows, which outlive them; only the
+	// three kept become strings, at the end.
 	var (
-		head         string
-		errs         int
-		first, final string
+		headLine          []byte
+		errs              int
+		firstErr, lastErr []byte
 	)
 	isError := errorMatcher(d.head, d.tail)
 	see := func(l []byte) {
@@ -198,16 +200,15 @@ func (d *Describer) text() string {
 		if len(b) == 0 {
 			return
 		}
-		if head == "" {
-			head = string(b)
+		if headLine == nil {
+			headLine = b
 		}
 		if isError(b) {
 			errs++
-			t := string(b)
 			if errs == 1 {
-				first = t
+				firstErr = b
 			}
-			final = t
+			lastErr = b
 		}
 	}
 	whole := d.whole()
@@ -226,6 +227,7 @@ func (d *Describer) text() string {
 			forLines(tail[i+1:], true, see)
 		}
 	}
+	head, first, final := string(headLine), string(firstErr), string(lastErr)
 	suffix := " (" + display.Plural(d.lines(), "line") + ")"
 	if head == "" {
 		return "blank" + suffix
