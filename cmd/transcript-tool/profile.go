@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 
 	"github.com/urfave/cli/v2"
 )
@@ -14,9 +15,16 @@ import (
 //
 //	transcript-tool --cpuprofile cpu.out migrate DIR
 //	go tool pprof bin/transcript-tool cpu.out
+//
+// An execution trace shows what the CPU profile cannot: where workers
+// wait, in system calls or on locks, while a core is idle:
+//
+//	transcript-tool --trace trace.out migrate DIR
+//	go tool trace -pprof=syscall trace.out >syscall.pprof
 var profileFlags = []cli.Flag{
 	&cli.StringFlag{Name: "cpuprofile", Hidden: true, Usage: "write a CPU profile to `FILE`"},
 	&cli.StringFlag{Name: "memprofile", Hidden: true, Usage: "write a heap profile to `FILE` at exit"},
+	&cli.StringFlag{Name: "trace", Hidden: true, Usage: "write an execution trace to `FILE`"},
 }
 
 // startProfiles starts the profiles the flags ask for and returns the
@@ -32,8 +40,30 @@ func startProfiles(c *cli.Context) (stop func() error, err error) {
 			return nil, err
 		}
 	}
+	var tr *os.File
+	if p := c.String("trace"); p != "" {
+		tr, err = os.Create(p)
+		if err == nil {
+			if err = trace.Start(tr); err != nil {
+				tr.Close()
+			}
+		}
+		if err != nil {
+			if cpu != nil {
+				pprof.StopCPUProfile()
+				cpu.Close()
+			}
+			return nil, err
+		}
+	}
 	mem := c.String("memprofile")
 	return func() error {
+		if tr != nil {
+			trace.Stop()
+			if err := tr.Close(); err != nil {
+				return err
+			}
+		}
 		if cpu != nil {
 			pprof.StopCPUProfile()
 			if err := cpu.Close(); err != nil {
