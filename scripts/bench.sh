@@ -20,9 +20,10 @@
 # run writes into a new directory under one work directory, which is
 # deleted only on exit: on some file systems creating files within minutes
 # of deleting many is many times slower, so nothing is deleted between
-# runs. Before each run, sync flushes what earlier runs left to write.
-# With the defaults a run needs about 18 GB free in BENCH_DIR (each round
-# writes about 5.5 times BENCH_SIZE and 1.5 times BENCH_BIGLINE), and the
+# runs. Before each run, its input is read into the page cache and sync
+# flushes what earlier runs left to write.
+# With the defaults a run needs about 21 GB free in BENCH_DIR (each round
+# writes about 6.5 times BENCH_SIZE and 1.5 times BENCH_BIGLINE), and the
 # deletion at its end slows a run started within minutes of it.
 set -euo pipefail
 export LC_ALL=C
@@ -111,12 +112,18 @@ exec xargs -0 -P "$1" -n 1 sh -c 'exec jq -c "$JQ_FILTER" "$1" >"$OUT/${1##*/}"'
 EOF
 chmod +x "$work/jq.sh"
 
-# timed ROW BYTES OKMAX OUT CMD...: run CMD once with its stdout to OUT
-# and record its wall, user and system seconds and peak RSS. An exit
-# status over OKMAX fails the benchmark.
+# timed ROW BYTES OKMAX OUT INPUT CMD...: run CMD once with its stdout to
+# OUT and record its wall, user and system seconds and peak RSS. An exit
+# status over OKMAX fails the benchmark. The files under INPUT, what CMD
+# reads, are read once before, so that every command starts with its
+# input in the page cache: some virtual machines (this project's among
+# them, with DAMON's pageout) evict file pages unused for a minute, and
+# a command would otherwise time the disk by chance. Then sync flushes
+# what earlier commands left to write.
 timed() {
-	local row=$1 bytes=$2 okmax=$3 out=$4 st=0 wall user sys rss
-	shift 4
+	local row=$1 bytes=$2 okmax=$3 out=$4 input=$5 st=0 wall user sys rss
+	shift 5
+	find "$input" -type f -exec cat {} + >/dev/null
 	sync
 	/usr/bin/time -f '%e %U %S %M' -o "$work/time" "$@" >"$out" 2>"$work/stderr" || st=$?
 	if [ "$st" -gt "$okmax" ]; then
@@ -142,23 +149,26 @@ for rep in $(seq "$REPS"); do
 	echo "== run $rep of $REPS" >&2
 	out=$work/out/$rep
 	mkdir -p "$out"
-	timed "cp -r, then sync (the floor)" "$in_bytes" 0 /dev/null sh -c 'cp -r "$1" "$2" && sync' sh "$sessions" "$out/cp"
-	timed "migrate --jobs 1" "$in_bytes" 0 "$out/migrate1.txt" "${tt[@]}" migrate --jobs 1 --out "$out/m1" "$sessions"
-	timed "migrate --jobs 2" "$in_bytes" 0 "$out/migrate2.txt" "${tt[@]}" migrate --jobs 2 --out "$out/m2" "$sessions"
-	timed "rehydrate (--jobs: all cores)" "$in_bytes" 0 "$out/rehydrate.txt" "${tt[@]}" rehydrate --out "$out/r" "$out/m1"
+	timed "cp -r, then sync (the floor)" "$in_bytes" 0 /dev/null "$sessions" sh -c 'cp -r "$1" "$2" && sync' sh "$sessions" "$out/cp"
+	timed "migrate --jobs 1" "$in_bytes" 0 "$out/migrate1.txt" "$sessions" "${tt[@]}" migrate --jobs 1 --out "$out/m1" "$sessions"
+	timed "migrate --jobs 2" "$in_bytes" 0 "$out/migrate2.txt" "$sessions" "${tt[@]}" migrate --jobs 2 --out "$out/m2" "$sessions"
+	# The files migrate wrote, transcripts and artifacts, copied as they
+	# are: what writing them costs with no work on their bytes.
+	timed "cp -r of migrate's output, then sync" "$in_bytes" 0 /dev/null "$out/m2" sh -c 'cp -r "$1" "$2" && sync' sh "$out/m2" "$out/cpm"
+	timed "rehydrate (--jobs: all cores)" "$in_bytes" 0 "$out/rehydrate.txt" "$out/m1" "${tt[@]}" rehydrate --out "$out/r" "$out/m1"
 	if [ "$rep" -eq 1 ]; then
 		migrated_all "$out/migrate1.txt"
 		migrated=$(grep -E '^(bytes|artifacts):' "$out/migrate1.txt" | paste -sd ';' - | sed 's/;/; /g')
 		diff -r -q -x artifacts "$sessions" "$out/r" >&2 || die "ROUND TRIP FAILED: $out/r differs from $sessions"
 		echo "   round trip: the rehydrated tree is identical to the corpus" >&2
 	fi
-	timed "check (exit status 1: violations)" "$in_bytes" 1 /dev/null "${tt[@]}" check "$sessions"
-	timed "jq, one file at a time" "$in_bytes" 0 /dev/null "$work/jq.sh" 1 "$work/files" "$out/jq1"
-	timed "jq, two at a time (xargs -P 2)" "$in_bytes" 0 /dev/null "$work/jq.sh" 2 "$work/files" "$out/jq2"
-	timed "Go SHA-256, 1 worker" "$in_bytes" 0 /dev/null "$work/hashbench" -jobs 1 "$sessions"
-	timed "Go SHA-256, 2 workers" "$in_bytes" 0 /dev/null "$work/hashbench" -jobs 2 "$sessions"
-	timed "one $big_mb MB line: migrate --jobs 1" "$big_bytes" 0 "$out/migrate-big.txt" "${tt[@]}" migrate --jobs 1 --out "$out/bm" "$bigdir"
-	timed "one $big_mb MB line: rehydrate" "$big_bytes" 0 /dev/null "${tt[@]}" rehydrate --out "$out/br" "$out/bm"
+	timed "check (exit status 1: violations)" "$in_bytes" 1 /dev/null "$sessions" "${tt[@]}" check "$sessions"
+	timed "jq, one file at a time" "$in_bytes" 0 /dev/null "$sessions" "$work/jq.sh" 1 "$work/files" "$out/jq1"
+	timed "jq, two at a time (xargs -P 2)" "$in_bytes" 0 /dev/null "$sessions" "$work/jq.sh" 2 "$work/files" "$out/jq2"
+	timed "Go SHA-256, 1 worker" "$in_bytes" 0 /dev/null "$sessions" "$work/hashbench" -jobs 1 "$sessions"
+	timed "Go SHA-256, 2 workers" "$in_bytes" 0 /dev/null "$sessions" "$work/hashbench" -jobs 2 "$sessions"
+	timed "one $big_mb MB line: migrate --jobs 1" "$big_bytes" 0 "$out/migrate-big.txt" "$bigdir" "${tt[@]}" migrate --jobs 1 --out "$out/bm" "$bigdir"
+	timed "one $big_mb MB line: rehydrate" "$big_bytes" 0 /dev/null "$out/bm" "${tt[@]}" rehydrate --out "$out/br" "$out/bm"
 	if [ "$rep" -eq 1 ]; then
 		migrated_all "$out/migrate-big.txt"
 		cmp "$bigdir/big.jsonl" "$out/br/big.jsonl" || die "ROUND TRIP FAILED: $out/br/big.jsonl differs"
@@ -179,7 +189,7 @@ command="BENCH_SIZE=$BENCH_SIZE BENCH_FILES=$BENCH_FILES BENCH_BIGLINE=$BENCH_BI
 	echo "Command: \`$command\`."
 	if [ "$REPS" -eq 1 ]; then runs="One run each"; else runs="Medians of $REPS runs"; fi
 	echo "$runs. MB/s is input MB (10^6 bytes: the session files, or the huge line's file in its rows) per wall second;"
-	echo "the corpus is read from the page cache; cp, migrate and rehydrate make their output durable (sync, fsync), jq does not."
+	echo "each command's input is read into the page cache just before it runs; cp, migrate and rehydrate make their output durable (sync, fsync, syncfs), jq does not."
 	echo
 	awk -F'|' '
 	function median(list,   v, n, i, j, t) {
