@@ -56,8 +56,9 @@ func Line(s string, n int) string {
 		return ""
 	}
 	var b strings.Builder
-	count := 0 // code points written to b
-	keep := 0  // length of b when it held n-1 code points
+	b.Grow(min(len(s), n+8)) // enough for printable ASCII, the common case
+	count := 0               // code points written to b
+	keep := 0                // length of b when it held n-1 code points
 	put := func(r rune) bool {
 		if count == n {
 			return false
@@ -71,6 +72,16 @@ func Line(s string, n int) string {
 	}
 	space := false // white space seen since the last code point written
 	for i := 0; i < len(s); {
+		if c := s[i]; ' ' < c && c < utf8.RuneSelf-1 {
+			// Printable ASCII other than the space: nothing to decode,
+			// drop or replace.
+			if (space && count > 0 && !put(' ')) || !put(rune(c)) {
+				return strings.TrimRight(b.String()[:keep], " ") + Ellipsis
+			}
+			space = false
+			i++
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == 0x1b {
 			i += escapeLen(s[i:])

@@ -69,6 +69,65 @@ func TestLineProperties(t *testing.T) {
 	}
 }
 
+// lineByRunes is Line without its ASCII fast path: every code point
+// decoded and classified.
+func lineByRunes(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	var b strings.Builder
+	count, keep := 0, 0
+	put := func(r rune) bool {
+		if count == n {
+			return false
+		}
+		if count == n-1 {
+			keep = b.Len()
+		}
+		b.WriteRune(r)
+		count++
+		return true
+	}
+	space := false
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == 0x1b {
+			i += escapeLen(s[i:])
+			continue
+		}
+		i += size
+		switch {
+		case dropped(r):
+			continue
+		case unicode.IsSpace(r) || unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
+			space = true
+			continue
+		}
+		if (space && count > 0 && !put(' ')) || !put(r) {
+			return strings.TrimRight(b.String()[:keep], " ") + Ellipsis
+		}
+		space = false
+	}
+	return b.String()
+}
+
+// FuzzLine checks Line against lineByRunes and its guarantees.
+func FuzzLine(f *testing.F) {
+	for _, s := range []string{"hello world", "a\n\tb ", "\x1b[31mred\x1b[0m ~\x7f|", "日本 x\u202e", "\xff !"} {
+		f.Add(s, 5)
+	}
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		n %= 200
+		got := Line(s, n)
+		if want := lineByRunes(s, n); got != want {
+			t.Fatalf("Line(%q, %d) = %q, want %q", s, n, got, want)
+		}
+		if Len(got) > max(n, 0) || !utf8.ValidString(got) {
+			t.Fatalf("Line(%q, %d) = %q: too long or invalid", s, n, got)
+		}
+	})
+}
+
 func TestCut(t *testing.T) {
 	assert.Equal(t, "abc", Cut("abc", 3))
 	assert.Equal(t, "ab…", Cut("abcd", 3))
@@ -98,4 +157,13 @@ func TestPlural(t *testing.T) {
 	assert.Equal(t, "0 lines", Plural(0, "line"))
 	assert.Equal(t, "1 line", Plural(1, "line"))
 	assert.Equal(t, "2 lines", Plural(2, "line"))
+}
+
+// BenchmarkLine cleans and cuts a typical first line of tool output.
+func BenchmarkLine(b *testing.B) {
+	s := "2025-06-01T09:27:23.550Z INFO  [index] parser retry: src/config/stream_parser.rs:553:2: error: test payload test result payload " + strings.Repeat("x", 900)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		Line(s, 120)
+	}
 }
