@@ -31,33 +31,6 @@ type BigLine struct {
 // a marker. The caller rewrites it whole with Rewrite, or keeps it.
 var ErrNeedWhole = errors.New("the line must be read whole")
 
-// real returns the span of the line that the skeleton span [a, e) stands
-// for. Neither end may fall inside a stub's padding.
-func (b *BigLine) real(a, e int) (int64, int64) {
-	return b.realOffset(a, false), b.realOffset(e, true)
-}
-
-// realOffset maps a skeleton offset outside any stub's padding to the
-// line: the end of a span (end set) that reaches a stub's end maps to the
-// end of its string.
-func (b *BigLine) realOffset(a int, end bool) int64 {
-	shift := int64(0)
-	for _, s := range b.Stubs {
-		switch {
-		case a < s.Start || a == s.Start && end:
-			return int64(a) + shift
-		case a <= s.Start+s.Kept:
-			return s.Orig + int64(a-s.Start)
-		case a <= s.End-1 || a < s.End && !end:
-			return s.OrigEnd - int64(s.End-a)
-		case a == s.End && end:
-			return s.OrigEnd
-		}
-		shift += (s.OrigEnd - s.Orig) - int64(s.End-s.Start)
-	}
-	return int64(a) + shift
-}
-
 // cuts reports whether the skeleton span [a, e) holds padding of a stub,
 // bytes that stand for others of the line.
 func (b *BigLine) cuts(a, e int) bool {
@@ -67,7 +40,7 @@ func (b *BigLine) cuts(a, e int) bool {
 
 // section reads the line's bytes that the skeleton span [a, e) stands for.
 func (b *BigLine) section(a, e int) *io.SectionReader {
-	from, to := b.real(a, e)
+	from, to := b.Span(a, e)
 	return io.NewSectionReader(b.Src, from, to-from)
 }
 

@@ -170,7 +170,7 @@ func (x *Externalizer) rewrite(text []byte, start int, big *BigLine) (Result, []
 		}
 		siteLen := int64(s.Value.Len())
 		if big != nil {
-			from, to := big.real(s.Value.Start, s.Value.End)
+			from, to := big.Span(s.Value.Start, s.Value.End)
 			siteLen = to - from
 		}
 		edits = append(edits, edit{At: s.Path.String(), Parts: parts})

@@ -37,6 +37,34 @@ type Stub struct {
 	Kept          int
 }
 
+// Span returns the span of the line that the skeleton span [a, e) stands
+// for, such as a value Parse found in Text. Neither end may fall inside a
+// stub's padding.
+func (s *Skeleton) Span(a, e int) (int64, int64) {
+	return s.realOffset(a, false), s.realOffset(e, true)
+}
+
+// realOffset maps a skeleton offset outside any stub's padding to the
+// line: the end of a span (end set) that reaches a stub's end maps to the
+// end of its string.
+func (s *Skeleton) realOffset(a int, end bool) int64 {
+	shift := int64(0)
+	for _, st := range s.Stubs {
+		switch {
+		case a < st.Start || a == st.Start && end:
+			return int64(a) + shift
+		case a <= st.Start+st.Kept:
+			return st.Orig + int64(a-st.Start)
+		case a <= st.End-1 || a < st.End && !end:
+			return st.OrigEnd - int64(st.End-a)
+		case a == st.End && end:
+			return st.OrigEnd
+		}
+		shift += (st.OrigEnd - st.Orig) - int64(st.End-st.Start)
+	}
+	return int64(a) + shift
+}
+
 // ErrSkeletonTooLarge is returned by BuildSkeleton for a line whose
 // skeleton would pass the limit: too much of it is structure or short
 // values.
