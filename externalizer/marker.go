@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/bytedance/sonic"
 
@@ -64,6 +65,28 @@ func HasMarker(line []byte) bool {
 		}
 	}
 	return false
+}
+
+// HasMarkerIn is HasMarker for a line read from r, in pieces, for a line
+// too long to hold.
+func HasMarkerIn(r io.Reader) (bool, error) {
+	keep := len(markerKeyQuoted) - 1 // what a key cut by a piece's end can have before it
+	buf := make([]byte, keep+256<<10)
+	n := 0 // bytes of buf in use
+	for {
+		m, err := io.ReadFull(r, buf[n:])
+		n += m
+		if HasMarker(buf[:n]) {
+			return true, nil
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		n = copy(buf, buf[n-keep:n])
+	}
 }
 
 // markerRare is the index in markerKeyQuoted of the byte HasMarker looks

@@ -3,6 +3,7 @@ package externalizer
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -235,6 +237,30 @@ func TestCheckRewrite(t *testing.T) {
 
 // TestHasMarker compares HasMarker with bytes.Contains on lines built
 // from pieces of the key.
+// TestHasMarkerIn: the key is found wherever it lies, also across the
+// end of a piece read, and is not found where only part of it is.
+func TestHasMarkerIn(t *testing.T) {
+	key := string(markerKeyQuoted)
+	piece := 256 << 10 // HasMarkerIn's reads, after the first
+	size := 3*piece + 100
+	for _, at := range []int{0, 1, piece - 20, piece - 1, piece, piece + len(key) - 2, piece + len(key), 2*piece + 10, 2*piece + len(key) - 1, size - len(key)} {
+		line := bytes.Repeat([]byte("x"), size)
+		copy(line[at:], key)
+		got, err := HasMarkerIn(bytes.NewReader(line))
+		require.NoError(t, err)
+		assert.True(t, got, "key at %d", at)
+		copy(line[at:], key[:len(key)-1]+"x")
+		got, err = HasMarkerIn(bytes.NewReader(line))
+		require.NoError(t, err)
+		assert.False(t, got, "part of the key at %d", at)
+	}
+	got, err := HasMarkerIn(strings.NewReader(""))
+	require.NoError(t, err)
+	assert.False(t, got)
+	_, err = HasMarkerIn(iotest.ErrReader(errors.New("disk on fire")))
+	assert.ErrorContains(t, err, "disk on fire")
+}
+
 func TestHasMarker(t *testing.T) {
 	key := string(markerKeyQuoted)
 	pieces := []string{key, key[:5], key[5:], "T", "TT", `"`, "x", "transcript", "Tool\"", `"transcriptTTool"`, "é"}

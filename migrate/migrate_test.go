@@ -790,3 +790,33 @@ func TestLargestFirst(t *testing.T) {
 	assert.Equal(t, []int{4, 1, 5, 0, 2, 3}, migrate.LargestFirst(inputs, 2), "largest first, ties in input order")
 	assert.Empty(t, migrate.LargestFirst(nil, 2))
 }
+
+// TestRehydrateLongLines: a long line without a marker is copied from
+// the file as it is, one whose payload only mentions the marker's key is
+// read whole and still kept as it is, and a long migrated line (megabytes
+// of short strings are left on it) is restored; to stdout and into --out.
+func TestRehydrateLongLines(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	mentions := `{"type":"message","id":"q","message":{"role":"user","content":"` +
+		strings.Repeat("x", migrate.LongLine) + ` \"transcriptTool\": {} "}}`
+	numbers := `{"type":"message","id":"n","message":{"role":"toolResult","toolCallId":"n","toolName":"x","content":[` +
+		strings.Repeat("1,", 9<<20) + `1]}}`
+	shorts := `{"type":"message","id":"m","message":{"role":"toolResult","toolCallId":"call_1","toolName":"read","content":[{"type":"text","text":"` +
+		strings.Repeat("y", 9000) + `"}]},"names":[` + strings.Repeat(`"abcdef",`, 600_000) + `"z"]}`
+	orig := append(testsession.Pi("s1", 1, payload), (mentions + "\n" + numbers + "\r\n" + shorts)...)
+	writeFile(t, path, orig, 0o644)
+
+	sum := migrateRun(t, migrate.Options{}, path)
+
+	require.Equal(t, migrate.StatusMigrated, result(t, sum, path).Status)
+	migrated := readFile(t, path)
+	last := migrated[bytes.LastIndexByte(migrated, '\n')+1:]
+	require.Greater(t, len(last), migrate.LongLine, "the migrated line is not long")
+	require.True(t, bytes.Contains(last, []byte(`"transcriptTool":{`)), "the long line was not migrated")
+	assert.Equal(t, orig, rehydrate(t, path, ""))
+	out := filepath.Join(dir, "out")
+	back := migrate.Rehydrate(context.Background(), []migrate.Input{{Path: path, Rel: "s.jsonl"}}, migrate.RehydrateOptions{Out: out})
+	require.Equal(t, 0, back.Failed, back.Results)
+	assert.Equal(t, orig, readFile(t, filepath.Join(out, "s.jsonl")))
+}

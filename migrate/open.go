@@ -19,6 +19,7 @@ type Transcript struct {
 	Size    int64 // size of the file on disk
 
 	file    *os.File
+	zst     bool
 	release func()
 }
 
@@ -36,7 +37,7 @@ func Open(path, format string) (*Transcript, error) {
 		return nil, err
 	}
 	zst := compressed(path)
-	t := &Transcript{Path: path, Size: fi.Size(), file: f}
+	t := &Transcript{Path: path, Size: fi.Size(), file: f, zst: zst}
 	fm, session, err := detect(f, zst, format)
 	switch {
 	case err == nil:
@@ -55,6 +56,37 @@ func Open(path, format string) (*Transcript, error) {
 	return t, nil
 }
 
+// NewReader returns a Reader of t's lines. For a plain (not compressed)
+// transcript, whose lines can be read back from its file, the Reader
+// returns a line longer than LongLine as Long, without its text, for
+// ReadLong: memory then does not grow with the length of a line.
+func (t *Transcript) NewReader() *transcript.Reader {
+	r := transcript.NewReader(t)
+	if !t.zst {
+		r.Limit = LongLine
+	}
+	return r
+}
+
+// ReadLong returns the skeleton of the Long line l of t, and a reader of
+// the line's bytes (offset 0 its first byte) for what the skeleton cut.
+// Its stubs are sized for threshold as migrate's are (see
+// transcript.BuildSkeleton), so that the payload sites at threshold and
+// their sizes (Skeleton.Span) come out as from the whole line. A line
+// whose skeleton would not fit in bounded memory fails with
+// transcript.ErrSkeletonTooLarge.
+func (t *Transcript) ReadLong(l transcript.Line, threshold int) (*transcript.Skeleton, *io.SectionReader, error) {
+	if !l.Long || t.zst {
+		return nil, nil, errors.New("migrate: ReadLong of a line held whole")
+	}
+	line := io.NewSectionReader(t.file, l.Offset, l.Len)
+	sk, err := transcript.BuildSkeleton(line, skeletonOptions(threshold))
+	if err != nil {
+		return nil, nil, err
+	}
+	return sk, line, nil
+}
+
 // Close releases the transcript.
 func (t *Transcript) Close() error {
 	t.release()
@@ -70,5 +102,5 @@ func Lines(path string, fn func(transcript.Line) error) error {
 		return err
 	}
 	defer t.Close()
-	return eachLine(t, path, fn)
+	return eachLine(t, nil, path, func(l transcript.Line, _ *io.SectionReader) error { return fn(l) })
 }

@@ -40,11 +40,13 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 	defer release()
 	store := registry.Open(StoreFor(storeDir, path))
 	bw := bufio.NewWriterSize(w, 1<<20)
-	err = eachLine(dr, path, func(l transcript.Line) error {
-		if _, err := externalizer.RestoreTo(io.Discard, l.Text, transcript.JSONStart(l), store.Open); err != nil {
-			return err
+	err = eachLine(dr, plainFile(src, path), path, func(l transcript.Line, long *io.SectionReader) error {
+		if long == nil {
+			if _, err := externalizer.RestoreTo(io.Discard, l.Text, transcript.JSONStart(l), store.Open); err != nil {
+				return err
+			}
 		}
-		return restoreLine(bw, l, store)
+		return restoreLine(bw, l, long, store)
 	})
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
@@ -55,10 +57,10 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 // restoreFile writes the original of the migrated transcript read from
 // src to w in one pass; on error w has received wrong bytes and the caller
 // discards it.
-func restoreFile(w io.Writer, src io.Reader, path string, store *registry.Store) error {
+func restoreFile(w io.Writer, src io.Reader, at io.ReaderAt, path string, store *registry.Store) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
-	err := eachLine(src, path, func(l transcript.Line) error {
-		return restoreLine(bw, l, store)
+	err := eachLine(src, at, path, func(l transcript.Line, long *io.SectionReader) error {
+		return restoreLine(bw, l, long, store)
 	})
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
@@ -66,8 +68,17 @@ func restoreFile(w io.Writer, src io.Reader, path string, store *registry.Store)
 	return err
 }
 
-// restoreLine writes the original of one line and its end of line.
-func restoreLine(w io.Writer, l transcript.Line, store *registry.Store) error {
+// restoreLine writes the original of one line and its end of line. A long
+// line (long reads its bytes) holds no marker: eachLine reads one that
+// does whole. It is copied as it is.
+func restoreLine(w io.Writer, l transcript.Line, long *io.SectionReader, store *registry.Store) error {
+	if long != nil {
+		if _, err := io.Copy(w, long); err != nil {
+			return err
+		}
+		_, err := w.Write(l.EOL)
+		return err
+	}
 	changed, err := externalizer.RestoreTo(w, l.Text, transcript.JSONStart(l), store.Open)
 	if err != nil {
 		return err
@@ -82,9 +93,16 @@ func restoreLine(w io.Writer, l transcript.Line, store *registry.Store) error {
 }
 
 // eachLine calls fn for every line of src; an error from fn is reported
-// at the line's place in path.
-func eachLine(src io.Reader, path string, fn func(transcript.Line) error) error {
+// at the line's place in path. at, when not nil, reads the bytes of src
+// again by offset (src is a plain file): a line longer than LongLine
+// without a marker then comes as Long, with long reading its bytes, so
+// that memory does not grow with the length of a line. Every other line
+// comes whole, with long nil.
+func eachLine(src io.Reader, at io.ReaderAt, path string, fn func(l transcript.Line, long *io.SectionReader) error) error {
 	r := transcript.NewReader(src)
+	if at != nil {
+		r.Limit = LongLine
+	}
 	for {
 		l, err := r.Next()
 		if err == io.EOF {
@@ -93,10 +111,35 @@ func eachLine(src io.Reader, path string, fn func(transcript.Line) error) error 
 		if err != nil {
 			return fmt.Errorf("read %s: %w", path, err)
 		}
-		if err := fn(l); err != nil {
+		var long *io.SectionReader
+		if l.Long {
+			long = io.NewSectionReader(at, l.Offset, l.Len)
+			marked, err := externalizer.HasMarkerIn(long)
+			if err == nil && marked {
+				// Restoring a marker takes the whole line.
+				l.Text, l.Long, long = make([]byte, l.Len), false, nil
+				_, err = io.NewSectionReader(at, l.Offset, l.Len).ReadAt(l.Text, 0)
+			}
+			if err != nil {
+				return &transcript.InputError{Path: path, Line: l.Num, Offset: l.Offset, Err: err}
+			}
+			if long != nil {
+				long = io.NewSectionReader(at, l.Offset, l.Len) // from its start again
+			}
+		}
+		if err := fn(l, long); err != nil {
 			return &transcript.InputError{Path: path, Line: l.Num, Offset: l.Offset, Err: err}
 		}
 	}
+}
+
+// plainFile returns f as the io.ReaderAt of eachLine when the transcript
+// at path is plain, nil when it is compressed.
+func plainFile(f *os.File, path string) io.ReaderAt {
+	if compressed(path) {
+		return nil
+	}
+	return f
 }
 
 // Rehydrate restores every input into opts.Out, or in place. Each output is
@@ -160,7 +203,7 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 			return res
 		}
 		store := registry.Open(StoreFor(opts.Store, in.Path))
-		if err := restoreFile(enc, dr, in.Path, store); err != nil {
+		if err := restoreFile(enc, dr, plainFile(src, in.Path), in.Path, store); err != nil {
 			res.Err = err
 			return res
 		}
