@@ -11,32 +11,96 @@ import (
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
+// line is a line as scan gives it: whole, or for a line longer than
+// migrate.LongLine of a plain transcript, its skeleton in Text, so that
+// memory does not grow with the length of a line.
+type line struct {
+	transcript.Line
+	// sk is the skeleton of a long line, and src reads the line's bytes
+	// (offset 0 its first byte).
+	sk  *transcript.Skeleton
+	src *io.SectionReader
+	// tooLarge is set, and Text nil, for a long line whose skeleton
+	// would not fit in bounded memory either: only its size is known.
+	tooLarge bool
+}
+
+// size returns the length in the line of v, a value parsed from l.Text.
+func (l *line) size(v transcript.Value) int64 {
+	if l.sk == nil {
+		return int64(v.Len())
+	}
+	from, to := l.sk.Span(v.Start, v.End)
+	return to - from
+}
+
 // scan calls fn for each line of t in order and stops at the first error,
-// which for a failed read names the line it was reading.
-func scan(ctx context.Context, t *migrate.Transcript, fn func(l transcript.Line) error) error {
-	r := transcript.NewReader(t)
+// which for a failed read names the line it was reading. A long line comes
+// as its skeleton, with stubs sized for threshold (see
+// migrate.Transcript.ReadLong), unless it carries a marker: reading a
+// marker takes the whole line, as migrate does.
+func scan(ctx context.Context, t *migrate.Transcript, threshold int, fn func(l *line) error) error {
+	r := t.NewReader()
 	next := transcript.Line{Num: 1}
+	var l line
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		l, err := r.Next()
+		tl, err := r.Next()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
 			return &transcript.InputError{Path: t.Path, Line: next.Num, Offset: next.Offset, Err: err}
 		}
-		next.Num, next.Offset = l.Num+1, l.Offset+int64(len(l.Text)+len(l.EOL))
-		if err := fn(l); err != nil {
+		l = line{Line: tl}
+		next.Num, next.Offset = tl.Num+1, tl.Offset+lineLen(&l)
+		if tl.Long {
+			if err := readLong(t, &l, threshold); err != nil {
+				return &transcript.InputError{Path: t.Path, Line: tl.Num, Offset: tl.Offset, Err: err}
+			}
+		}
+		if err := fn(&l); err != nil {
 			return err
 		}
 	}
 }
 
+// readLong reads the long line l of t: its skeleton, or the whole line if
+// it carries a marker.
+func readLong(t *migrate.Transcript, l *line, threshold int) error {
+	sk, src, err := t.ReadLong(l.Line, threshold)
+	switch {
+	case errors.Is(err, transcript.ErrSkeletonTooLarge):
+		l.tooLarge = true
+		return nil
+	case err != nil:
+		return err
+	case !externalizer.HasMarker(sk.Text):
+		l.Text, l.sk, l.src = sk.Text, sk, src
+		return nil
+	}
+	l.Text = make([]byte, l.Len)
+	if _, err := src.ReadAt(l.Text, 0); err != nil {
+		return err
+	}
+	l.Long = false
+	return nil
+}
+
 // lineLen is the number of bytes of l in its transcript, end of line
 // included.
-func lineLen(l transcript.Line) int64 { return int64(len(l.Text) + len(l.EOL)) }
+func lineLen(l *line) int64 {
+	if l.Long {
+		return l.Len + int64(len(l.EOL))
+	}
+	return int64(len(l.Text) + len(l.EOL))
+}
+
+// textLen is the number of bytes of l in its transcript, end of line
+// excluded.
+func textLen(l *line) int64 { return lineLen(l) - int64(len(l.EOL)) }
 
 // open opens the transcript at path with the named format, or the one
 // detected; format is nil for a file of no known format.

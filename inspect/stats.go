@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"image"
 	_ "image/gif" // image sizes for the token estimate
 	_ "image/jpeg"
@@ -64,11 +66,12 @@ type Group struct {
 
 // Names of groups that are not a name found in a transcript.
 const (
-	UnknownFormat = "(unknown)"  // a file of no known format
-	NoTool        = "(none)"     // a line that carries no tool's output
-	UnknownTool   = "(unknown)"  // output of a tool call whose name was not seen
-	OtherGroup    = "(other)"    // names past maxGroups
-	NotJSON       = "(not JSON)" // a line that is not valid JSON, a torn one included
+	UnknownFormat = "(unknown)"   // a file of no known format
+	NoTool        = "(none)"      // a line that carries no tool's output
+	UnknownTool   = "(unknown)"   // output of a tool call whose name was not seen
+	OtherGroup    = "(other)"     // names past maxGroups
+	NotJSON       = "(not JSON)"  // a line that is not valid JSON, a torn one included
+	TooLarge      = "(too large)" // a line too large to inspect in bounded memory
 	NotObject     = "(not object)"
 	BlankLine     = "(blank)"
 	Untyped       = "(no type)"
@@ -228,17 +231,27 @@ func (s *stats) file(ctx context.Context, path string) error {
 			if strings.HasPrefix(a.Media, "image/") {
 				imgs.n++
 				imgs.base64 += int64(base64.StdEncoding.EncodedLen(a.Size))
-				imgs.tokens += imageTokens(a.Data)
+				imgs.tokens += imageTokens(imageHead(a))
 			}
 			return nil
 		},
 		Open: store.Open,
 	}
 	var all, big []externalizer.Site
-	err = scan(ctx, t, func(l transcript.Line) error {
+	err = scan(ctx, t, s.opts.Threshold, func(l *line) error {
 		n := lineLen(l)
 		fs.sav.BytesBefore += n
-		start := transcript.JSONStart(l)
+		if l.tooLarge {
+			// migrate copies such a line as it is.
+			line := Counts{Lines: 1, Bytes: n}
+			fs.formats.get(fs.format, "").add(line)
+			fs.types.get(fs.format, TooLarge).add(line)
+			fs.tools.get(fs.format, NoTool).add(line)
+			fs.notes = append(fs.notes, Finding{Kind: KindNote, File: path, Line: l.Num, Offset: l.Offset,
+				Message: fmt.Sprintf("line of %d bytes too large to inspect in bounded memory (too much of it is not long strings): counted by its size only; migrate would keep it as it is", l.Len)})
+			return nil
+		}
+		start := transcript.JSONStart(l.Line)
 		root, perr := transcript.Parse(l.Text, start)
 		obj := perr == nil && root.Kind() == transcript.Object
 		line := Counts{Lines: 1, Bytes: n}
@@ -253,7 +266,7 @@ func (s *stats) file(ctx context.Context, path string) error {
 			tools = []string{NoTool}
 		}
 		for _, site := range big {
-			size := int64(site.Value.Len())
+			size := l.size(site.Value)
 			line.Payloads++
 			line.PayloadBytes += size
 			tool := fs.names.site(site, tools)
@@ -269,7 +282,7 @@ func (s *stats) file(ctx context.Context, path string) error {
 			return nil
 		}
 		imgs = lineImages{}
-		res, err := x.Rewrite(l.Text, start)
+		saved, changed, err := rewrite(x, l, start)
 		if err != nil {
 			// migrate fails the whole file: none of it is saved.
 			fs.failed = true
@@ -277,8 +290,7 @@ func (s *stats) file(ctx context.Context, path string) error {
 				Message: "migrate would fail on this file: " + err.Error()})
 			return nil
 		}
-		if res.Line != nil {
-			saved := int64(len(l.Text) - len(res.Line))
+		if changed {
 			fs.sav.Saved += saved
 			fs.sav.TextBytes += saved - imgs.base64
 			fs.sav.Images += imgs.n
@@ -296,6 +308,71 @@ func (s *stats) file(ctx context.Context, path string) error {
 	}
 	s.add(fs, store)
 	return nil
+}
+
+// rewrite rewrites l as migrate would, into nothing, and returns the bytes
+// that saves (negative for a line that grows) and whether migrate changes
+// the line. A long line is rewritten from its skeleton, reading its
+// payloads back from the file.
+func rewrite(x *externalizer.Externalizer, l *line, start int) (saved int64, changed bool, err error) {
+	if l.sk == nil {
+		res, err := x.Rewrite(l.Text, start)
+		if err != nil || res.Line == nil {
+			return 0, false, err
+		}
+		return int64(len(l.Text) - len(res.Line)), true, nil
+	}
+	var out countWriter
+	res, err := x.RewriteBig(&out, &externalizer.BigLine{Skeleton: l.sk, Src: l.src}, start)
+	if errors.Is(err, externalizer.ErrNeedWhole) {
+		// As migrate does, with the whole line.
+		whole := &line{Line: l.Line}
+		whole.Text, whole.Long = make([]byte, l.Len), false
+		if _, err := l.src.ReadAt(whole.Text, 0); err != nil {
+			return 0, false, err
+		}
+		return rewrite(x, whole, start)
+	}
+	if err != nil || len(res.Artifacts) == 0 {
+		return 0, false, err
+	}
+	return l.Len - out.n, true, nil
+}
+
+// countWriter counts the bytes written to it and keeps none.
+type countWriter struct{ n int64 }
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	return len(p), nil
+}
+
+// imageHead returns the start of image artifact a, enough for its
+// header: its bytes, or the first 64 KiB its Stream writes.
+func imageHead(a externalizer.Artifact) []byte {
+	if a.Stream == nil {
+		return a.Data
+	}
+	h := &headWriter{max: 64 << 10}
+	_ = a.Stream(h) // stops with errHeadFull once the head is read
+	return h.b
+}
+
+// headWriter keeps the first max bytes written to it, then fails.
+type headWriter struct {
+	b   []byte
+	max int
+}
+
+var errHeadFull = errors.New("head read")
+
+func (h *headWriter) Write(p []byte) (int, error) {
+	n := min(len(p), h.max-len(h.b))
+	h.b = append(h.b, p[:n]...)
+	if n < len(p) {
+		return n, errHeadFull
+	}
+	return n, nil
 }
 
 // add adds the counts of a file read to its end.
