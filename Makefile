@@ -56,13 +56,18 @@ demo: build
 clean:
 	rm -rf bin
 
-# Peak memory of migrate and rehydrate on a transcript with one line of
-# MEMLINE bytes, a non-JSON line and a torn last line.
+# Peak memory on a transcript with one line of MEMLINE bytes, a non-JSON
+# line and a torn last line: of check, stats and rehydrate reading it as
+# it is (check exits 1 for its violations; rehydrate copies it back), then
+# of migrate and of rehydrate restoring it.
 MEMLINE ?= 46000000
 memcheck: build
 	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
 	$(GO) run ./internal/sessiongen/cmd/gensessions -bigline $(MEMLINE) -out $$dir/big.jsonl && \
 	cp $$dir/big.jsonl $$dir/orig.jsonl && \
+	{ /usr/bin/time -f "check: %M KiB peak RSS, %e s" $(BIN) --progress never check $$dir/orig.jsonl >/dev/null; [ $$? -eq 1 ]; } && \
+	/usr/bin/time -f "stats: %M KiB peak RSS, %e s" $(BIN) --progress never stats $$dir/orig.jsonl >/dev/null && \
+	/usr/bin/time -f "rehydrate as it is: %M KiB peak RSS, %e s" $(BIN) --progress never rehydrate $$dir/orig.jsonl | cmp - $$dir/orig.jsonl && \
 	/usr/bin/time -f "migrate: %M KiB peak RSS, %e s" $(BIN) --progress never migrate $$dir/big.jsonl >/dev/null && \
 	/usr/bin/time -f "rehydrate: %M KiB peak RSS, %e s" $(BIN) --progress never rehydrate $$dir/big.jsonl | cmp - $$dir/orig.jsonl && \
 	echo "round trip: identical"
