@@ -425,7 +425,11 @@ func textCut(b []byte) int {
 				}
 			}
 		case c >= utf8.RuneSelf:
-			_, w = utf8.DecodeRune(b[i:])
+			if utf8.FullRune(b[i:]) {
+				_, w = utf8.DecodeRune(b[i:])
+			} else {
+				w = len(b) - i + 1 // a sequence cut by the end of b: cut before it
+			}
 		}
 		if i+w > len(b) {
 			break

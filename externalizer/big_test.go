@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/transcript"
@@ -153,4 +154,42 @@ func FuzzRewriteBig(f *testing.F) {
 			rewriteBoth(t, pi{}, fuzzThreshold, l.text, l.start())
 		}
 	})
+}
+
+// TestTextCut: a piece is never cut inside a UTF-8 sequence, also one
+// the end of the piece cuts short, nor inside an escape.
+func TestTextCut(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want int
+	}{
+		{"ab", 2}, {"ab日", 5}, {"ab\xe6", 2}, {"ab\xe6\x97", 2}, {`ab\n`, 4}, {`ab\`, 2},
+		{`ab\u00e9`, 8}, {`ab\u00e`, 2}, {`ab\ud83d\ude80`, 14}, {`ab\ud83d`, 2}, {"ab\xff", 3},
+	} {
+		assert.Equal(t, tt.want, textCut([]byte(tt.in)), "%q", tt.in)
+	}
+}
+
+// TestCandidatesInPieces: a long literal gives the same form and artifact
+// whether it is written at once or in pieces of any size, as the long-line
+// path writes it; text of multi-byte characters is stored as text.
+func TestCandidatesInPieces(t *testing.T) {
+	text := strings.Repeat("日本語のテキスト line é 🚀\\t\\\"x\\\"\\n", 20000)
+	lit := []byte(`"` + text + `"`)
+	c := newCandidates(false, true, false)
+	_, _ = c.Write(lit)
+	form, digest, size, _ := c.result("")
+	require.Equal(t, FormJS, form, "one write")
+	for _, piece := range []int{1 << 10, 4099, 64 << 10, 256 << 10} {
+		c := newCandidates(false, true, false)
+		for rest := lit; len(rest) > 0; {
+			n := min(piece, len(rest))
+			_, _ = c.Write(rest[:n])
+			rest = rest[n:]
+		}
+		f, d, n, _ := c.result("")
+		assert.Equal(t, form, f, "pieces of %d", piece)
+		assert.Equal(t, digest, d, "pieces of %d", piece)
+		assert.Equal(t, size, n, "pieces of %d", piece)
+	}
 }
