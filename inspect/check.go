@@ -299,7 +299,7 @@ func checkFile(ctx context.Context, path string, opts CheckOptions, c *checked) 
 	if threshold <= 0 {
 		threshold = migrate.DefaultThreshold
 	}
-	err = scan(ctx, t, threshold, func(l *line) error {
+	err = scan(ctx, t, threshold, true, func(l *line) error {
 		c.lines++
 		c.bytes += lineLen(l)
 		at := Finding{File: path, Line: l.Num, Offset: l.Offset}
@@ -313,14 +313,15 @@ func checkFile(ctx context.Context, path string, opts CheckOptions, c *checked) 
 			return nil
 		}
 		if l.tooLarge {
+			// Fail closed: a gate that cannot look must not pass.
 			f := at
-			f.Kind = KindNote
-			f.Message = fmt.Sprintf("line of %d bytes too large to inspect in bounded memory (too much of it is not long strings): its payloads are not checked", l.Len)
+			f.Kind, f.Size, f.Limit = KindInline, l.Len, int64(opts.MaxInline)
+			f.Message = fmt.Sprintf("line of %d bytes too large to inspect in bounded memory (too much of it is numbers, literals or short strings): counted as an inline payload, since it cannot be shown to hold none", l.Len)
 			report(f)
 			return nil
 		}
 		start := transcript.JSONStart(l.Line)
-		root, err := transcript.Parse(l.Text, start)
+		root, err := l.parse(start)
 		if err != nil || root.Kind() != transcript.Object {
 			return nil // no site, and no marker that could restore
 		}

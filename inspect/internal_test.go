@@ -69,11 +69,11 @@ func pngOf(t *testing.T, w, h int) []byte {
 }
 
 func TestImageTokens(t *testing.T) {
-	assert.Equal(t, int64(4), imageTokens(pngOf(t, 60, 50)), "3000 pixels / 750")
-	assert.Equal(t, int64(2), imageTokens(pngOf(t, 1, 751)), "rounded up")
-	assert.Equal(t, int64(1046), imageTokens(pngOf(t, 3136, 1000)), "scaled to 1568 x 500 first: 784000 / 750, rounded up")
-	assert.Equal(t, int64(maxImageTokens), imageTokens(pngOf(t, 1500, 1500)), "at most")
-	assert.Equal(t, int64(maxImageTokens), imageTokens([]byte("RIFF....WEBPVP8 ")), "an unreadable size counts as the most")
+	assert.Equal(t, int64(4), imageTokens(bytes.NewReader(pngOf(t, 60, 50))), "3000 pixels / 750")
+	assert.Equal(t, int64(2), imageTokens(bytes.NewReader(pngOf(t, 1, 751))), "rounded up")
+	assert.Equal(t, int64(1046), imageTokens(bytes.NewReader(pngOf(t, 3136, 1000))), "scaled to 1568 x 500 first: 784000 / 750, rounded up")
+	assert.Equal(t, int64(maxImageTokens), imageTokens(bytes.NewReader(pngOf(t, 1500, 1500))), "at most")
+	assert.Equal(t, int64(maxImageTokens), imageTokens(strings.NewReader("RIFF....WEBPVP8 ")), "an unreadable size counts as the most")
 }
 
 // Distinct names past maxGroups are counted together, so a hostile file

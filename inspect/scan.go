@@ -34,12 +34,28 @@ func (l *line) size(v transcript.Value) int64 {
 	return to - from
 }
 
+// errCutNotJSON stands for the parse error of a long line whose skeleton
+// parses but whose cut strings hold what JSON forbids.
+var errCutNotJSON = errors.New("a cut string is not valid JSON")
+
+// parse parses l.Text from start, as a line that is not JSON if its
+// skeleton says so.
+func (l *line) parse(start int) (transcript.Value, error) {
+	if l.sk != nil && l.sk.Invalid {
+		return transcript.Value{}, errCutNotJSON
+	}
+	return transcript.Parse(l.Text, start)
+}
+
 // scan calls fn for each line of t in order and stops at the first error,
 // which for a failed read names the line it was reading. A long line comes
-// as its skeleton, with stubs sized for threshold (see
-// migrate.Transcript.ReadLong), unless it carries a marker: reading a
-// marker takes the whole line, as migrate does.
-func scan(ctx context.Context, t *migrate.Transcript, threshold int, fn func(l *line) error) error {
+// as its skeleton, built with migrate's options for threshold (see
+// migrate.SkeletonOptions), unless it carries a marker: reading a marker
+// takes the whole line, as migrate does. With small set, a line whose
+// skeleton is too large is tried again with every string of threshold
+// bytes or more cut, enough to find and size its payloads, though not to
+// rewrite it as migrate would.
+func scan(ctx context.Context, t *migrate.Transcript, threshold int, small bool, fn func(l *line) error) error {
 	r := t.NewReader()
 	next := transcript.Line{Num: 1}
 	var l line
@@ -57,7 +73,7 @@ func scan(ctx context.Context, t *migrate.Transcript, threshold int, fn func(l *
 		l = line{Line: tl}
 		next.Num, next.Offset = tl.Num+1, tl.Offset+lineLen(&l)
 		if tl.Long {
-			if err := readLong(t, &l, threshold); err != nil {
+			if err := readLong(t, &l, threshold, small); err != nil {
 				return &transcript.InputError{Path: t.Path, Line: tl.Num, Offset: tl.Offset, Err: err}
 			}
 		}
@@ -69,18 +85,39 @@ func scan(ctx context.Context, t *migrate.Transcript, threshold int, fn func(l *
 
 // readLong reads the long line l of t: its skeleton, or the whole line if
 // it carries a marker.
-func readLong(t *migrate.Transcript, l *line, threshold int) error {
-	sk, src, err := t.ReadLong(l.Line, threshold)
+func readLong(t *migrate.Transcript, l *line, threshold int, small bool) error {
+	o := migrate.SkeletonOptions(threshold)
+	sk, src, err := t.ReadLong(l.Line, o)
+	if errors.Is(err, transcript.ErrSkeletonTooLarge) {
+		marked, merr := externalizer.HasMarkerIn(io.NewSectionReader(src, 0, l.Len))
+		switch {
+		case merr != nil:
+			return merr
+		case marked:
+			return readWhole(l, src)
+		case !small:
+			l.tooLarge = true
+			return nil
+		}
+		o.Long = o.StubLen
+		sk, src, err = t.ReadLong(l.Line, o)
+		if errors.Is(err, transcript.ErrSkeletonTooLarge) {
+			l.tooLarge = true
+			return nil
+		}
+	}
 	switch {
-	case errors.Is(err, transcript.ErrSkeletonTooLarge):
-		l.tooLarge = true
-		return nil
 	case err != nil:
 		return err
-	case !externalizer.HasMarker(sk.Text):
-		l.Text, l.sk, l.src = sk.Text, sk, src
-		return nil
+	case externalizer.HasMarker(sk.Text):
+		return readWhole(l, src)
 	}
+	l.Text, l.sk, l.src = sk.Text, sk, src
+	return nil
+}
+
+// readWhole reads the long line l whole from src.
+func readWhole(l *line, src io.ReaderAt) error {
 	l.Text = make([]byte, l.Len)
 	if _, err := src.ReadAt(l.Text, 0); err != nil {
 		return err

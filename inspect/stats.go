@@ -10,6 +10,7 @@ import (
 	_ "image/gif" // image sizes for the token estimate
 	_ "image/jpeg"
 	_ "image/png"
+	"io"
 	"math"
 	"sort"
 	"strings"
@@ -231,14 +232,14 @@ func (s *stats) file(ctx context.Context, path string) error {
 			if strings.HasPrefix(a.Media, "image/") {
 				imgs.n++
 				imgs.base64 += int64(base64.StdEncoding.EncodedLen(a.Size))
-				imgs.tokens += imageTokens(imageHead(a))
+				imgs.tokens += artifactImageTokens(a)
 			}
 			return nil
 		},
 		Open: store.Open,
 	}
 	var all, big []externalizer.Site
-	err = scan(ctx, t, s.opts.Threshold, func(l *line) error {
+	err = scan(ctx, t, s.opts.Threshold, false, func(l *line) error {
 		n := lineLen(l)
 		fs.sav.BytesBefore += n
 		if l.tooLarge {
@@ -252,7 +253,7 @@ func (s *stats) file(ctx context.Context, path string) error {
 			return nil
 		}
 		start := transcript.JSONStart(l.Line)
-		root, perr := transcript.Parse(l.Text, start)
+		root, perr := l.parse(start)
 		obj := perr == nil && root.Kind() == transcript.Object
 		line := Counts{Lines: 1, Bytes: n}
 		all, big = all[:0], big[:0]
@@ -347,33 +348,27 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// imageHead returns the start of image artifact a, enough for its
-// header: its bytes, or the first 64 KiB its Stream writes.
-func imageHead(a externalizer.Artifact) []byte {
+// artifactImageTokens is imageTokens for image artifact a, whose bytes
+// are in a.Data or, for a payload of a long line, written by a.Stream:
+// its header is then decoded from the stream as it comes, whatever its
+// length, and the rest is not read.
+func artifactImageTokens(a externalizer.Artifact) int64 {
 	if a.Stream == nil {
-		return a.Data
+		return imageTokens(bytes.NewReader(a.Data))
 	}
-	h := &headWriter{max: 64 << 10}
-	_ = a.Stream(h) // stops with errHeadFull once the head is read
-	return h.b
+	pr, pw := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		pw.CloseWithError(a.Stream(pw))
+	}()
+	n := imageTokens(pr)
+	pr.CloseWithError(errHeaderRead) // the stream's next write fails: it stops
+	<-done
+	return n
 }
 
-// headWriter keeps the first max bytes written to it, then fails.
-type headWriter struct {
-	b   []byte
-	max int
-}
-
-var errHeadFull = errors.New("head read")
-
-func (h *headWriter) Write(p []byte) (int, error) {
-	n := min(len(p), h.max-len(h.b))
-	h.b = append(h.b, p[:n]...)
-	if n < len(p) {
-		return n, errHeadFull
-	}
-	return n, nil
-}
+var errHeaderRead = errors.New("image header read")
 
 // add adds the counts of a file read to its end.
 func (s *stats) add(fs *fileStats, store *registry.Store) {
@@ -493,8 +488,8 @@ const (
 )
 
 // imageTokens estimates what a model is charged for seeing an image.
-func imageTokens(data []byte) int64 {
-	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
+func imageTokens(r io.Reader) int64 {
+	cfg, _, err := image.DecodeConfig(r)
 	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 {
 		return maxImageTokens
 	}

@@ -704,10 +704,12 @@ const LongLine = 4 << 20
 // be larger (megabytes of numbers or of short strings) is copied as it is.
 const maxSkeleton = 16 << 20
 
-// skeletonOptions cuts strings of 16 KiB or more to stubs as long as the
-// threshold: a stub must be at least that long (see
-// transcript.SkeletonOptions).
-func skeletonOptions(threshold int) transcript.SkeletonOptions {
+// SkeletonOptions are the options of the skeletons migrate builds of long
+// lines for payloads of threshold bytes: strings of 16 KiB or more are cut
+// to stubs as long as the threshold (a stub must be at least that long:
+// see transcript.SkeletonOptions), so that sites and their sizes come out
+// of them as out of the whole line.
+func SkeletonOptions(threshold int) transcript.SkeletonOptions {
 	stub := max(threshold, 256)
 	return transcript.SkeletonOptions{Long: max(16<<10, stub), StubLen: stub, Max: maxSkeleton}
 }
@@ -718,7 +720,7 @@ func skeletonOptions(threshold int) transcript.SkeletonOptions {
 // reports a line copied as it is because even its skeleton is too large.
 func rewriteLong(x *externalizer.Externalizer, w io.Writer, src io.ReaderAt, l *transcript.Line) (res externalizer.Result, kept bool, err error) {
 	line := io.NewSectionReader(src, l.Offset, l.Len)
-	sk, err := transcript.BuildSkeleton(line, skeletonOptions(x.Threshold))
+	sk, err := transcript.BuildSkeleton(line, SkeletonOptions(x.Threshold))
 	if errors.Is(err, transcript.ErrSkeletonTooLarge) {
 		_, err := io.Copy(w, io.NewSectionReader(src, l.Offset, l.Len))
 		return externalizer.Result{}, true, err

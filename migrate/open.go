@@ -68,23 +68,18 @@ func (t *Transcript) NewReader() *transcript.Reader {
 	return r
 }
 
-// ReadLong returns the skeleton of the Long line l of t, and a reader of
-// the line's bytes (offset 0 its first byte) for what the skeleton cut.
-// Its stubs are sized for threshold as migrate's are (see
-// transcript.BuildSkeleton), so that the payload sites at threshold and
-// their sizes (Skeleton.Span) come out as from the whole line. A line
-// whose skeleton would not fit in bounded memory fails with
-// transcript.ErrSkeletonTooLarge.
-func (t *Transcript) ReadLong(l transcript.Line, threshold int) (*transcript.Skeleton, *io.SectionReader, error) {
+// ReadLong returns the skeleton of the Long line l of t, built with
+// options o (SkeletonOptions gives migrate's), and a reader of the line's
+// bytes (offset 0 its first byte) for what the skeleton cut. A line whose
+// skeleton would not fit in bounded memory fails with
+// transcript.ErrSkeletonTooLarge, the reader still returned.
+func (t *Transcript) ReadLong(l transcript.Line, o transcript.SkeletonOptions) (*transcript.Skeleton, *io.SectionReader, error) {
 	if !l.Long || t.zst {
 		return nil, nil, errors.New("migrate: ReadLong of a line held whole")
 	}
 	line := io.NewSectionReader(t.file, l.Offset, l.Len)
-	sk, err := transcript.BuildSkeleton(line, skeletonOptions(threshold))
-	if err != nil {
-		return nil, nil, err
-	}
-	return sk, line, nil
+	sk, err := transcript.BuildSkeleton(line, o)
+	return sk, line, err
 }
 
 // Close releases the transcript.
