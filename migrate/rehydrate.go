@@ -26,13 +26,20 @@ type RehydrateOptions struct {
 // RehydrateTo writes the original bytes of the migrated transcript at path
 // to w. Each line is rebuilt and checked against its recorded hash before
 // it is written, so w never receives a wrong byte; on error, w holds the
-// lines before the bad one.
+// lines before the bad one. The exception is a file changed while it is
+// read: a long line without a marker, which is not held but copied from
+// the file, may then have been written in part, or with the new bytes,
+// before the error (ErrSourceChanged) says so.
 func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 	src, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return err
+	}
 	dr, release, err := decoded(progressReader{src, progress}, compressed(path))
 	if err != nil {
 		return fmt.Errorf("read %s: %w", path, err)
@@ -50,6 +57,10 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 	})
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
+	}
+	if err == nil {
+		// A long line is read more than once, from the file.
+		err = unchangedSince(path, idOf(fi))
 	}
 	return err
 }
@@ -73,10 +84,14 @@ func restoreFile(w io.Writer, src io.Reader, at io.ReaderAt, path string, store 
 // does whole. It is copied as it is.
 func restoreLine(w io.Writer, l transcript.Line, long *io.SectionReader, store *registry.Store) error {
 	if long != nil {
-		if _, err := io.Copy(w, long); err != nil {
+		n, err := io.Copy(w, long)
+		if err == nil && n != l.Len {
+			err = ErrSourceChanged // it has shrunk since it was read
+		}
+		if err != nil {
 			return err
 		}
-		_, err := w.Write(l.EOL)
+		_, err = w.Write(l.EOL)
 		return err
 	}
 	changed, err := externalizer.RestoreTo(w, l.Text, transcript.JSONStart(l), store.Open)
@@ -115,6 +130,9 @@ func eachLine(src io.Reader, at io.ReaderAt, path string, fn func(l transcript.L
 		if l.Long {
 			long = io.NewSectionReader(at, l.Offset, l.Len)
 			marked, err := externalizer.HasMarkerIn(long)
+			if pos, _ := long.Seek(0, io.SeekCurrent); err == nil && pos != l.Len {
+				err = ErrSourceChanged // it has shrunk since it was read
+			}
 			if err == nil && marked {
 				// Restoring a marker takes the whole line.
 				l.Text, l.Long, long = make([]byte, l.Len), false, nil
@@ -211,11 +229,11 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 			res.Err = err
 			return res
 		}
-		if inPlace {
-			if err := unchangedSince(in.Path, idOf(fi)); err != nil {
-				res.Err = err
-				return res
-			}
+		// In place, an agent may have appended meanwhile; and a long line
+		// is read more than once, from the file.
+		if err := unchangedSince(in.Path, idOf(fi)); err != nil {
+			res.Err = err
+			return res
 		}
 		if err := out.Commit(); err != nil {
 			res.Err = err
