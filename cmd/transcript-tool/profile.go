@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -58,30 +59,34 @@ func startProfiles(c *cli.Context) (stop func() error, err error) {
 	}
 	mem := c.String("memprofile")
 	return func() error {
+		// Every profile is ended and written, whatever fails.
+		var errs []error
 		if tr != nil {
 			trace.Stop()
-			if err := tr.Close(); err != nil {
-				return err
-			}
+			errs = append(errs, tr.Close())
 		}
 		if cpu != nil {
 			pprof.StopCPUProfile()
-			if err := cpu.Close(); err != nil {
-				return err
-			}
+			errs = append(errs, cpu.Close())
 		}
-		if mem == "" {
-			return nil
+		if mem != "" {
+			errs = append(errs, writeHeapProfile(mem))
 		}
-		f, err := os.Create(mem)
-		if err != nil {
-			return err
-		}
-		runtime.GC()
-		if err := pprof.WriteHeapProfile(f); err != nil {
-			f.Close()
-			return fmt.Errorf("write heap profile: %w", err)
-		}
-		return f.Close()
+		return errors.Join(errs...)
 	}, nil
+}
+
+// writeHeapProfile writes a heap profile, after a garbage collection, to
+// the file named path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write heap profile: %w", err)
+	}
+	return f.Close()
 }

@@ -1,6 +1,7 @@
 package display
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"unicode"
@@ -40,6 +41,7 @@ func TestLine(t *testing.T) {
 		{"code points, not bytes", "日本語テキスト", 4, "日本語…"},
 		{"emoji are code points", "👩‍💻👩‍💻", 3, "👩‍…"},
 		{"combining marks count", "e\u0301e\u0301", 3, "e\u0301…"},
+		{"the largest n", "abc", math.MaxInt, "abc"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
