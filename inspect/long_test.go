@@ -229,3 +229,23 @@ func TestCheckLongLineSmallerCut(t *testing.T) {
 	}
 	assert.Equal(t, whole, plain)
 }
+
+// TestLongLineTooDeep: a long line nested deeper than Parse accepts, too
+// large even for a skeleton, is not JSON, as when it is read whole: no
+// violation for check, "(not JSON)" for stats.
+func TestLongLineTooDeep(t *testing.T) {
+	deep := strings.Repeat(`{"a":[`, 3<<20) + "\n"
+	s := string(testsession.Pi("deep", 1, 300)) + deep
+	dir := tree(t, map[string]string{"plain/s.jsonl": s, "zst/s.jsonl.zst": zstdOf(t, s)})
+	opts := inspect.CheckOptions{MaxInline: threshold}
+	plain, _ := check(t, opts, filepath.Join(dir, "plain"))
+	whole, _ := check(t, opts, filepath.Join(dir, "zst"))
+	assert.Equal(t, []where{{inspect.KindInline, "s.jsonl", 4, "/message/content", "read"}}, wheres(plain))
+	assert.Len(t, whole, 1)
+
+	sp := stats(t, inspect.StatsOptions{Threshold: threshold}, filepath.Join(dir, "plain"))
+	sw := stats(t, inspect.StatsOptions{Threshold: threshold}, filepath.Join(dir, "zst"))
+	assert.Equal(t, groups(sw.EntryTypes), groups(sp.EntryTypes))
+	assert.Equal(t, counted{lines: 1}, groups(sp.EntryTypes)["pi "+inspect.NotJSON])
+	assert.Empty(t, sp.Findings)
+}

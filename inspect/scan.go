@@ -23,6 +23,9 @@ type line struct {
 	// tooLarge is set, and Text nil, for a long line whose skeleton
 	// would not fit in bounded memory either: only its size is known.
 	tooLarge bool
+	// tooDeep is set, and Text nil, for a long line nested deeper than
+	// Parse accepts: it is not JSON, as it would be read whole.
+	tooDeep bool
 }
 
 // size returns the length in the line of v, a value parsed from l.Text.
@@ -39,9 +42,12 @@ func (l *line) size(v transcript.Value) int64 {
 var errCutNotJSON = errors.New("a cut string is not valid JSON")
 
 // parse parses l.Text from start, as a line that is not JSON if its
-// skeleton says so.
+// skeleton says so, or if it is too deep.
 func (l *line) parse(start int) (transcript.Value, error) {
-	if l.sk != nil && l.sk.Invalid {
+	switch {
+	case l.tooDeep:
+		return transcript.Value{}, transcript.ErrTooDeep
+	case l.sk != nil && l.sk.Invalid:
 		return transcript.Value{}, errCutNotJSON
 	}
 	return transcript.Parse(l.Text, start)
@@ -90,11 +96,19 @@ func readLong(t *migrate.Transcript, l *line, threshold int, small bool) error {
 	sk, src, err := t.ReadLong(l.Line, o)
 	if errors.Is(err, transcript.ErrSkeletonTooLarge) {
 		marked, merr := externalizer.HasMarkerIn(io.NewSectionReader(src, 0, l.Len))
-		switch {
-		case merr != nil:
+		if merr != nil {
 			return merr
-		case marked:
+		}
+		if marked {
 			return readWhole(l, src)
+		}
+		deep, derr := transcript.TooDeep(io.NewSectionReader(src, 0, l.Len))
+		switch {
+		case derr != nil:
+			return derr
+		case deep:
+			l.tooDeep = true
+			return nil
 		case !small:
 			l.tooLarge = true
 			return nil

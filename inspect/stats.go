@@ -242,14 +242,19 @@ func (s *stats) file(ctx context.Context, path string) error {
 	err = scan(ctx, t, s.opts.Threshold, false, func(l *line) error {
 		n := lineLen(l)
 		fs.sav.BytesBefore += n
-		if l.tooLarge {
-			// migrate copies such a line as it is.
+		if l.tooLarge || l.tooDeep {
+			// migrate copies such a line as it is. One too deep is not
+			// JSON, as it is when read whole.
 			line := Counts{Lines: 1, Bytes: n}
+			typ := NotJSON
+			if l.tooLarge {
+				typ = TooLarge
+				fs.notes = append(fs.notes, Finding{Kind: KindNote, File: path, Line: l.Num, Offset: l.Offset,
+					Message: fmt.Sprintf("line of %d bytes too large to inspect in bounded memory (too much of it is not long strings): counted by its size only; migrate would keep it as it is", l.Len)})
+			}
 			fs.formats.get(fs.format, "").add(line)
-			fs.types.get(fs.format, TooLarge).add(line)
+			fs.types.get(fs.format, typ).add(line)
 			fs.tools.get(fs.format, NoTool).add(line)
-			fs.notes = append(fs.notes, Finding{Kind: KindNote, File: path, Line: l.Num, Offset: l.Offset,
-				Message: fmt.Sprintf("line of %d bytes too large to inspect in bounded memory (too much of it is not long strings): counted by its size only; migrate would keep it as it is", l.Len)})
 			return nil
 		}
 		start := transcript.JSONStart(l.Line)

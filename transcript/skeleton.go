@@ -280,3 +280,44 @@ func stubPrefix(str []byte, n int) int {
 	}
 	return cut
 }
+
+// TooDeep reports whether the line read from r opens an array or object
+// deeper than MaxDepth, reading it in pieces, for a line too long to hold
+// (and whose skeleton is too large). A true answer means that Parse fails
+// on the line: it is too deep, or not JSON before it gets that deep.
+func TooDeep(r io.Reader) (bool, error) {
+	buf := make([]byte, 256<<10)
+	depth := 0
+	inString, escaped := false, false
+	for {
+		n, err := r.Read(buf)
+		for _, c := range buf[:n] {
+			switch {
+			case escaped:
+				escaped = false
+			case inString:
+				switch c {
+				case '\\':
+					escaped = true
+				case '"':
+					inString = false
+				}
+			case c == '"':
+				inString = true
+			case c == '[' || c == '{':
+				if depth >= MaxDepth {
+					return true, nil
+				}
+				depth++
+			case c == ']' || c == '}':
+				depth--
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"strings"
@@ -186,4 +187,29 @@ func FuzzSkeleton(f *testing.F) {
 			t.Fatalf("line parses: %v; skeleton parses: %v, invalid %v", perr, serr, sk.Invalid)
 		}
 	})
+}
+
+// TestTooDeep: TooDeep says true exactly where Parse refuses a line as too
+// deep, brackets inside strings not counting.
+func TestTooDeep(t *testing.T) {
+	open := func(n int) string { return strings.Repeat(`{"a":[`, n/2) + strings.Repeat("[", n%2) }
+	close := func(n int) string { return strings.Repeat("]", n%2) + strings.Repeat("]}", n/2) }
+	for _, line := range []string{
+		open(MaxDepth) + "1" + close(MaxDepth),
+		open(MaxDepth+1) + "1" + close(MaxDepth+1),
+		`["` + strings.Repeat("[", 2*MaxDepth) + `"]`,
+		`["\"` + strings.Repeat("{", 2*MaxDepth) + `"]`,
+		`["\\",` + strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth) + `]`,
+		`["\\",` + strings.Repeat("[", MaxDepth-1) + strings.Repeat("]", MaxDepth-1) + `]`,
+		strings.Repeat("[", 3*MaxDepth),
+	} {
+		_, perr := Parse([]byte(line), 0)
+		deep, err := TooDeep(strings.NewReader(line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := errors.Is(perr, ErrTooDeep); deep != want {
+			t.Errorf("TooDeep(%.60q…) = %v; Parse says %v", line, deep, perr)
+		}
+	}
 }
