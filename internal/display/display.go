@@ -57,8 +57,8 @@ func Line(s string, n int) string {
 	}
 	var b strings.Builder
 	b.Grow(min(len(s), n) + 8) // enough for printable ASCII, the common case
-	count := 0               // code points written to b
-	keep := 0                // length of b when it held n-1 code points
+	count := 0                 // code points written to b
+	keep := 0                  // length of b when it held n-1 code points
 	put := func(r rune) bool {
 		if count == n {
 			return false
