@@ -28,6 +28,15 @@ func longSession() string {
 	return string(testsession.Pi("long", 2, 5<<20)) + numbers
 }
 
+// plainAndWhole writes transcript s as s.jsonl into one directory and
+// compressed as s.jsonl.zst into another, whose lines are read whole, and
+// returns the two directories.
+func plainAndWhole(t *testing.T, s string) (plain, whole string) {
+	t.Helper()
+	dir := tree(t, map[string]string{"plain/s.jsonl": s, "zst/s.jsonl.zst": zstdOf(t, s)})
+	return filepath.Join(dir, "plain"), filepath.Join(dir, "zst")
+}
+
 func zstdOf(t *testing.T, s string) string {
 	t.Helper()
 	var buf bytes.Buffer
@@ -46,11 +55,11 @@ func zstdOf(t *testing.T, s string) string {
 func TestCheckLongLines(t *testing.T) {
 	s := longSession()
 	require.Greater(t, strings.Index(s[strings.Index(s, "toolResult"):], "\n"), migrate.LongLine, "the lines are not long")
-	dir := tree(t, map[string]string{"plain/s.jsonl": s, "zst/s.jsonl.zst": zstdOf(t, s)})
+	plainDir, wholeDir := plainAndWhole(t, s)
 	opts := inspect.CheckOptions{MaxInline: threshold, MaxLine: 1 << 20}
 
-	plain, plainTotals := check(t, opts, filepath.Join(dir, "plain"))
-	whole, wholeTotals := check(t, opts, filepath.Join(dir, "zst"))
+	plain, plainTotals := check(t, opts, plainDir)
+	whole, wholeTotals := check(t, opts, wholeDir)
 
 	var inline []inspect.Finding
 	for _, f := range plain {
@@ -66,7 +75,7 @@ func TestCheckLongLines(t *testing.T) {
 	// inline payload of the whole line's size at no site.
 	var want []inspect.Finding
 	for _, f := range whole {
-		f.File = filepath.Join(dir, "plain", "s.jsonl")
+		f.File = filepath.Join(plainDir, "s.jsonl")
 		if f.Line == 7 && f.Kind == inspect.KindInline {
 			f.Site, f.Tool, f.Size = "", "", 18874474
 			f.Message = "line of 18874474 bytes too large to inspect in bounded memory (too much of it is numbers, literals or short strings): counted as an inline payload, since it cannot be shown to hold none"
@@ -128,26 +137,6 @@ func TestStatsLongLines(t *testing.T) {
 	assert.Equal(t, int64(2), rep.Formats[0].Payloads)
 }
 
-// TestLongLineNotJSON: a long line whose cut string holds a control
-// character is not JSON, as when it is read whole: no payload for check,
-// "(not JSON)" for stats.
-func TestLongLineNotJSON(t *testing.T) {
-	bad := `{"type":"message","id":"r9","message":{"role":"toolResult","toolCallId":"call_9","toolName":"read","content":[{"type":"text","text":"` +
-		strings.Repeat("x", 3<<20) + "\x01" + strings.Repeat("y", 2<<20) + `"}]}}` + "\n"
-	s := string(testsession.Pi("inv", 1, 300)) + bad
-	dir := tree(t, map[string]string{"plain/s.jsonl": s, "zst/s.jsonl.zst": zstdOf(t, s)})
-	opts := inspect.CheckOptions{MaxInline: threshold}
-	plain, _ := check(t, opts, filepath.Join(dir, "plain"))
-	whole, _ := check(t, opts, filepath.Join(dir, "zst"))
-	assert.Equal(t, []where{{inspect.KindInline, "s.jsonl", 4, "/message/content", "read"}}, wheres(plain))
-	assert.Equal(t, []where{{inspect.KindInline, "s.jsonl.zst", 4, "/message/content", "read"}}, wheres(whole))
-
-	sp := stats(t, inspect.StatsOptions{Threshold: threshold}, filepath.Join(dir, "plain"))
-	sw := stats(t, inspect.StatsOptions{Threshold: threshold}, filepath.Join(dir, "zst"))
-	assert.Equal(t, groups(sw.EntryTypes), groups(sp.EntryTypes))
-	assert.Equal(t, counted{lines: 1}, groups(sp.EntryTypes)["pi "+inspect.NotJSON])
-}
-
 // TestCheckTooLargeMigratedLine: a migrated line too large even for a
 // skeleton (one migrated whole from a .jsonl.zst, then decompressed) is
 // read whole for check --store, which finds its references broken.
@@ -193,10 +182,10 @@ func TestStatsLongLineImage(t *testing.T) {
 	line := `{"type":"message","id":"r9","message":{"role":"toolResult","toolCallId":"call_1","toolName":"read","content":[{"type":"image","data":"` +
 		base64.StdEncoding.EncodeToString(img.Bytes()) + `","mimeType":"image/jpeg"},{"type":"text","text":` + jsonString(text(2, 5<<20)) + `}]}}` + "\n"
 	s := string(testsession.Pi("img", 1, 300)) + line
-	dir := tree(t, map[string]string{"plain/s.jsonl": s, "zst/s.jsonl.zst": zstdOf(t, s)})
+	plainDir, wholeDir := plainAndWhole(t, s)
 
-	sp := stats(t, inspect.StatsOptions{Threshold: threshold}, filepath.Join(dir, "plain"))
-	sw := stats(t, inspect.StatsOptions{Threshold: threshold}, filepath.Join(dir, "zst"))
+	sp := stats(t, inspect.StatsOptions{Threshold: threshold}, plainDir)
+	sw := stats(t, inspect.StatsOptions{Threshold: threshold}, wholeDir)
 
 	assert.Equal(t, 1, sp.Migrate.Images)
 	assert.Equal(t, int64(27), sp.Migrate.ImageTokens, "200 x 100 / 750, rounded up")
@@ -215,11 +204,11 @@ func TestCheckLongLineSmallerCut(t *testing.T) {
 	line := `{"type":"message","id":"c1","message":{"role":"toolResult","toolCallId":"call_1","toolName":"read","content":[{"type":"text","text":"ok"}],"details":{"chunks":[` +
 		strings.Join(chunks, ",") + `]}}}` + "\n"
 	s := string(testsession.Pi("c", 1, 300)) + line
-	dir := tree(t, map[string]string{"plain/s.jsonl": s, "zst/s.jsonl.zst": zstdOf(t, s)})
+	plainDir, wholeDir := plainAndWhole(t, s)
 	opts := inspect.CheckOptions{MaxInline: threshold}
 
-	plain, _ := check(t, opts, filepath.Join(dir, "plain"))
-	whole, _ := check(t, opts, filepath.Join(dir, "zst"))
+	plain, _ := check(t, opts, plainDir)
+	whole, _ := check(t, opts, wholeDir)
 
 	require.Len(t, plain, 2)
 	assert.Equal(t, "/message/details/chunks", plain[1].Site)
@@ -230,22 +219,30 @@ func TestCheckLongLineSmallerCut(t *testing.T) {
 	assert.Equal(t, whole, plain)
 }
 
-// TestLongLineTooDeep: a long line nested deeper than Parse accepts, too
-// large even for a skeleton, is not JSON, as when it is read whole: no
-// violation for check, "(not JSON)" for stats.
-func TestLongLineTooDeep(t *testing.T) {
-	deep := strings.Repeat(`{"a":[`, 3<<20) + "\n"
-	s := string(testsession.Pi("deep", 1, 300)) + deep
-	dir := tree(t, map[string]string{"plain/s.jsonl": s, "zst/s.jsonl.zst": zstdOf(t, s)})
-	opts := inspect.CheckOptions{MaxInline: threshold}
-	plain, _ := check(t, opts, filepath.Join(dir, "plain"))
-	whole, _ := check(t, opts, filepath.Join(dir, "zst"))
-	assert.Equal(t, []where{{inspect.KindInline, "s.jsonl", 4, "/message/content", "read"}}, wheres(plain))
-	assert.Len(t, whole, 1)
+// TestLongLineNotJSON: a long line that Parse would refuse is not JSON,
+// as when it is read whole: no payload for check, "(not JSON)" for stats,
+// and no note. One of them holds a control character in a string its
+// skeleton cuts; the other is nested deeper than MaxDepth and too large
+// even for a skeleton.
+func TestLongLineNotJSON(t *testing.T) {
+	for name, line := range map[string]string{
+		"control character": `{"type":"message","id":"r9","message":{"role":"toolResult","toolCallId":"call_9","toolName":"read","content":[{"type":"text","text":"` +
+			strings.Repeat("x", 3<<20) + "\x01" + strings.Repeat("y", 2<<20) + `"}]}}`,
+		"too deep": strings.Repeat(`{"a":[`, 3<<20),
+	} {
+		t.Run(name, func(t *testing.T) {
+			plainDir, wholeDir := plainAndWhole(t, string(testsession.Pi("p", 1, 300))+line+"\n")
+			opts := inspect.CheckOptions{MaxInline: threshold}
+			plain, _ := check(t, opts, plainDir)
+			whole, _ := check(t, opts, wholeDir)
+			assert.Equal(t, []where{{inspect.KindInline, "s.jsonl", 4, "/message/content", "read"}}, wheres(plain))
+			assert.Equal(t, []where{{inspect.KindInline, "s.jsonl.zst", 4, "/message/content", "read"}}, wheres(whole))
 
-	sp := stats(t, inspect.StatsOptions{Threshold: threshold}, filepath.Join(dir, "plain"))
-	sw := stats(t, inspect.StatsOptions{Threshold: threshold}, filepath.Join(dir, "zst"))
-	assert.Equal(t, groups(sw.EntryTypes), groups(sp.EntryTypes))
-	assert.Equal(t, counted{lines: 1}, groups(sp.EntryTypes)["pi "+inspect.NotJSON])
-	assert.Empty(t, sp.Findings)
+			sp := stats(t, inspect.StatsOptions{Threshold: threshold}, plainDir)
+			sw := stats(t, inspect.StatsOptions{Threshold: threshold}, wholeDir)
+			assert.Equal(t, groups(sw.EntryTypes), groups(sp.EntryTypes))
+			assert.Equal(t, counted{lines: 1}, groups(sp.EntryTypes)["pi "+inspect.NotJSON])
+			assert.Empty(t, sp.Findings)
+		})
+	}
 }
