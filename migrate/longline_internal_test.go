@@ -52,12 +52,14 @@ func TestRestoreLongLineShrunk(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
 			at := &shrinking{data: data, limit: tt.limit, cut: LongLine / 2}
-			err := restoreFile(&out, bytes.NewReader(data), at, "s.jsonl", store)
+			_, err := restoreFile(&out, bytes.NewReader(data), at, "s.jsonl", store)
 			require.ErrorIs(t, err, ErrSourceChanged)
 			assert.NotContains(t, out.String(), "{}", "lines after the short one were written")
 		})
 	}
 	var out bytes.Buffer
-	require.NoError(t, restoreFile(&out, bytes.NewReader(data), bytes.NewReader(data), "s.jsonl", store))
+	copied, err := restoreFile(&out, bytes.NewReader(data), bytes.NewReader(data), "s.jsonl", store)
+	require.NoError(t, err)
+	assert.True(t, copied)
 	assert.Equal(t, data, out.Bytes())
 }

@@ -47,19 +47,21 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 	defer release()
 	store := registry.Open(StoreFor(storeDir, path))
 	bw := bufio.NewWriterSize(w, 1<<20)
+	copied := false
 	err = eachLine(dr, plainFile(src, path), path, func(l transcript.Line, long *io.SectionReader) error {
 		if long == nil {
 			if _, err := externalizer.RestoreTo(io.Discard, l.Text, transcript.JSONStart(l), store.Open); err != nil {
 				return err
 			}
 		}
+		copied = copied || long != nil
 		return restoreLine(bw, l, long, store)
 	})
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
 	}
-	if err == nil {
-		// A long line is read more than once, from the file.
+	if err == nil && copied {
+		// A long line copied from the file was read more than once.
 		err = unchangedSince(path, idOf(fi))
 	}
 	return err
@@ -67,16 +69,19 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 
 // restoreFile writes the original of the migrated transcript read from
 // src to w in one pass; on error w has received wrong bytes and the caller
-// discards it.
-func restoreFile(w io.Writer, src io.Reader, at io.ReaderAt, path string, store *registry.Store) error {
+// discards it. copied reports whether a long line was copied from at,
+// which reads it more than once: the caller then checks that the file did
+// not change meanwhile.
+func restoreFile(w io.Writer, src io.Reader, at io.ReaderAt, path string, store *registry.Store) (copied bool, err error) {
 	bw := bufio.NewWriterSize(w, 1<<20)
-	err := eachLine(src, at, path, func(l transcript.Line, long *io.SectionReader) error {
+	err = eachLine(src, at, path, func(l transcript.Line, long *io.SectionReader) error {
+		copied = copied || long != nil
 		return restoreLine(bw, l, long, store)
 	})
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
 	}
-	return err
+	return copied, err
 }
 
 // restoreLine writes the original of one line and its end of line. A long
@@ -221,7 +226,8 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 			return res
 		}
 		store := registry.Open(StoreFor(opts.Store, in.Path))
-		if err := restoreFile(enc, dr, plainFile(src, in.Path), in.Path, store); err != nil {
+		copied, err := restoreFile(enc, dr, plainFile(src, in.Path), in.Path, store)
+		if err != nil {
 			res.Err = err
 			return res
 		}
@@ -230,10 +236,12 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 			return res
 		}
 		// In place, an agent may have appended meanwhile; and a long line
-		// is read more than once, from the file.
-		if err := unchangedSince(in.Path, idOf(fi)); err != nil {
-			res.Err = err
-			return res
+		// copied from the file was read more than once.
+		if inPlace || copied {
+			if err := unchangedSince(in.Path, idOf(fi)); err != nil {
+				res.Err = err
+				return res
+			}
 		}
 		if err := out.Commit(); err != nil {
 			res.Err = err
