@@ -4,13 +4,19 @@ BIN         := bin/transcript-tool
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 30s
 
-.PHONY: build test soak lint bench gobench fuzz demo memcheck clean
+.PHONY: build test soak lint bench gobench fuzz demo memcheck clean agents
 
 build:
 	$(GO) build -o $(BIN) ./cmd/transcript-tool
 
 test:
 	$(GO) test -race -count=1 ./...
+
+# The pinned agents the end-to-end tests in e2e/ drive (Claude Code, Codex,
+# pi), installed from npm into AGENTS_DIR, outside the repository (default
+# ~/.cache/transcript-tool/agents). Without them those tests skip.
+agents:
+	./scripts/agents.sh
 
 # The long fault-injection and crash runs: every errno at every file
 # operation, crash sweeps of more trees, and 500 SIGKILLs at random times
