@@ -33,8 +33,10 @@ func longSession() string {
 // returns the two directories.
 func plainAndWhole(t *testing.T, s string) (plain, whole string) {
 	t.Helper()
-	dir := tree(t, map[string]string{"plain/s.jsonl": s, "zst/s.jsonl.zst": zstdOf(t, s)})
-	return filepath.Join(dir, "plain"), filepath.Join(dir, "zst")
+	// Folders of one length, for placeholders of one length: they hold
+	// the store's absolute path.
+	dir := tree(t, map[string]string{"plain/s.jsonl": s, "whole/s.jsonl.zst": zstdOf(t, s)})
+	return filepath.Join(dir, "plain"), filepath.Join(dir, "whole")
 }
 
 func zstdOf(t *testing.T, s string) string {

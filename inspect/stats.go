@@ -34,6 +34,9 @@ type StatsOptions struct {
 	// already migrated into it save nothing more, and artifacts already in
 	// it do not grow it.
 	Store string
+	// StoreAs is migrate's StoreAs: the store's location as the agents
+	// see it, which sets the length of the placeholders' paths.
+	StoreAs string
 	// Format names the transcripts' format instead of detecting it per
 	// file.
 	Format string
@@ -225,7 +228,7 @@ func (s *stats) file(ctx context.Context, path string) error {
 	x := &externalizer.Externalizer{
 		Format:    format,
 		Threshold: s.opts.Threshold,
-		PathFor:   migrate.PathFor(store, path),
+		PathFor:   migrate.PathFor(store, s.opts.StoreAs),
 		Put: func(a externalizer.Artifact) error {
 			fs.sav.Artifacts++
 			fs.digests[a.Digest] = int64(a.Size)

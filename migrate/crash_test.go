@@ -186,7 +186,7 @@ func newReference(t *testing.T, sc *scenario) *reference {
 	require.Equal(t, 0, sum.Failed, "%+v", sum.Results)
 	ref := &reference{sc: sc, outputs: map[string][]byte{}, ops: in.Ops()}
 	for rel := range sc.files {
-		ref.outputs[rel] = readFile(t, filepath.Join(root, sc.dest(rel)))
+		ref.outputs[rel] = unroot(root, readFile(t, filepath.Join(root, sc.dest(rel))))
 	}
 	ref.tree, ref.records = state(t, root)
 	require.NotEmpty(t, ref.records)
@@ -237,7 +237,7 @@ func (ref *reference) checkInterrupted(t *testing.T, root string, crashed bool) 
 		}
 		require.NoError(t, err)
 		if !bytes.Equal(got, orig) || sc.out {
-			if !assert.Equal(t, ref.outputs[rel], got, "%s is neither its original nor completely migrated", dest) {
+			if !assert.Equal(t, ref.outputs[rel], unroot(root, got), "%s is neither its original nor completely migrated", dest) {
 				continue
 			}
 			assert.Equal(t, orig, rehydrate(t, filepath.Join(root, dest), ""), "%s: a reference does not resolve", dest)
@@ -313,7 +313,7 @@ func (ref *reference) checkRerun(t *testing.T, root string) {
 		assert.Contains(t, []migrate.Status{migrate.StatusMigrated, migrate.StatusUnchanged}, r.Status, r.Path)
 	}
 	for rel, want := range ref.outputs {
-		assert.Equal(t, want, readFile(t, filepath.Join(root, ref.sc.dest(rel))), "%s after the rerun", rel)
+		assert.Equal(t, want, unroot(root, readFile(t, filepath.Join(root, ref.sc.dest(rel)))), "%s after the rerun", rel)
 	}
 	tree, records := state(t, root)
 	assert.Equal(t, ref.tree, tree, "the tree differs from an uninterrupted run's")

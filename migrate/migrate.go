@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -31,7 +32,11 @@ const StoreDirName = "artifacts"
 
 // Options configure a migration.
 type Options struct {
-	Store     string // store directory; "" puts one beside each transcript
+	Store string // store directory; "" puts one beside each transcript
+	// StoreAs is the store's location as the agents that read the
+	// migrated transcripts will see it (a container mount, another
+	// machine); "" is the store's own absolute path.
+	StoreAs   string
 	Threshold int
 	Out       string // output directory; "" rewrites in place
 	DryRun    bool
@@ -227,15 +232,18 @@ func (s *storeEntry) removeStaleTemps() {
 }
 
 // PathFor returns where the artifacts of store are shown to readers of
-// the transcript at path: relative to the transcript's directory where
-// possible, as migrate writes them into placeholders.
-func PathFor(store *registry.Store, path string) func(registry.Digest) string {
+// migrated transcripts, as migrate writes them into placeholders: the
+// object's absolute path, which an agent opens with its own read tool from
+// whatever its working directory, or its path under storeAs, the store's
+// location as the agent sees it, when that is set.
+func PathFor(store *registry.Store, storeAs string) func(registry.Digest) string {
+	if storeAs == "" {
+		return store.Path
+	}
+	// Joined as text, not cleaned: storeAs may be a URL.
+	base := strings.TrimSuffix(storeAs, "/") + "/"
 	return func(d registry.Digest) string {
-		p := store.Path(d)
-		if rel, err := filepath.Rel(filepath.Dir(path), p); err == nil {
-			return rel
-		}
-		return p
+		return base + filepath.ToSlash(registry.ObjectPath(d))
 	}
 }
 
@@ -311,7 +319,7 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 	dest := Dest(in, opts.Out)
 	res.Dest = dest
 	store := stores.get(StoreFor(opts.Store, dest))
-	pathFor := PathFor(store.Store, dest)
+	pathFor := PathFor(store.Store, opts.StoreAs)
 	seen := map[registry.Digest]bool{}
 	var putErr error // a failure of the store, not of the input
 	put := func(a externalizer.Artifact) error {

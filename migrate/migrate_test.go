@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -101,7 +102,15 @@ func objects(t *testing.T, store string) []string {
 	return names
 }
 
-// snapshot describes every entry under root: kind, mode and content hash.
+// unroot returns b with every occurrence of root replaced by "$ROOT", so
+// that outputs migrated under two roots compare equal: placeholders hold
+// the absolute paths of their objects.
+func unroot(root string, b []byte) []byte {
+	return bytes.ReplaceAll(b, []byte(root), []byte("$ROOT"))
+}
+
+// snapshot describes every entry under root: kind, mode and content hash,
+// the content unrooted.
 func snapshot(t *testing.T, root string) map[string]string {
 	t.Helper()
 	m := map[string]string{}
@@ -116,7 +125,8 @@ func snapshot(t *testing.T, root string) map[string]string {
 		desc := info.Mode().String()
 		switch {
 		case info.Mode().IsRegular():
-			desc += " " + sha(t, path)
+			sum := sha256.Sum256(unroot(root, readFile(t, path)))
+			desc += " " + hex.EncodeToString(sum[:])
 		case info.Mode()&fs.ModeSymlink != 0:
 			target, err := os.Readlink(path)
 			if err != nil {
@@ -129,6 +139,40 @@ func snapshot(t *testing.T, root string) map[string]string {
 	})
 	require.NoError(t, err)
 	return m
+}
+
+// TestMigratePathsAgentsCanOpen: a placeholder's path is the object's
+// absolute path however the transcript and the store were named, because
+// an agent resolves it against its own working directory; with StoreAs,
+// it is the object's path under the store's location as the agent sees it.
+func TestMigratePathsAgentsCanOpen(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, tc := range []struct {
+		name string
+		opts migrate.Options
+		base string // the placeholders' store, as written
+	}{
+		{"default store", migrate.Options{}, filepath.Join(dir, "a", migrate.StoreDirName)},
+		{"relative store", migrate.Options{Store: "store"}, filepath.Join(dir, "store")},
+		{"store as", migrate.Options{Store: "store2", StoreAs: "/mnt/agent/store/"}, "/mnt/agent/store"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join("a", tc.name+".jsonl")
+			writeFile(t, path, testsession.Pi(tc.name, 1, payload), 0o600)
+			migrateRun(t, tc.opts, path)
+			got := readFile(t, path)
+			paths := regexp.MustCompile(`path: ([^\\"]+)`).FindAllSubmatch(got, -1)
+			require.Len(t, paths, 1, "%s", got)
+			p := string(paths[0][1])
+			assert.True(t, strings.HasPrefix(p, tc.base+"/objects/"), "%s is not under %s", p, tc.base)
+			if tc.opts.StoreAs == "" {
+				data, err := os.ReadFile(p) // from anywhere: the path is absolute
+				require.NoError(t, err)
+				assert.Equal(t, testsession.Text(1, payload), string(data))
+			}
+		})
+	}
 }
 
 func TestMigrateInPlace(t *testing.T) {

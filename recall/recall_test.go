@@ -117,9 +117,8 @@ func TestBuild(t *testing.T) {
 }
 
 func TestBuildGolden(t *testing.T) {
+	t.Chdir(t.TempDir())
 	store := registry.Open("artifacts")
-	dir := t.TempDir()
-	t.Chdir(dir)
 	a := putObject(t, store, []byte("hello\nworld\n"))
 	writeRegistry(t, store, []registry.Record{{Hash: a.String(), Size: 12, Media: externalizer.MediaText, ToolCallID: "c1"}})
 	l := lines{format: "chat"}
@@ -136,7 +135,7 @@ func TestBuildGolden(t *testing.T) {
 		"Session (no id) (chat): 3 entries. Tool calls: echo ×1. Artifacts: 1, 12 B. Last user request: \"say hello\"\n" +
 		"\n" +
 		"Most recent artifacts, newest first:\n" +
-		"- `" + a.String()[:12] + "` echo, 12 B: hello (2 lines) — artifacts/objects/" + a.String()[:2] + "/" + a.String() + "\n"
+		"- `" + a.String()[:12] + "` echo, 12 B: hello (2 lines) — " + store.Path(a) + "\n"
 	assert.Equal(t, want, sec.Text)
 }
 

@@ -48,6 +48,9 @@ func ObjectPath(d Digest) string {
 // Store is an artifact store rooted at a directory.
 type Store struct {
 	dir string
+	// abs is dir made absolute, for the paths of objects: an agent opens
+	// a placeholder's path from its own working directory.
+	abs string
 
 	mu    sync.Mutex
 	dirty map[string]bool // directories with entries not yet fsynced
@@ -83,14 +86,18 @@ type Store struct {
 // Open returns the store rooted at dir. Nothing is created until the first
 // write.
 func Open(dir string) *Store {
-	return &Store{dir: dir, dirty: map[string]bool{}, made: map[string]bool{}, durable: map[Digest]bool{}, unsynced: map[Digest]*safefile.File{}}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir // no working directory: dir is as good as it gets
+	}
+	return &Store{dir: dir, abs: abs, dirty: map[string]bool{}, made: map[string]bool{}, durable: map[Digest]bool{}, unsynced: map[Digest]*safefile.File{}}
 }
 
 // Dir returns the store's root directory.
 func (s *Store) Dir() string { return s.dir }
 
-// Path returns the file path of the object d.
-func (s *Store) Path(d Digest) string { return filepath.Join(s.dir, ObjectPath(d)) }
+// Path returns the absolute file path of the object d.
+func (s *Store) Path(d Digest) string { return filepath.Join(s.abs, ObjectPath(d)) }
 
 // Put stores data and returns its Digest. created is false when an intact
 // object with these bytes was already there. The object is durable once

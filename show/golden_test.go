@@ -34,14 +34,16 @@ var goldenCases = []struct{ name, format string }{
 }
 
 // TestGolden renders each session in testdata as it is and migrated (into
-// a store at artifacts/ in the working directory, so that paths are the
-// same on every machine), and checks that the migrated session rehydrated
+// a store whose absolute path the golden files spell $STORE, so that they
+// are the same on every machine), and checks that the migrated session rehydrated
 // shows exactly as the original.
 func TestGolden(t *testing.T) {
 	dir, err := filepath.Abs("testdata")
 	require.NoError(t, err)
 	t.Chdir(t.TempDir())
 	store := registry.Open("artifacts")
+	storeAbs, err := filepath.Abs(store.Dir())
+	require.NoError(t, err)
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {
 			input, err := os.ReadFile(filepath.Join(dir, tc.name+".jsonl"))
@@ -51,7 +53,7 @@ func TestGolden(t *testing.T) {
 
 			migrated := migrateAll(t, tc.format, input, goldenThreshold, store)
 			require.NotEqual(t, string(input), string(migrated), "nothing was migrated")
-			refs := render(t, migrated, Options{Format: tc.format, Store: store})
+			refs := strings.ReplaceAll(render(t, migrated, Options{Format: tc.format, Store: store}), storeAbs, "$STORE")
 			checkGolden(t, filepath.Join(dir, tc.name+".migrated.golden"), refs)
 
 			rehydrated := render(t, migrated, Options{Format: tc.format, Store: store, Rehydrate: true})

@@ -24,6 +24,7 @@ func migrateCommand(st streams) *cli.Command {
 		ArgsUsage: "PATH...",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` (default: artifacts/ beside each transcript)"},
+			storeAsFlag,
 			&cli.IntFlag{Name: "threshold", Value: migrate.DefaultThreshold, Usage: "externalize payloads of at least `BYTES` JSON bytes"},
 			&cli.StringFlag{Name: "out", Usage: "write migrated transcripts under `DIR`, mirroring relative paths, instead of in place"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "report what would be saved; write nothing"},
@@ -39,6 +40,7 @@ func migrateCommand(st streams) *cli.Command {
 			}
 			opts := migrateOptions{json: c.Bool("json")}
 			opts.Store = c.String("store")
+			opts.StoreAs = c.String("store-as")
 			opts.Threshold = c.Int("threshold")
 			opts.Out = c.String("out")
 			opts.DryRun = c.Bool("dry-run")
@@ -60,6 +62,10 @@ func migrateCommand(st streams) *cli.Command {
 		},
 	}
 }
+
+// storeAsFlag names the store's location as agents will see it, for the
+// paths migrate writes into placeholders.
+var storeAsFlag = &cli.StringFlag{Name: "store-as", Usage: "the store's location as the agents that read the transcripts will see it (a container mount, another machine), written into placeholders' paths (default: the store's absolute path)"}
 
 func formatNames() string {
 	s := ""

@@ -27,6 +27,7 @@ func statsCommand(st streams) *cli.Command {
 			"or JSON for current tokenizers), plus, for each image moved, the tokens a model is charged to\n" +
 			"see it (width x height / 750, at most 1600), not its base64 bytes.",
 		Flags: []cli.Flag{
+			storeAsFlag,
 			&cli.IntFlag{Name: "threshold", Value: migrate.DefaultThreshold, Usage: "payloads are sites of at least `BYTES` JSON bytes, as for migrate"},
 			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` migrate would use (default: artifacts/ beside each transcript); only read"},
 			&cli.StringFlag{Name: "format", Usage: "transcript `FORMAT` instead of detecting it per file: " + formatNames()},
@@ -38,7 +39,7 @@ func statsCommand(st streams) *cli.Command {
 			if err != nil {
 				return err
 			}
-			opts := inspect.StatsOptions{Threshold: c.Int("threshold"), Store: c.String("store"), Format: c.String("format"), Top: c.Int("top")}
+			opts := inspect.StatsOptions{Threshold: c.Int("threshold"), Store: c.String("store"), StoreAs: c.String("store-as"), Format: c.String("format"), Top: c.Int("top")}
 			if opts.Threshold < 1 {
 				return usageErr("--threshold must be at least 1")
 			}
