@@ -83,6 +83,7 @@ type lsRow struct {
 	CreatedAt string `json:"createdAt"`
 	Refs      int    `json:"refs"`
 	Summary   string `json:"summary"`
+	Path      string `json:"path"` // the object's absolute path, to open it
 
 	created time.Time
 	index   int // registry position of the record shown
@@ -125,7 +126,8 @@ func listArtifacts(store *registry.Store, f lsFilter, bad func(*registry.BadLine
 		nbad   int
 	)
 	err := store.RecordsAt(func(r registry.Record, line int, offset int64) error {
-		if _, err := registry.ParseDigest(r.Hash); err != nil {
+		d, err := registry.ParseDigest(r.Hash)
+		if err != nil {
 			// A record of no artifact: reported as a bad line, not listed.
 			nbad++
 			bad(&registry.BadLineError{Path: store.RegistryPath(), Line: line, Offset: offset, Err: err})
@@ -137,7 +139,7 @@ func listArtifacts(store *registry.Store, f lsFilter, bad func(*registry.BadLine
 		}
 		created, _ := time.Parse(time.RFC3339Nano, r.CreatedAt)
 		row := lsRow{ID: r.Hash, Size: r.Size, Media: r.Media, Tool: r.Tool, Session: r.Session, Source: r.Source,
-			Entry: r.Entry, Site: r.Site, CreatedAt: r.CreatedAt, Summary: r.Summary, created: created, index: index}
+			Entry: r.Entry, Site: r.Site, CreatedAt: r.CreatedAt, Summary: r.Summary, Path: store.Path(d), created: created, index: index}
 		i, seen := byHash[r.Hash]
 		if !seen {
 			i = len(rows)
