@@ -28,6 +28,10 @@ const (
 	// FormBase64Bare: the same without quotes, for the data of a
 	// data: URL, whose "data:image/png;base64," prefix stays literal.
 	FormBase64Bare Form = "base64-bare"
+	// FormJSBare and FormASCIIBare: FormJS and FormASCII without quotes,
+	// for the body of a string whose head stays inline (Site.Head).
+	FormJSBare    Form = "js-bare"
+	FormASCIIBare Form = "ascii-bare"
 	// FormRaw: the artifact is the JSON bytes themselves.
 	FormRaw Form = "raw"
 )
@@ -46,6 +50,9 @@ type hole struct {
 	// bare marks v as the inside of a string, without quotes: the base64
 	// data of a data: URL, checked to decode exactly.
 	bare bool
+	// body marks v as the inside of a string after the head its site
+	// keeps inline (Site.Head), up to the closing quote: text.
+	body bool
 }
 
 // piece is a hole's artifact: its bytes and how to put them back.
@@ -60,6 +67,17 @@ type piece struct {
 // otherwise. Decoded bytes are appended to scratch.
 func encodePiece(scratch []byte, h hole) piece {
 	raw := h.v.Raw()
+	if h.body {
+		if text, style, ok := transcript.AppendTextFormBare(scratch[:0], raw); ok {
+			form := FormJSBare
+			if style == transcript.StyleASCII {
+				form = FormASCIIBare
+			}
+			return piece{data: text, form: form, media: MediaText}
+		}
+		// Escapes no style writes: the JSON bytes, restored as they are.
+		return piece{data: raw, form: FormRaw, media: MediaJSON}
+	}
 	if h.bare {
 		data, _ := base64.StdEncoding.AppendDecode(scratch[:0], raw)
 		return piece{data: data, form: FormBase64Bare, media: imageMedia(h.mime, data)}
@@ -151,18 +169,24 @@ func writePiece(w io.Writer, r io.Reader, f Form) error {
 		return nil
 	case FormJS, FormASCII:
 		style, _ := transcript.ParseStyle(string(f))
-		return writeText(w, r, style)
+		return writeText(w, r, style, true)
+	case FormJSBare, FormASCIIBare:
+		style, _ := transcript.ParseStyle(strings.TrimSuffix(string(f), "-bare"))
+		return writeText(w, r, style, false)
 	}
 	return fmt.Errorf("%w: unknown artifact form %q", ErrBadMarker, f)
 }
 
 var quote = []byte{'"'}
 
-// writeText writes the UTF-8 text read from r as a JSON string in style.
-func writeText(w io.Writer, r io.Reader, style transcript.Style) error {
+// writeText writes the UTF-8 text read from r as a JSON string in style,
+// between quotes when quoted is set.
+func writeText(w io.Writer, r io.Reader, style transcript.Style, quoted bool) error {
 	in := make([]byte, 64<<10)
 	out := make([]byte, 0, 80<<10)
-	out = append(out, '"')
+	if quoted {
+		out = append(out, '"')
+	}
 	carry := 0
 	for {
 		n, err := io.ReadFull(r, in[carry:])
@@ -179,7 +203,7 @@ func writeText(w io.Writer, r io.Reader, style transcript.Style) error {
 			return fmt.Errorf("%w: a text artifact is not valid UTF-8", ErrBadMarker)
 		}
 		out = transcript.AppendEscaped(out, in[:cut], style)
-		if eof {
+		if eof && quoted {
 			out = append(out, '"')
 		}
 		if _, werr := w.Write(out); werr != nil {
@@ -231,7 +255,11 @@ func holeMin(threshold int) int {
 // cutSite returns the holes of a site. Large strings become holes; the
 // JSON between them stays literal. When that literal JSON is large or not
 // valid UTF-8, the whole site is one hole.
-func cutSite(site transcript.Value, threshold int, image bool, mime string, big *BigLine) []hole {
+func cutSite(site transcript.Value, head int, threshold int, image bool, mime string, big *BigLine) []hole {
+	// A cut string keeps its head when the stub's kept bytes hold it.
+	if head > 0 && site.Kind() == transcript.String && (big == nil || !big.cuts(site.Start, site.Start+1+head)) {
+		return []hole{{v: transcript.Value{Buf: site.Buf, Start: site.Start + 1 + head, End: site.End - 1}, body: true}}
+	}
 	min := holeMin(threshold)
 	var holes []hole
 	var walk func(v transcript.Value, image bool, mime string)

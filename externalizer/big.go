@@ -120,14 +120,26 @@ func (x *Externalizer) RewriteBig(w io.Writer, b *BigLine, start int) (Result, e
 // reading them again.
 func (b *BigLine) bigPiece(h hole) (piece, registry.Digest, int64, string, func(io.Writer) error, error) {
 	sec := b.section(h.v.Start, h.v.End)
-	image := h.bare || (h.image && h.v.Kind() == transcript.String)
-	text := h.v.Kind() == transcript.String && !h.bare
+	image := !h.body && (h.bare || (h.image && h.v.Kind() == transcript.String))
+	text := h.body || (h.v.Kind() == transcript.String && !h.bare)
 	c := newCandidates(image, text, h.bare)
+	// A string's body is text without its quotes: the text sink, which
+	// reads literals, is given them, the raw JSON is not.
+	quote := func(w io.Writer) {
+		if h.body {
+			w.Write([]byte{'"'})
+		}
+	}
 	buf := make([]byte, 256<<10)
+	quote(c.text)
 	if _, err := io.CopyBuffer(c, io.NewSectionReader(sec, 0, sec.Size()), buf); err != nil {
 		return piece{}, registry.Digest{}, 0, "", nil, fmt.Errorf("read the line back: %w", err)
 	}
+	quote(c.text)
 	form, sum, size, desc := c.result(h.mime)
+	if h.body {
+		form = map[Form]Form{FormJS: FormJSBare, FormASCII: FormASCIIBare, FormRaw: FormRaw}[form]
+	}
 	p := piece{form: form, media: desc.media}
 	stream := func(w io.Writer) error {
 		var dst io.Writer = w
@@ -136,12 +148,16 @@ func (b *BigLine) bigPiece(h hole) (piece, registry.Digest, int64, string, func(
 		case FormBase64, FormBase64Bare:
 			d := &base64Sink{w: w, quoted: form == FormBase64}
 			dst, flush = d, d.close
-		case FormJS, FormASCII:
+		case FormJS, FormASCII, FormJSBare, FormASCIIBare:
 			t := &textSink{w: w}
 			dst, flush = t, t.close
+			quote(t)
 		}
 		if _, err := io.CopyBuffer(dst, io.NewSectionReader(sec, 0, sec.Size()), buf); err != nil {
 			return err
+		}
+		if form == FormJSBare || form == FormASCIIBare {
+			quote(dst)
 		}
 		if flush != nil {
 			return flush()

@@ -1,6 +1,8 @@
 package externalizer
 
 import (
+	"bytes"
+
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -54,11 +56,25 @@ func (codex) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 	case t.IsString("response_item"):
 		return codexOutput(payload, at, threshold, base, dst)
 	case t.IsString("event_msg"):
-		if pt, _ := payload.Get("type"); !pt.IsString("exec_command_end") {
+		pt, _ := payload.Get("type")
+		switch {
+		case pt.IsString("exec_command_end"):
+			call, _ := payload.Get("call_id")
+			base.ToolCallID = call.Text()
+		case pt.IsString("item_completed"):
+			// Codex 0.169 and later: a finished command, its output without
+			// the header of its function_call_output.
+			item, _ := payload.Get("item")
+			if it, _ := item.Get("type"); !it.IsString("CommandExecution") {
+				return dst
+			}
+			id, _ := item.Get("id")
+			base.ToolCallID = id.Text()
+			payload, at = item, at.Key("item")
+		default:
 			return dst
 		}
-		call, _ := payload.Get("call_id")
-		base.ToolCallID, base.Tool = call.Text(), "exec_command"
+		base.Tool = "exec_command"
 		for _, k := range codexOutputs {
 			if v, ok := payload.Get(k); ok && v.Kind() == transcript.String && v.Len() >= threshold {
 				s := base
@@ -91,5 +107,35 @@ func codexOutput(item transcript.Value, at Pointer, threshold int, base Site, ds
 	call, _ := item.Get("call_id")
 	s := base
 	s.Path, s.Value, s.Shape, s.ToolCallID = at.Key("output"), out, ShapeToolResult, call.Text()
+	if out.Kind() == transcript.String {
+		s.Head = codexHead(out.Raw())
+	}
 	return append(dst, s)
+}
+
+// codexHead returns the length of the header Codex writes ahead of a
+// command's output in its function_call_output ("Chunk ID: d4d682\nWall
+// time: …\nProcess exited with code 0\nOriginal token count: …\nOutput:\n"),
+// counted in raw's JSON after its opening quote, or 0 when raw has none: a
+// few short lines of plain text, the last "Output:". The chunk id differs
+// from run to run, so only the output after it makes an artifact that two
+// runs of one command share.
+func codexHead(raw []byte) int {
+	const end = `\nOutput:\n`
+	const maxLines, maxLine = 8, 160
+	head := raw[1:min(len(raw), 1+maxLines*maxLine)]
+	i := bytes.Index(head, []byte(end))
+	if i < 0 {
+		return 0
+	}
+	lines := bytes.Split(head[:i], []byte(`\n`))
+	if len(lines) > maxLines {
+		return 0
+	}
+	for _, l := range lines {
+		if len(l) == 0 || len(l) > maxLine || bytes.ContainsAny(l, `\"`) {
+			return 0
+		}
+	}
+	return i + len(end)
 }

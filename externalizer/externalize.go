@@ -136,7 +136,10 @@ func (x *Externalizer) rewrite(text []byte, start int, big *BigLine) (Result, []
 		default:
 			continue // no placeholder keeps the type of a number or literal
 		}
-		holes[i] = cutSite(s.Value, x.Threshold, s.Image, s.Media, big)
+		holes[i] = cutSite(s.Value, s.Head, x.Threshold, s.Image, s.Media, big)
+		if len(holes[i]) != 1 || !holes[i][0].body {
+			s.Head = 0 // stored whole, as a string cut out of a long line is
+		}
 		if big != nil && !bigSiteOK(big, s, holes[i]) {
 			// Nothing is stored for a line left to the whole rewrite.
 			return Result{}, nil, ErrNeedWhole
@@ -423,6 +426,10 @@ func (x *Externalizer) placeholder(s *Site, siteLen int64, main Artifact, others
 		}
 	}
 	text := transcript.AppendEncoded(nil, []byte(hint), transcript.StyleJS)
+	if s.Head > 0 && s.Value.Kind() == transcript.String {
+		// The head stays as it was, the hint follows it inside the string.
+		return append(append([]byte{}, s.Value.Raw()[:1+s.Head]...), text[1:]...)
+	}
 	textType := s.TextType
 	if textType == "" {
 		textType = "text"

@@ -55,6 +55,12 @@ type Site struct {
 	// block is.
 	Image bool
 	Media string
+	// Head is the length of the start of a string site's JSON, after its
+	// opening quote, that stays inline ahead of the placeholder: a header
+	// the agent wrote around the output (Codex's "Chunk ID: …\nOutput:\n"),
+	// so that only the output is stored and identical outputs are one
+	// artifact. It must end between escapes.
+	Head int
 }
 
 var formats = []Format{pi{}, claudeCode{}, codex{}, chat{}}

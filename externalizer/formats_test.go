@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -189,5 +190,45 @@ func TestCodexArrayOutput(t *testing.T) {
 			var items []map[string]any
 			require.NoError(t, json.Unmarshal(output.Raw(), &items), "Codex reads the output as a list of items")
 		})
+	}
+}
+
+// TestCodexOutputHeader: Codex 0.169 writes a command's output twice, in
+// an item_completed event as it is and in the function_call_output after
+// a header with a chunk id of its own; the header stays inline, ahead of
+// the hint, and both copies are one artifact of the output alone. A
+// header-like start that is no header stores the whole string.
+func TestCodexOutputHeader(t *testing.T) {
+	body := payloadText + "\"quoted\" and é\n"
+	header := "Chunk ID: d4d682\nWall time: 0.0012 seconds\nProcess exited with code 0\nOriginal token count: 1712\nOutput:\n"
+	output := func(call, s string) string {
+		return `{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"` + call + `","output":` + jsonString(t, s) + `}}`
+	}
+	completed := `{"timestamp":"t","type":"event_msg","payload":{"type":"item_completed","thread_id":"th","turn_id":"tu","item":{"type":"CommandExecution","id":"call_1","command":"seq 1 9","aggregated_output":` +
+		jsonString(t, body) + `,"exit_code":0,"status":"completed"}}}`
+	notHeader := "Chunk ID: d4d682\n" + strings.Repeat("x", 2000) + "\nOutput:\n" + body
+	input := []byte(completed + "\n" + output("call_1", header+body) + "\n" +
+		output("call_2", strings.Replace(header, "d4d682", "9f00aa", 1)+body) + "\n" + output("call_3", notHeader) + "\n")
+
+	out, store := roundTrip(t, codex{}, 4096, input)
+	checkMigrated(t, codex{}, 4096, input, out, store)
+	assert.Len(t, store, 2, "the output once, and the string that has no header whole")
+	assert.Contains(t, store, registry.Sum([]byte(body)))
+	assert.Contains(t, store, registry.Sum([]byte(notHeader)))
+
+	lines := bytes.Split(bytes.TrimSuffix(out, []byte("\n")), []byte("\n"))
+	require.Len(t, lines, 4)
+	event, err := transcript.Parse(lines[0], 0)
+	require.NoError(t, err)
+	agg, ok := Pointer{"payload", "item", "aggregated_output"}.Resolve(event)
+	require.True(t, ok)
+	assert.True(t, strings.HasPrefix(agg.Text(), "[Omitted "), "%q", agg.Text())
+	for i, chunk := range []string{"d4d682", "9f00aa"} {
+		root, err := transcript.Parse(lines[1+i], 0)
+		require.NoError(t, err)
+		o, _ := Pointer{"payload", "output"}.Resolve(root)
+		want := strings.Replace(header, "d4d682", chunk, 1) + "[Tool result omitted: stored as artifact]\nid: " + registry.Sum([]byte(body)).String()
+		assert.True(t, strings.HasPrefix(o.Text(), want), "%q", o.Text())
+		assert.Contains(t, o.Text(), "\nsummary: "+Describe([]byte(body), MediaText)+"\n", "the summary describes the output, not the header")
 	}
 }

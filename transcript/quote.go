@@ -203,18 +203,24 @@ func TextForm(raw []byte) (text []byte, style Style, ok bool) {
 // escaping is done rune by rune, so the decoded text encodes back to raw in
 // a style exactly when every piece of raw does.
 func AppendTextForm(dst, raw []byte) (text []byte, style Style, ok bool) {
-	if need := len(dst) + len(raw); need > cap(dst) {
-		// The text is never longer than its literal: grow once.
-		dst = append(make([]byte, 0, need), dst...)
-	}
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return dst, 0, false
 	}
+	return AppendTextFormBare(dst, raw[1:len(raw)-1])
+}
+
+// AppendTextFormBare is AppendTextForm for the inside of a string literal,
+// without its quotes: a part of one that starts and ends between escapes,
+// such as the output after a command's header.
+func AppendTextFormBare(dst, s []byte) (text []byte, style Style, ok bool) {
+	if need := len(dst) + len(s); need > cap(dst) {
+		// The text is never longer than its literal: grow once.
+		dst = append(make([]byte, 0, need), dst...)
+	}
 	const js, ascii = 1 << StyleJS, 1 << StyleASCII
-	styles := js | ascii // the styles that still encode to raw
+	styles := js | ascii // the styles that still encode to s
 	high := false        // whether a literal byte is not ASCII
 	from := len(dst)
-	s := raw[1 : len(raw)-1]
 	for len(s) > 0 {
 		// A run of literal bytes.
 		var seen uint8
