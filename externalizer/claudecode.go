@@ -6,9 +6,12 @@ import (
 
 // claudeCode is Claude Code's transcript format (~/.claude/projects/...):
 // user, assistant, progress and system entries carrying a sessionId, plus
-// summary, file-history-snapshot and queue-operation lines. Tool results
-// sit twice on a user line: as tool_result blocks in message.content and
-// as the tool's structured toolUseResult.
+// summary, file-history-snapshot and queue-operation lines, and since
+// 2.1.3xx the attachment, api-request*, tools-used, last-prompt,
+// cost-state and atis-latch lines. Tool results sit twice on a user line:
+// as tool_result blocks in message.content and as the tool's structured
+// toolUseResult; an api-request-blob line may hold them a third time, in
+// the request message it records by hash.
 type claudeCode struct{}
 
 func (claudeCode) Name() string { return "claude-code" }
@@ -18,12 +21,24 @@ func (claudeCode) Detect(entry transcript.Value) bool {
 	switch {
 	case t.IsString("summary"), t.IsString("file-history-snapshot"), t.IsString("queue-operation"):
 		return true
-	case t.IsString("user"), t.IsString("assistant"), t.IsString("progress"), t.IsString("system"):
-		_, hasSession := entry.Get("sessionId")
-		_, hasParent := entry.Get("parentUuid")
-		return hasSession || hasParent
+	case t.Kind() != transcript.String || t.Len() > 64:
+		return false
 	}
-	return false
+	if !claudeTypes[t.Text()] {
+		return false
+	}
+	_, hasSession := entry.Get("sessionId")
+	_, hasParent := entry.Get("parentUuid")
+	return hasSession || hasParent
+}
+
+// claudeTypes are the types of Claude Code lines that carry a sessionId
+// or a parentUuid: names too plain to tell the format without one.
+var claudeTypes = map[string]bool{
+	"user": true, "assistant": true, "progress": true, "system": true, "attachment": true,
+	"api-request": true, "api-request-shape": true, "api-request-blob": true, "tools-used": true,
+	"last-prompt": true, "cost-state": true, "atis-latch": true, "teleported-from": true,
+	"custom-title": true,
 }
 
 func (claudeCode) Session(entry transcript.Value) string {
@@ -56,6 +71,13 @@ func (claudeCode) Sites(entry transcript.Value, threshold int, dst []Site) []Sit
 			// structuredPatch element by element.
 			dst = fieldSites(r, Pointer{"toolUseResult"}, threshold, base, toolUseResultDepth, false, dst)
 			dst = elemSites(r, Pointer{"toolUseResult"}, threshold, base, toolUseResultDepth, dst)
+		}
+	case t.IsString("api-request-blob"):
+		// A request message recorded by hash: a user message's tool
+		// results again.
+		if msg, ok := entry.Get("message"); ok {
+			content, _ := msg.Get("content")
+			dst = blockSites(content, Pointer{"message", "content"}, threshold, base, dst)
 		}
 	case t.IsString("progress"):
 		data, ok := entry.Get("data")

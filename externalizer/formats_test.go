@@ -31,6 +31,11 @@ func TestDetect(t *testing.T) {
 		{"claude assistant with parentUuid only", `{"parentUuid":"u0","type":"assistant","message":{"role":"assistant","content":[]}}`, "claude-code"},
 		{"claude progress", `{"parentUuid":"u0",` + envelope + `,"sessionId":"s1","type":"progress","data":{"type":"hook_progress"},"uuid":"u1","timestamp":"t"}`, "claude-code"},
 		{"claude system", `{"parentUuid":"u0",` + envelope + `,"sessionId":"s1","type":"system","subtype":"turn_duration","durationMs":1}`, "claude-code"},
+		{"claude 2.1.328 attachment", `{"parentUuid":"u0","isSidechain":false,"attachment":{"type":"date","date":"2026-11-25"},"type":"attachment","uuid":"u1","timestamp":"t","sessionId":"s1"}`, "claude-code"},
+		{"claude 2.1.328 api-request-blob", `{"type":"api-request-blob","sessionId":"s1","hash":"4b2f","message":{"role":"user","content":[]}}`, "claude-code"},
+		{"claude 2.1.328 atis-latch", `{"type":"atis-latch","atis":"","sessionId":"s1"}`, "claude-code"},
+		{"claude 2.1.328 last-prompt", `{"type":"last-prompt","lastPrompt":"setup","leafUuid":"u1","sessionId":"s1"}`, "claude-code"},
+		{"claude teleported-from", `{"type":"teleported-from","sessionId":"s1","remoteSessionId":"r1"}`, "claude-code"},
 		{"codex session_meta", `{"timestamp":"2025-09-15T10:00:00.000Z","type":"session_meta","payload":{"id":"s1","timestamp":"2025-09-15T10:00:00.000Z","cwd":"/home/dev","originator":"codex_cli_rs","cli_version":"0.46.0","instructions":null}}`, "codex"},
 		{"codex response_item", `{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":"ok"}}`, "codex"},
 		{"codex event_msg", `{"timestamp":"t","type":"event_msg","payload":{"type":"exec_command_end","call_id":"call_1","stdout":"ok"}}`, "codex"},
@@ -50,6 +55,7 @@ func TestDetect(t *testing.T) {
 		{"foreign object", `{"hello":"world"}`, ""},
 		{"pi entry without a header", `{"type":"message","id":"e1","message":{"role":"toolResult","content":"x"}}`, ""},
 		{"claude user without session or parent", `{"type":"user","message":{"role":"user","content":"hi"}}`, ""},
+		{"claude-like type without session", `{"type":"cost-state","totalCostUSD":0}`, ""},
 		{"codex type without payload", `{"timestamp":"t","type":"session_meta"}`, ""},
 		{"codex payload of an unknown type", `{"timestamp":"t","type":"telemetry","payload":{}}`, ""},
 		{"legacy codex state record", `{"record_type":"state"}`, ""},
@@ -191,6 +197,19 @@ func TestCodexArrayOutput(t *testing.T) {
 			require.NoError(t, json.Unmarshal(output.Raw(), &items), "Codex reads the output as a list of items")
 		})
 	}
+}
+
+// TestClaudeRequestBlob: Claude Code 2.1.328 records request messages by
+// hash in api-request-blob lines; their tool results are payload sites,
+// one artifact with the same result on its user line.
+func TestClaudeRequestBlob(t *testing.T) {
+	result := `[{"tool_use_id":"toolu_1","type":"tool_result","content":` + jsonString(t, payloadText) + `}]`
+	input := []byte(`{"type":"api-request-blob","sessionId":"s1","hash":"4b2f","message":{"role":"user","content":` + result + "}}\n" +
+		`{"parentUuid":"u0","isSidechain":false,"type":"user","message":{"role":"user","content":` + result + `},"uuid":"u1","timestamp":"t","sessionId":"s1"}` + "\n")
+	out, store := roundTrip(t, claudeCode{}, 4096, input)
+	checkMigrated(t, claudeCode{}, 4096, input, out, store)
+	assert.Len(t, store, 1)
+	assert.Equal(t, 2, bytes.Count(out, []byte(`"content":"[Tool result omitted: stored as artifact]`)), "%s", out)
 }
 
 // TestCodexOutputHeader: Codex 0.169 writes a command's output twice, in

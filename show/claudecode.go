@@ -3,14 +3,18 @@ package show
 import (
 	"strconv"
 
+	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
 // claudeCode shows Claude Code transcripts: user and assistant lines with
 // message.content blocks, tool results as blocks of user lines (their
 // structured toolUseResult duplicate is not shown), and summaries, titles,
-// system lines and progress lines on one line each. File history
-// snapshots are skipped: they hold no conversation.
+// system lines and progress lines on one line each, and Claude Code
+// 2.1.3xx's attachments, recorded requests, last prompts and tool lists,
+// one short line each. File history snapshots and the app's state
+// (cost-state, atis-latch, teleported-from) are skipped: they hold no
+// conversation.
 type claudeCode struct{}
 
 func (claudeCode) entry(e *entry) bool {
@@ -36,7 +40,22 @@ func (claudeCode) entry(e *entry) bool {
 		e.header(ts, "title", meta, "", str(e.root, "customTitle", maxOneLine))
 	case "queue-operation":
 		e.header(ts, "queue", dim, "", str(e.root, "operation", 40), str(e.root, "content", maxOneLine))
-	case "file-history-snapshot":
+	case "attachment":
+		// What Claude Code attaches to a turn: the environment, the date,
+		// listings of tools and skills, the system prompt it sent.
+		att := get(e.root, "attachment")
+		e.header(ts, "attachment", dim, "", str(att, "type", 40), display.Bytes(int64(att.Len())))
+	case "api-request", "api-request-shape", "api-request-blob":
+		// The requests Claude Code sent, recorded by hash; api-request-blob
+		// messages hold tool results again, which show once on their user
+		// lines.
+		e.header(ts, str(e.root, "type", 40), dim, "", str(e.root, "querySource", 40), display.Bytes(int64(e.root.Len())))
+	case "last-prompt":
+		e.header(ts, "last prompt", dim, "", str(e.root, "lastPrompt", maxOneLine))
+	case "tools-used":
+		e.header(ts, "tools used", dim, "", compactJSON(get(e.root, "tools").Raw(), maxOneLine))
+	case "cost-state", "atis-latch", "teleported-from", "file-history-snapshot":
+		// State of the app, not of the conversation.
 	default:
 		return false
 	}

@@ -90,6 +90,18 @@ func TestPi(t *testing.T) {
 
 func TestClaudeCode(t *testing.T) {
 	runFormatCases(t, "claude-code", []formatCase{
+		{"2.1.328 line types",
+			[]string{
+				`{"parentUuid":"u0","attachment":{"type":"skill_listing","content":"- dataviz: charts"},"type":"attachment","uuid":"u1","timestamp":"2026-11-25T20:09:19Z","sessionId":"s1"}`,
+				`{"type":"api-request-shape","sessionId":"s1","shapeHash":"35c2","timestamp":"2026-11-25T20:09:19Z","shape":{"system":[]}}`,
+				`{"type":"api-request-blob","sessionId":"s1","hash":"4b2f","message":{"role":"user","content":[]}}`,
+				`{"type":"api-request","sessionId":"s1","id":"r1","timestamp":"2026-11-25T20:09:19Z","querySource":"sdk","shapeHash":"35c2"}`,
+				`{"type":"tools-used","tools":["Bash","Read"],"sessionId":"s1"}`,
+				`{"type":"last-prompt","lastPrompt":"run the tests","leafUuid":"u1","sessionId":"s1"}`,
+				`{"type":"cost-state","sessionId":"s1","totalCostUSD":0.004}`,
+				`{"type":"atis-latch","atis":"","sessionId":"s1"}`,
+			},
+			"2026-11-25 20:09:19 attachment · skill_listing · 54 B\n2026-11-25 20:09:19 api-request-shape · 121 B\napi-request-blob · 97 B\n2026-11-25 20:09:19 api-request · sdk · 123 B\ntools used · [\"Bash\",\"Read\"]\nlast prompt · run the tests\n"},
 		{"one message over several lines shares a header",
 			[]string{
 				`{"type":"assistant","timestamp":"2026-01-01T00:00:00Z","message":{"id":"msg_1","model":"opus","role":"assistant","content":[{"type":"thinking","thinking":"plan"}]}}`,
