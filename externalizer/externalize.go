@@ -99,7 +99,7 @@ func (x *Externalizer) rewrite(text []byte, start int, big *BigLine) (Result, []
 	if err != nil || root.Kind() != transcript.Object {
 		return Result{}, nil, nil
 	}
-	_, _, _, err = readMarker(root)
+	_, _, err = readMarker(root)
 	if big != nil && !errors.Is(err, errNoMarker) {
 		return Result{}, nil, ErrNeedWhole
 	}

@@ -93,50 +93,70 @@ func HasMarkerIn(r io.Reader) (bool, error) {
 // for first.
 var markerRare = bytes.IndexByte(markerKeyQuoted, 'T')
 
-// findMarker returns the marker member of root, which must be its last
-// member. ok is false when root has no member called MarkerKey.
-func findMarker(root transcript.Value) (m transcript.Member, prevEnd int, last bool, ok bool) {
-	prevEnd = root.Start + 1
+// markerAt is where a marker sits in its entry.
+type markerAt struct {
+	mem transcript.Member
+	// prevEnd is the end of the member before the marker, or the offset
+	// just past the entry's "{" when there is none.
+	prevEnd int
+	// end is the end of the entry's last member: the marker's own end,
+	// unless the agent that owns the transcript added members after it
+	// (pi adds id and parentId to every entry when it upgrades a v1
+	// session).
+	end int
+}
+
+// locate finds the value edit e of the marker at replaced, which must lie
+// before the marker: members after it were added by someone else.
+func (at markerAt) locate(root transcript.Value, e edit) (undo, error) {
+	u, err := locate(root, e)
+	if err == nil && u.end > at.mem.Value.End {
+		err = fmt.Errorf("%w: %s is after the marker", ErrBadMarker, e.At)
+	}
+	return u, err
+}
+
+// findMarker returns where the last member of root called MarkerKey is.
+// ok is false when root has no such member.
+func findMarker(root transcript.Value) (at markerAt, ok bool) {
+	at.prevEnd = root.Start + 1
 	var lastEnd int
 	root.Members(func(mem transcript.Member) bool {
 		if mem.Key.IsString(MarkerKey) {
-			m, ok, prevEnd = mem, true, lastEnd
+			at.mem, ok, at.prevEnd = mem, true, lastEnd
 			if lastEnd == 0 {
-				prevEnd = root.Start + 1
+				at.prevEnd = root.Start + 1
 			}
 		}
 		lastEnd = mem.Value.End
 		return true
 	})
-	last = ok && m.Value.End == lastEnd
-	return m, prevEnd, last, ok
+	at.end = lastEnd
+	return at, ok
 }
 
 // errNoMarker is readMarker's answer for an entry without a member called
 // MarkerKey.
 var errNoMarker = errors.New("no " + MarkerKey + " member")
 
-// readMarker decodes the marker that ends root and returns it with the
-// member that holds it and the end of the member before it. An entry with
-// no member called MarkerKey gives errNoMarker; one whose last such member
-// is not a marker of this tool's format gives an ErrBadMarker error.
-func readMarker(root transcript.Value) (marker, transcript.Member, int, error) {
-	mem, prevEnd, last, ok := findMarker(root)
+// readMarker decodes the last marker of root and returns it with where it
+// is. An entry with no member called MarkerKey gives errNoMarker; one whose
+// last such member is not a marker of this tool's format gives an
+// ErrBadMarker error.
+func readMarker(root transcript.Value) (marker, markerAt, error) {
+	at, ok := findMarker(root)
 	if !ok {
-		return marker{}, mem, 0, errNoMarker
-	}
-	if !last {
-		return marker{}, mem, 0, fmt.Errorf("%w: %s is not the entry's last member", ErrBadMarker, MarkerKey)
+		return marker{}, at, errNoMarker
 	}
 	var mk marker
-	if err := markerAPI.Unmarshal(mem.Value.Raw(), &mk); err != nil {
-		return marker{}, mem, 0, fmt.Errorf("%w: %v", ErrBadMarker, err)
+	if err := markerAPI.Unmarshal(at.mem.Value.Raw(), &mk); err != nil {
+		return marker{}, at, fmt.Errorf("%w: %v", ErrBadMarker, err)
 	}
 	if mk.V != MarkerVersion {
-		return marker{}, mem, 0, fmt.Errorf("%w: version %d, this tool reads %d", ErrBadMarker, mk.V, MarkerVersion)
+		return marker{}, at, fmt.Errorf("%w: version %d, this tool reads %d", ErrBadMarker, mk.V, MarkerVersion)
 	}
 	if sum, err := hex.DecodeString(mk.SHA256); err != nil || len(sum) != sha256.Size {
-		return marker{}, mem, 0, fmt.Errorf("%w: bad sha256 %q", ErrBadMarker, mk.SHA256)
+		return marker{}, at, fmt.Errorf("%w: bad sha256 %q", ErrBadMarker, mk.SHA256)
 	}
-	return mk, mem, prevEnd, nil
+	return mk, at, nil
 }

@@ -29,7 +29,7 @@ type Ref struct {
 // be read, or names a value that is not there, is an error wrapping
 // ErrBadMarker. Whether the marker is true, only restoring the line tells.
 func Replacements(root transcript.Value) ([]Replacement, error) {
-	mk, _, _, err := readMarker(root)
+	mk, at, err := readMarker(root)
 	if errors.Is(err, errNoMarker) {
 		return nil, nil
 	}
@@ -41,7 +41,7 @@ func Replacements(root transcript.Value) ([]Replacement, error) {
 		if len(e.Parts) == 0 {
 			continue
 		}
-		u, err := locate(root, e)
+		u, err := at.locate(root, e)
 		if err != nil {
 			return nil, err
 		}

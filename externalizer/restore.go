@@ -60,7 +60,7 @@ func restoreTo(w io.Writer, text []byte, start int, want []byte, writePart func(
 	if err != nil || root.Kind() != transcript.Object {
 		return false, nil
 	}
-	mk, mem, prevEnd, err := readMarker(root)
+	mk, at, err := readMarker(root)
 	if errors.Is(err, errNoMarker) {
 		return false, nil
 	}
@@ -68,9 +68,18 @@ func restoreTo(w io.Writer, text []byte, start int, want []byte, writePart func(
 		return false, err
 	}
 	sum, _ := hex.DecodeString(mk.SHA256) // readMarker checked it
-	undos := []undo{{start: prevEnd, end: mem.Value.End}}
+	undos := []undo{{start: at.prevEnd, end: at.mem.Value.End}}
+	// Members the agent added after the marker are its own: they stay,
+	// after the original's members, and are not part of the original's
+	// hash.
+	added := undo{start: at.mem.Value.End, end: at.end}
+	if added.end > added.start && at.prevEnd == root.Start+1 {
+		// The marker was the first member: the comma after it goes too.
+		added.start += bytes.IndexByte(text[added.start:added.end], ',') + 1
+		undos[0].end = added.start
+	}
 	for _, e := range mk.Edits {
-		u, err := locate(root, e)
+		u, err := at.locate(root, e)
 		if err != nil {
 			return false, err
 		}
@@ -103,6 +112,15 @@ func restoreTo(w io.Writer, text []byte, start int, want []byte, writePart func(
 			return false, err
 		}
 		pos = u.end
+	}
+	if added.end > added.start {
+		if _, err := mw.Write(text[pos:added.start]); err != nil {
+			return false, err
+		}
+		if _, err := w.Write(text[added.start:added.end]); err != nil {
+			return false, err
+		}
+		pos = added.end
 	}
 	if _, err := mw.Write(text[pos:]); err != nil {
 		return false, err

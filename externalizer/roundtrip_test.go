@@ -279,3 +279,52 @@ func TestHasMarker(t *testing.T) {
 		t.Fatalf("markerRare = %d", markerRare)
 	}
 }
+
+// TestMembersAddedAfterMarker: an agent that rewrites a migrated entry
+// may add members after the marker (pi, upgrading a v1 session, adds id
+// and parentId to every entry). The entry still restores: to the original
+// with those members after its own, the original's hash checked without
+// them; and a second migration leaves it as it is. An edit that would land
+// in such a member is refused.
+func TestMembersAddedAfterMarker(t *testing.T) {
+	store := memStore{}
+	x := &Externalizer{Format: pi{}, Threshold: 4096, PathFor: testPath, Put: store.put, Open: store.open}
+	for _, tc := range []struct{ name, entry string }{
+		{"v1 tool result", `{"type":"message","timestamp":"t","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":` + jsonString(t, payloadText) + `}],"isError":false}}`},
+		{"entry of no members", `{}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			line := []byte(tc.entry)
+			var migrated []byte
+			if tc.entry == "{}" {
+				// Only a foreign marker makes a marker the first member.
+				migrated = []byte(`{"transcriptTool":{"v":1,"sha256":"` + registry.Sum(line).String() + `","edits":[]}}`)
+			} else {
+				res, err := x.Rewrite(line, 0)
+				require.NoError(t, err)
+				require.NotNil(t, res.Line)
+				migrated = res.Line
+			}
+			upgraded := append(bytes.TrimSuffix(migrated, []byte("}")), `,"id":"e1","parentId":null}`...)
+			got, changed, err := Restore(upgraded, 0, store.open)
+			require.NoError(t, err)
+			require.True(t, changed)
+			sep := ","
+			if tc.entry == "{}" {
+				sep = ""
+			}
+			assert.Equal(t, string(line[:len(line)-1])+sep+`"id":"e1","parentId":null}`, string(got))
+
+			res, err := x.Rewrite(upgraded, 0)
+			require.NoError(t, err)
+			assert.True(t, res.Migrated, "already migrated")
+			assert.Nil(t, res.Line)
+		})
+	}
+	t.Run("edit in an added member", func(t *testing.T) {
+		line := []byte(`{"a":1}`)
+		forged := `{"a":1,"transcriptTool":{"v":1,"sha256":"` + registry.Sum(line).String() + `","edits":[{"at":"/b","parts":[{"lit":"2"}]}]},"b":3}`
+		_, _, err := Restore([]byte(forged), 0, store.open)
+		assert.ErrorIs(t, err, ErrBadMarker)
+	})
+}

@@ -54,13 +54,13 @@ func (l line) parse() (transcript.Value, bool) {
 // markerOf returns the decoded marker of a migrated entry.
 func markerOf(t testing.TB, root transcript.Value) (marker, bool) {
 	t.Helper()
-	mem, _, last, ok := findMarker(root)
+	at, ok := findMarker(root)
 	if !ok {
 		return marker{}, false
 	}
-	require.True(t, last, "the marker is not the last member")
+	require.Equal(t, at.end, at.mem.Value.End, "the marker is not the last member")
 	var mk marker
-	require.NoError(t, markerAPI.Unmarshal(mem.Value.Raw(), &mk))
+	require.NoError(t, markerAPI.Unmarshal(at.mem.Value.Raw(), &mk))
 	return mk, true
 }
 
