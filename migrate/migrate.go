@@ -132,7 +132,7 @@ func Run(ctx context.Context, inputs []Input, opts Options) Summary {
 	}
 	stores := &storeSet{m: map[string]*storeEntry{}}
 	results := forEach(ctx, inputs, opts.Jobs, func(in Input) FileResult {
-		return migrateFile(in, opts, stores)
+		return migrateFile(ctx, in, opts, stores)
 	})
 	// Every transcript that succeeded synced its artifacts before its
 	// registry records; what is left belongs to transcripts that failed.
@@ -278,7 +278,7 @@ func idOf(fi os.FileInfo) fileID {
 	return id
 }
 
-func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
+func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) (res FileResult) {
 	res = FileResult{Path: in.Path, Status: StatusFailed}
 	src, err := os.Open(in.Path)
 	if err != nil {
@@ -304,6 +304,14 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 			res.Err = err
 			return res
 		}
+	}
+	state := &agentState{}
+	if !opts.DryRun && opts.Out == "" {
+		if state, err = lockAgentState(in.Path); err != nil {
+			res.Err = fmt.Errorf("%s: %w; left untouched", in.Path, err)
+			return res
+		}
+		defer state.release()
 	}
 
 	zst := compressed(in.Path)
@@ -482,6 +490,13 @@ func migrateFile(in Input, opts Options, stores *storeSet) (res FileResult) {
 			res.Err = err
 			return res
 		}
+	}
+	if err := state.reset(ctx); err != nil {
+		if bak != "" {
+			_ = os.Remove(bak)
+		}
+		res.Err = fmt.Errorf("%s: %w; left untouched", in.Path, err)
+		return res
 	}
 	if err := out.CommitNoDirSync(); err != nil {
 		if bak != "" {

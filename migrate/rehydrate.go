@@ -201,6 +201,14 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 			}
 			_, _ = safefile.RemoveTemps(dest, true)
 		}
+		state := &agentState{}
+		if inPlace {
+			if state, err = lockAgentState(in.Path); err != nil {
+				res.Err = fmt.Errorf("%s: %w; left untouched", in.Path, err)
+				return res
+			}
+			defer state.release()
+		}
 		if err := safefile.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
 			res.Err = err
 			return res
@@ -242,6 +250,10 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 				res.Err = err
 				return res
 			}
+		}
+		if err := state.reset(ctx); err != nil {
+			res.Err = fmt.Errorf("%s: %w; left untouched", in.Path, err)
+			return res
 		}
 		if err := out.Commit(); err != nil {
 			res.Err = err
