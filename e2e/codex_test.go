@@ -1,0 +1,212 @@
+package e2e
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	_ "modernc.org/sqlite"
+)
+
+const codexPin = "@openai/codex@0.169.0"
+
+// codexMarker ends the large output, and nothing else: not its first
+// line, which a placeholder's summary shows, nor the command, which cuts it
+// in two. Finding it proves the model was shown the output's last bytes.
+const codexMarker = "MARKER-codex-large-output-7f3a"
+
+// TestCodexResumesMigratedSession has Codex write a session with large
+// shell outputs, migrates it in place with the default store, and resumes
+// it next to an unmigrated twin: the model is shown the same items in a
+// fraction of the bytes, and opens a placeholder's path with Codex's own
+// shell tool to get the output back.
+func TestCodexResumesMigratedSession(t *testing.T) {
+	codex := agentBin(t, codexPin, "codex")
+	api := newResponsesAPI(t)
+	home := codexHome(t, api)
+	work := t.TempDir()
+
+	big := fmt.Sprintf("seq -f 'row %%05g of the large shell output' 1 1800; m=%s; echo $m%s", codexMarker[:12], codexMarker[12:])
+	twin := "seq -f 'twin row %05g, the same output twice' 1 1500"
+	api.Script(
+		reply(execCommand("call_big", big)),
+		reply(execCommand("call_twin1", twin)),
+		reply(execCommand("call_twin2", twin)),
+		reply(execCommand("call_fail", "echo about to fail >&2; ls /no/such/dir; exit 3")),
+		reply(assistantMessage("All four commands ran.")),
+	)
+	runCodex(t, codex, home, work, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "Run the commands.")
+	api.Requests()
+	rollouts, err := filepath.Glob(filepath.Join(home, "sessions", "*", "*", "*", "rollout-*.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, rollouts, 1, "Codex writes one rollout")
+	rollout := rollouts[0]
+	thread := rolloutThread(t, rollout)
+
+	// The unmigrated twin: a copy of the whole CODEX_HOME, resumed first,
+	// then put back in place for the migration. Both resume at the same
+	// path because Codex finds a rollout by its absolute path
+	// (state_5.sqlite) and tells the model where its home's skills are: a
+	// copy elsewhere gets one more developer message and no rollout.
+	twinHome := filepath.Join(t.TempDir(), "codex-home")
+	copyTree(t, home, twinHome)
+	original, err := os.ReadFile(rollout)
+	require.NoError(t, err)
+
+	// The resumed turn: the model opens the path of the large output's
+	// placeholder with exec_command, when there is one, then ends the turn.
+	recall := func(req responsesRequest) []map[string]any {
+		if _, done := req.functionOutput("call_cat"); done {
+			return []map[string]any{assistantMessage("I read the stored output.")}
+		}
+		out, ok := req.functionOutput("call_big")
+		require.True(t, ok, "the resumed request holds the large output's call")
+		if m := pathLine.FindStringSubmatch(out); m != nil {
+			return []map[string]any{execCommand("call_cat", "cat "+m[1])}
+		}
+		return []map[string]any{assistantMessage("The output is above.")}
+	}
+	resume := func() []responsesRequest {
+		api.Script(recall, recall)
+		runCodex(t, codex, home, work, "exec", "resume", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+			thread, "Show me the first output again.")
+		return api.Requests()
+	}
+	before := resume()
+	require.NoError(t, os.RemoveAll(home))
+	copyTree(t, twinHome, home)
+
+	// Migrate in place with the default store, as a user would; migrate
+	// resets Codex's thread history of the rollout.
+	runTool(t, "migrate", filepath.Join(home, "sessions"))
+	migrated, err := os.ReadFile(rollout)
+	require.NoError(t, err)
+	t.Logf("rollout: %d bytes, migrated in place: %d bytes", len(original), len(migrated))
+	require.Less(t, len(migrated), len(original), "migrate shrinks the rollout")
+	assert.Equal(t, original, runTool(t, "rehydrate", rollout), "rehydrate gives the original bytes back")
+
+	after := resume()
+	placeholder, _ := after[0].functionOutput("call_big")
+	t.Logf("the model saw, for the large output:\n%s", placeholder)
+	require.Equal(t, 1, len(before), "unmigrated, the model answers at once")
+	require.Equal(t, 2, len(after), "migrated, the model runs cat, then answers")
+
+	// (a) The model is shown the same items, whatever their size.
+	assert.Equal(t, itemShapes(before[0]), itemShapes(after[0]), "the same input items, in the same order")
+	// (b) In a fraction of the bytes.
+	t.Logf("request body resuming the session: %d bytes unmigrated, %d bytes migrated (%.1f%%)",
+		len(before[0].Body), len(after[0].Body), 100*float64(len(after[0].Body))/float64(len(before[0].Body)))
+	assert.LessOrEqual(t, 4*len(after[0].Body), len(before[0].Body), "the migrated request is at most a quarter of the original")
+	assert.Contains(t, string(before[0].Body), codexMarker, "the twin's request carries the large output inline")
+	assert.NotContains(t, string(after[0].Body), codexMarker, "the migrated request does not")
+	// (c) cat of the placeholder's path gives the model the artifact.
+	m := pathLine.FindStringSubmatch(placeholder)
+	require.NotNil(t, m, "the placeholder has a path: line")
+	path := m[1]
+	require.True(t, filepath.IsAbs(path), "the placeholder's path is absolute: %s", path)
+	artifact, err := os.ReadFile(path)
+	require.NoError(t, err)
+	cat, ok := after[1].functionOutput("call_cat")
+	require.True(t, ok, "Codex returns the output of cat to the model")
+	t.Logf("cat %s gave the model %d bytes, beginning:\n%.300s", path, len(cat), cat)
+	assert.Contains(t, cat, string(artifact), "the model reads the whole artifact")
+	assert.Contains(t, cat, codexMarker+"\n")
+
+	// (d) Codex's thread history holds the resumed turn, and no offset
+	// points past the rollout.
+	assertThreadHistory(t, home, thread, rollout, "call_cat")
+}
+
+// codexHome writes a CODEX_HOME whose config points Codex at api.
+func codexHome(t *testing.T, api *responsesAPI) string {
+	home := t.TempDir()
+	config := fmt.Sprintf(`model = "stand-in"
+model_provider = "standin"
+# Codex keeps about 12 KB of a tool's output unless told otherwise; the
+# test needs the large outputs users' sessions hold.
+tool_output_token_limit = 1000000
+check_for_update_on_startup = false
+
+[model_providers.standin]
+name = "stand-in"
+base_url = %q
+wire_api = "responses"
+env_key = "STANDIN_API_KEY"
+`, api.BaseURL())
+	require.NoError(t, os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o600))
+	return home
+}
+
+// runCodex runs Codex with its home in home and nothing of the
+// developer's own.
+func runCodex(t *testing.T, codex, home, dir string, args ...string) {
+	t.Helper()
+	env := []string{"CODEX_HOME=" + home, "HOME=" + filepath.Dir(home), "STANDIN_API_KEY=stand-in"}
+	runAgent(t, dir, env, 60*time.Second, codex, args...)
+}
+
+// rolloutThread returns the thread id that ends a rollout's file name.
+func rolloutThread(t *testing.T, rollout string) string {
+	m := regexp.MustCompile(`-([0-9a-f-]{36})\.jsonl$`).FindStringSubmatch(rollout)
+	require.NotNil(t, m, "a rollout's name ends with its thread id: %s", rollout)
+	return m[1]
+}
+
+func openCodexDB(t *testing.T, home, name string) *sql.DB {
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(home, name)+"?mode=rw")
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// itemShapes is what a request's input items are, without their content:
+// type, role and call id.
+func itemShapes(req responsesRequest) []string {
+	shapes := make([]string, len(req.Input))
+	for i, it := range req.Input {
+		shapes[i] = fmt.Sprintf("%v %v %v", it["type"], it["role"], it["call_id"])
+	}
+	return shapes
+}
+
+// assertThreadHistory checks Codex's projection of the thread after the
+// resume: two turns, the second with the call callID, and every turn's
+// byte range inside the rollout.
+func assertThreadHistory(t *testing.T, home, thread, rollout, callID string) {
+	fi, err := os.Stat(rollout)
+	require.NoError(t, err)
+	db := openCodexDB(t, home, "thread_history_1.sqlite")
+	rows, err := db.Query(`SELECT turn_id, rollout_end_byte_offset FROM thread_turns WHERE thread_id = ? ORDER BY rollout_ordinal`, thread)
+	require.NoError(t, err)
+	defer rows.Close()
+	var turns []string
+	for rows.Next() {
+		var turn string
+		var end sql.NullInt64
+		require.NoError(t, rows.Scan(&turn, &end))
+		turns = append(turns, turn)
+		assert.LessOrEqual(t, end.Int64, fi.Size(), "turn %s ends inside the rollout", turn)
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, turns, 2, "the thread history holds the first turn and the resumed one")
+
+	var itemTurn string
+	var size int
+	err = db.QueryRow(`SELECT turn_id, length(item_json) FROM thread_items WHERE thread_id = ? AND item_id = ?`, thread, callID).Scan(&itemTurn, &size)
+	require.NoError(t, err, "the thread history holds the resumed turn's %s", callID)
+	assert.Equal(t, turns[1], itemTurn)
+	var bigItem int
+	require.NoError(t, db.QueryRow(`SELECT length(item_json) FROM thread_items WHERE thread_id = ? AND item_id = 'call_big'`, thread).Scan(&bigItem))
+	assert.Less(t, bigItem, 4096, "re-read from the migrated rollout, the large output's item is a placeholder")
+	var next int64
+	require.NoError(t, db.QueryRow(`SELECT next_rollout_byte_offset FROM thread_history_projection_state WHERE thread_id = ?`, thread).Scan(&next))
+	assert.Equal(t, fi.Size(), next, "Codex read the rollout to its end")
+	t.Logf("thread history: %d turns, call_big's item %d bytes, %s's item %d bytes, read up to byte %d of %d",
+		len(turns), bigItem, callID, size, next, fi.Size())
+}
