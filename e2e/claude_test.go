@@ -44,6 +44,13 @@ func TestClaudeCode(t *testing.T) {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "settings.json"), settings, 0o600))
 		},
 		Sessions: func(home string) string { return filepath.Join(home, ".claude", "projects") },
+		Migrated: func(t *testing.T, session []byte) {
+			// The request shapes (system prompt and tool schemas, the
+			// same in every session of a version) are artifacts: the
+			// resume that follows shows Claude Code does without them.
+			shapes := regexp.MustCompile(`(?m)^\{"type":"api-request-shape".*"shape":\{"artifact":"\[Omitted \d+ bytes`).FindAll(session, -1)
+			require.NotEmpty(t, shapes, "no api-request-shape line was migrated")
+		},
 		Run: func(t *testing.T, r agentRun) {
 			// The prompt comes first: --add-dir would take it for one
 			// more folder. Only the two tools the stand-in calls: the others' schemas

@@ -226,6 +226,9 @@ type agentCase struct {
 	Sessions func(home string) string
 	// Run runs the agent once, for one prompt.
 	Run func(t *testing.T, r agentRun)
+	// Migrated, when set, checks the agent's own lines of the migrated
+	// session before the agent resumes it.
+	Migrated func(t *testing.T, session []byte)
 }
 
 // agentRun is one run of an agent.
@@ -283,6 +286,9 @@ func runE2E(t *testing.T, c agentCase) {
 	}
 	migratedBytes, err := os.ReadFile(session)
 	require.NoError(t, err)
+	if c.Migrated != nil {
+		c.Migrated(t, migratedBytes)
+	}
 	twin := resume("unmigrated", twinHome, twinSession)
 	migrated := resume("migrated", home, session)
 	checkResumes(t, w, twin, migrated)

@@ -72,6 +72,15 @@ func (claudeCode) Sites(entry transcript.Value, threshold int, dst []Site) []Sit
 			dst = fieldSites(r, Pointer{"toolUseResult"}, threshold, base, toolUseResultDepth, false, dst)
 			dst = elemSites(r, Pointer{"toolUseResult"}, threshold, base, toolUseResultDepth, dst)
 		}
+	case t.IsString("api-request-shape"):
+		// The system prompt and tool schemas of the requests, the same in
+		// every session of one version: Claude Code ignores these lines
+		// when it loads a session and only reads their shapeHash.
+		if shape, ok := entry.Get("shape"); ok && shape.Len() >= threshold {
+			s := base
+			s.Path, s.Value = Pointer{"shape"}, shape
+			dst = append(dst, s)
+		}
 	case t.IsString("api-request-blob"):
 		// A request message recorded by hash: a user message's tool
 		// results again.

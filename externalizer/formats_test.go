@@ -201,15 +201,20 @@ func TestCodexArrayOutput(t *testing.T) {
 
 // TestClaudeRequestBlob: Claude Code 2.1.328 records request messages by
 // hash in api-request-blob lines; their tool results are payload sites,
-// one artifact with the same result on its user line.
+// one artifact with the same result on its user line. The request shape
+// of an api-request-shape line is one too.
 func TestClaudeRequestBlob(t *testing.T) {
 	result := `[{"tool_use_id":"toolu_1","type":"tool_result","content":` + jsonString(t, payloadText) + `}]`
 	input := []byte(`{"type":"api-request-blob","sessionId":"s1","hash":"4b2f","message":{"role":"user","content":` + result + "}}\n" +
 		`{"parentUuid":"u0","isSidechain":false,"type":"user","message":{"role":"user","content":` + result + `},"uuid":"u1","timestamp":"t","sessionId":"s1"}` + "\n")
+	shape := `{"system":[{"type":"text","text":"You are Claude Code."}],"tools":[` + strings.Repeat(`{"name":"Bash","description":"Runs a command.","input_schema":{"type":"object"}},`, 80) + `{}]}`
+	input = append(input, `{"type":"api-request-shape","sessionId":"s1","shapeHash":"35c2","timestamp":"t","version":"2.1.328","shape":`+shape+"}\n"...)
 	out, store := roundTrip(t, claudeCode{}, 4096, input)
 	checkMigrated(t, claudeCode{}, 4096, input, out, store)
-	assert.Len(t, store, 1)
+	assert.Len(t, store, 2)
+	assert.Contains(t, store, registry.Sum([]byte(shape)), "the request shape, as its JSON")
 	assert.Equal(t, 2, bytes.Count(out, []byte(`"content":"[Tool result omitted: stored as artifact]`)), "%s", out)
+	assert.Contains(t, string(out), `"shape":{"artifact":"[Omitted `)
 }
 
 // TestCodexOutputHeader: Codex 0.169 writes a command's output twice, in
