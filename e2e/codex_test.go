@@ -90,6 +90,17 @@ func TestCodexResumesMigratedSession(t *testing.T) {
 	t.Logf("rollout: %d bytes, migrated in place: %d bytes", len(original), len(migrated))
 	require.Less(t, len(migrated), len(original), "migrate shrinks the rollout")
 	assert.Equal(t, original, runTool(t, "rehydrate", rollout), "rehydrate gives the original bytes back")
+	// Each output is written twice, in an item_completed event and after
+	// a header in the function_call_output: the large output once, the
+	// twin command's twice, make six references to two objects.
+	ids := regexp.MustCompile(`artifact ([0-9a-f]{64})|\\nid: ([0-9a-f]{64})`).FindAllSubmatch(migrated, -1)
+	distinct := map[string]int{}
+	for _, id := range ids {
+		distinct[string(id[1])+string(id[2])]++
+	}
+	t.Logf("the rollout refers %d times to %d artifacts", len(ids), len(distinct))
+	assert.Len(t, ids, 6, "item_completed outputs and function_call_outputs are externalized")
+	assert.Len(t, distinct, 2, "identical outputs, and each output's two copies, are one artifact")
 
 	after := resume()
 	placeholder, _ := after[0].functionOutput("call_big")
