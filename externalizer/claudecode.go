@@ -19,7 +19,9 @@ func (claudeCode) Name() string { return "claude-code" }
 func (claudeCode) Detect(entry transcript.Value) bool {
 	t, _ := entry.Get("type")
 	switch {
-	case t.IsString("summary"), t.IsString("file-history-snapshot"), t.IsString("queue-operation"):
+	case t.IsString("summary"), t.IsString("file-history-snapshot"), t.IsString("queue-operation"), t.IsString("teleported-from"):
+		// Names of Claude Code's alone; a session teleported from the
+		// web may hold nothing but its teleported-from line.
 		return true
 	case t.Kind() != transcript.String || t.Len() > 64:
 		return false
@@ -37,7 +39,7 @@ func (claudeCode) Detect(entry transcript.Value) bool {
 var claudeTypes = map[string]bool{
 	"user": true, "assistant": true, "progress": true, "system": true, "attachment": true,
 	"api-request": true, "api-request-shape": true, "api-request-blob": true, "tools-used": true,
-	"last-prompt": true, "cost-state": true, "atis-latch": true, "teleported-from": true,
+	"last-prompt": true, "cost-state": true, "atis-latch": true,
 	"custom-title": true,
 }
 

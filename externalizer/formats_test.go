@@ -36,6 +36,7 @@ func TestDetect(t *testing.T) {
 		{"claude 2.1.328 atis-latch", `{"type":"atis-latch","atis":"","sessionId":"s1"}`, "claude-code"},
 		{"claude 2.1.328 last-prompt", `{"type":"last-prompt","lastPrompt":"setup","leafUuid":"u1","sessionId":"s1"}`, "claude-code"},
 		{"claude teleported-from", `{"type":"teleported-from","sessionId":"s1","remoteSessionId":"r1"}`, "claude-code"},
+		{"claude teleported-from alone", `{"type":"teleported-from","remoteSessionId":"r1"}`, "claude-code"},
 		{"codex session_meta", `{"timestamp":"2025-09-15T10:00:00.000Z","type":"session_meta","payload":{"id":"s1","timestamp":"2025-09-15T10:00:00.000Z","cwd":"/home/dev","originator":"codex_cli_rs","cli_version":"0.46.0","instructions":null}}`, "codex"},
 		{"codex response_item", `{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":"ok"}}`, "codex"},
 		{"codex event_msg", `{"timestamp":"t","type":"event_msg","payload":{"type":"exec_command_end","call_id":"call_1","stdout":"ok"}}`, "codex"},

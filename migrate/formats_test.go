@@ -2,6 +2,7 @@ package migrate_test
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,15 +19,16 @@ import (
 // directories below the PATH given).
 var formatSessions = []struct {
 	session, path, format string
+	store                 string // the default store, in the agent's session root
 }{
-	{"generated-v3-openclaw.jsonl", "openclaw/agents/main/sessions/s1.jsonl", "pi"},
-	{"generated-v1.jsonl", "pi/agent/sessions/--home-dev--/s2.jsonl", "pi"},
-	{"claude-session.jsonl", "claude/projects/-home-dev-src/bde14ba6.jsonl", "claude-code"},
-	{"claude-subagent.jsonl", "claude/projects/-home-dev-src/bde14ba6/subagents/agent-cc729fe.jsonl", "claude-code"},
-	{"codex-rollout.jsonl", "codex/sessions/2025/06/02/rollout-2025-06-02T06-30-16-adb645d8.jsonl", "codex"},
-	{"codex-legacy.jsonl", "codex/sessions/2025/04/20/rollout-2025-04-20-0f7212c2.jsonl", "codex"},
-	{"chat-messages.jsonl", "logs/chat/messages.jsonl", "chat"},
-	{"chat-conversations.jsonl", "logs/chat/conversations.jsonl", "chat"},
+	{"generated-v3-openclaw.jsonl", "openclaw/agents/main/sessions/s1.jsonl", "pi", "openclaw/agents/main/sessions"},
+	{"generated-v1.jsonl", "pi/agent/sessions/--home-dev--/s2.jsonl", "pi", "pi/agent/sessions"},
+	{"claude-session.jsonl", "claude/projects/-home-dev-src/bde14ba6.jsonl", "claude-code", "claude/projects/-home-dev-src"},
+	{"claude-subagent.jsonl", "claude/projects/-home-dev-src/bde14ba6/subagents/agent-cc729fe.jsonl", "claude-code", "claude/projects/-home-dev-src"},
+	{"codex-rollout.jsonl", "codex/sessions/2025/06/02/rollout-2025-06-02T06-30-16-adb645d8.jsonl", "codex", "codex/sessions"},
+	{"codex-legacy.jsonl", "codex/sessions/2025/04/20/rollout-2025-04-20-0f7212c2.jsonl", "codex", "codex/sessions"},
+	{"chat-messages.jsonl", "logs/chat/messages.jsonl", "chat", "logs/chat"},
+	{"chat-conversations.jsonl", "logs/chat/conversations.jsonl", "chat", "logs/chat"},
 }
 
 // TestMigrateEveryFormat: a tree holding transcripts of every format and
@@ -62,7 +64,10 @@ func TestMigrateEveryFormat(t *testing.T) {
 			got := readFile(t, path)
 			assert.Less(t, len(got), len(originals[path])*9/10, "migrated %d -> %d bytes", len(originals[path]), len(got))
 			assert.True(t, bytes.Equal(originals[path], rehydrate(t, path, "")), "rehydrated bytes differ from the original")
-			assert.DirExists(t, filepath.Join(filepath.Dir(path), migrate.StoreDirName))
+			assert.DirExists(t, filepath.Join(root, s.store, migrate.StoreDirName))
+			if dir := filepath.Dir(path); dir != filepath.Join(root, s.store) {
+				assert.NoDirExists(t, filepath.Join(dir, migrate.StoreDirName), "one store per session root")
+			}
 		})
 	}
 	r := result(t, sum, other)
@@ -134,4 +139,55 @@ func TestMigrateForcedFormatOnHeaderlessFile(t *testing.T) {
 	assert.Equal(t, "codex", r.Format)
 	assert.Less(t, r.BytesAfter, r.BytesBefore)
 	assert.True(t, bytes.Equal(orig, rehydrate(t, path, "")), "rehydrated bytes differ from the original")
+}
+
+// claudeLine is a Claude Code user line whose tool result is text.
+func claudeLine(session, uuid, text string) string {
+	return `{"parentUuid":null,"isSidechain":true,"type":"user","sessionId":"` + session + `","uuid":"` + uuid +
+		`","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t-` + uuid +
+		`","content":"` + text + `"}]}}` + "\n"
+}
+
+// TestClaudeProjectOneStore: a Claude Code project whose main session and
+// subagent read the same file gets one store, in the project folder, and
+// the file once; a subagents folder that an earlier version gave a store
+// of its own keeps using it.
+func TestClaudeProjectOneStore(t *testing.T) {
+	root := t.TempDir()
+	project := filepath.Join(root, ".claude", "projects", "-home-dev-app")
+	shared := strings.Repeat("package main // the same file read twice\\n", 200)
+	main := filepath.Join(project, "s1.jsonl")
+	sub := filepath.Join(project, "s1", "subagents", "agent-a1.jsonl")
+	writeFile(t, main, []byte(claudeLine("s1", "u1", shared)), 0o600)
+	writeFile(t, sub, []byte(claudeLine("s1", "u2", shared)), 0o600)
+
+	sum := migrateRun(t, migrate.Options{Jobs: 1}, filepath.Join(root, ".claude", "projects"))
+	assert.Equal(t, 2, sum.Migrated)
+	assert.Equal(t, 1, sum.Written)
+	assert.Equal(t, 1, sum.Deduplicated, "the subagent's copy is the main session's artifact")
+	assert.Len(t, objects(t, filepath.Join(project, migrate.StoreDirName)), 1)
+	assert.NoDirExists(t, filepath.Join(filepath.Dir(sub), migrate.StoreDirName))
+	assert.Equal(t, filepath.Join(project, migrate.StoreDirName), migrate.StoreFor("", sub))
+
+	legacy := filepath.Join(root, "old", "-home-dev-app", "s2", "subagents")
+	require.NoError(t, os.MkdirAll(filepath.Join(legacy, migrate.StoreDirName), 0o700))
+	assert.Equal(t, filepath.Join(legacy, migrate.StoreDirName), migrate.StoreFor("", filepath.Join(legacy, "agent-b2.jsonl")),
+		"a store beside the transcript, from an earlier version, stays its store")
+}
+
+func TestSessionRoot(t *testing.T) {
+	for path, want := range map[string]string{
+		"/h/.claude/projects/-w/s.jsonl":                                  "/h/.claude/projects/-w",
+		"/h/.claude/projects/-w/s/subagents/agent-1.jsonl":                "/h/.claude/projects/-w",
+		"/h/.codex/sessions/2026/11/25/rollout-2026-11-25T01-a.jsonl":     "/h/.codex/sessions",
+		"/h/.codex/sessions/2026/11/25/rollout-2026-11-25T01-a.jsonl.zst": "/h/.codex/sessions",
+		"/h/.codex/archived_sessions/rollout-2026-11-25T01-a.jsonl":       "/h/.codex/sessions",
+		"/h/.pi/agent/sessions/--home-dev--/2026-a.jsonl":                 "/h/.pi/agent/sessions",
+		"/h/.openclaw/agents/main/sessions/a.jsonl":                       "/h/.openclaw/agents/main/sessions",
+		"/h/logs/2026/11/25/chat.jsonl":                                   "/h/logs/2026/11/25",
+		"/h/notes/--x--/a.jsonl":                                          "/h/notes/--x--",
+		"s.jsonl":                                                         ".",
+	} {
+		assert.Equal(t, want, migrate.SessionRoot(path), path)
+	}
 }

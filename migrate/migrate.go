@@ -27,12 +27,9 @@ import (
 // is externalized.
 const DefaultThreshold = 4096
 
-// StoreDirName is the default store's name, beside each transcript.
-const StoreDirName = "artifacts"
-
 // Options configure a migration.
 type Options struct {
-	Store string // store directory; "" puts one beside each transcript
+	Store string // store directory; "" is the default of StoreFor
 	// StoreAs is the store's location as the agents that read the
 	// migrated transcripts will see it (a container mount, another
 	// machine); "" is the store's own absolute path.
@@ -245,14 +242,6 @@ func PathFor(store *registry.Store, storeAs string) func(registry.Digest) string
 	return func(d registry.Digest) string {
 		return base + filepath.ToSlash(registry.ObjectPath(d))
 	}
-}
-
-// StoreFor returns the store directory for a transcript written to dest.
-func StoreFor(opt, dest string) string {
-	if opt != "" {
-		return opt
-	}
-	return filepath.Join(filepath.Dir(dest), StoreDirName)
 }
 
 // Dest returns where the output for in goes.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -863,4 +864,37 @@ func TestRehydrateLongLines(t *testing.T) {
 	back := migrate.Rehydrate(context.Background(), []migrate.Input{{Path: path, Rel: "s.jsonl"}}, migrate.RehydrateOptions{Out: out})
 	require.Equal(t, 0, back.Failed, back.Results)
 	assert.Equal(t, orig, readFile(t, filepath.Join(out, "s.jsonl")))
+}
+
+// TestCollectAgentHomes: the agents' hidden homes are searched when named
+// or found under a PATH, but only their session folders: prompt
+// histories and logs beside them, OpenClaw's trajectories and other
+// hidden folders are not transcripts.
+func TestCollectAgentHomes(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{
+		".claude/projects/-w/s.jsonl", ".claude/projects/-w/s/subagents/agent-1.jsonl", ".claude/history.jsonl",
+		".codex/sessions/2026/11/25/rollout-a.jsonl", ".codex/archived_sessions/rollout-b.jsonl", ".codex/history.jsonl",
+		".pi/agent/sessions/--w--/p.jsonl", ".pi/agent/settings.jsonl",
+		".openclaw/agents/main/sessions/o.jsonl", ".openclaw/agents/main/sessions/o.trajectory.jsonl", ".openclaw/cron/runs/r.jsonl",
+		".cache/x.jsonl", "work/w.jsonl",
+	} {
+		writeFile(t, filepath.Join(root, f), []byte("{}\n"), 0o600)
+	}
+	rels := func(path string) []string {
+		inputs, err := migrate.Collect([]string{path})
+		require.NoError(t, err)
+		var got []string
+		for _, in := range inputs {
+			got = append(got, filepath.ToSlash(in.Rel))
+		}
+		slices.Sort(got)
+		return got
+	}
+	assert.Equal(t, []string{
+		".claude/projects/-w/s.jsonl", ".claude/projects/-w/s/subagents/agent-1.jsonl",
+		".codex/archived_sessions/rollout-b.jsonl", ".codex/sessions/2026/11/25/rollout-a.jsonl",
+		".openclaw/agents/main/sessions/o.jsonl", ".pi/agent/sessions/--w--/p.jsonl", "work/w.jsonl",
+	}, rels(root))
+	assert.Equal(t, []string{"projects/-w/s.jsonl", "projects/-w/s/subagents/agent-1.jsonl"}, rels(filepath.Join(root, ".claude")))
 }

@@ -16,7 +16,7 @@ import (
 
 // RehydrateOptions configure a rehydration.
 type RehydrateOptions struct {
-	Store    string // store directory; "" uses the one beside each transcript
+	Store    string // store directory; "" is the default of StoreFor
 	Out      string // output directory mirroring the inputs
 	InPlace  bool   // replace each transcript by its original
 	Jobs     int

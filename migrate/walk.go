@@ -23,8 +23,10 @@ type Input struct {
 
 // Collect expands paths into transcripts: files as given, directories
 // searched recursively for *.jsonl and *.jsonl.zst. Artifact stores, hidden and temporary
-// files, and symbolic links found while walking are skipped. A file named
-// twice is processed once.
+// files, and symbolic links found while walking are skipped, but for the
+// agents' homes (.claude, .codex, .pi, .openclaw), of which only the session
+// folders are searched, whether named or found (see agentHome). A file
+// named twice is processed once.
 func Collect(paths []string) ([]Input, error) {
 	var inputs []Input
 	seen := map[string]bool{}
@@ -64,36 +66,103 @@ func Collect(paths []string) ([]Input, error) {
 			add(Input{Path: root, Rel: filepath.Base(root), Explicit: true, Size: fi.Size()})
 			continue
 		}
-		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			name := d.Name()
-			if d.IsDir() {
-				if path != root && (strings.HasPrefix(name, ".") || isStore(path)) {
-					return filepath.SkipDir
+		var walk func(start string) error
+		walk = func(start string) error {
+			return filepath.WalkDir(start, func(path string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return err
 				}
+				name := d.Name()
+				if d.IsDir() {
+					if folders, ok := agentHome(path); ok {
+						// An agent's home, named or found: only its
+						// session folders hold transcripts.
+						for _, f := range folders {
+							if err := walk(f); err != nil {
+								return err
+							}
+						}
+						return filepath.SkipDir
+					}
+					if path != start && (strings.HasPrefix(name, ".") || isStore(path)) {
+						return filepath.SkipDir
+					}
+					return nil
+				}
+				if !d.Type().IsRegular() || strings.HasPrefix(name, ".") || !(strings.HasSuffix(name, ".jsonl") || compressed(name)) ||
+					notSession(name) {
+					return nil
+				}
+				info, err := d.Info()
+				if err != nil {
+					return err
+				}
+				rel, err := filepath.Rel(root, path)
+				if err != nil {
+					return err
+				}
+				add(Input{Path: path, Rel: rel, Size: info.Size()})
 				return nil
-			}
-			if !d.Type().IsRegular() || strings.HasPrefix(name, ".") || !(strings.HasSuffix(name, ".jsonl") || compressed(name)) {
-				return nil
-			}
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			rel, err := filepath.Rel(root, path)
-			if err != nil {
-				return err
-			}
-			add(Input{Path: path, Rel: rel, Size: info.Size()})
-			return nil
-		})
-		if err != nil {
+			})
+		}
+		if err := walk(root); err != nil {
 			return nil, err
 		}
 	}
 	return inputs, nil
+}
+
+// agentHomes are the hidden folders in which agents keep their sessions,
+// each with the patterns of its session folders: the rest of an agent's
+// home holds prompt histories, logs and settings, some of them JSONL.
+var agentHomes = map[string][]string{
+	".claude":   {"projects"},
+	".codex":    {"sessions", "archived_sessions"},
+	".pi":       {filepath.Join("agent", "sessions")},
+	".openclaw": {filepath.Join("agents", "*", "sessions")},
+}
+
+// agentHome returns the session folders of dir when it is an agent's
+// home. A "*" in a pattern stands for every folder there; dir itself is
+// never read as a pattern.
+func agentHome(dir string) ([]string, bool) {
+	patterns, ok := agentHomes[filepath.Base(dir)]
+	if !ok {
+		return nil, false
+	}
+	var folders []string
+	for _, p := range patterns {
+		found := []string{dir}
+		for _, elem := range strings.Split(p, string(filepath.Separator)) {
+			var next []string
+			for _, f := range found {
+				if elem != "*" {
+					next = append(next, filepath.Join(f, elem))
+					continue
+				}
+				entries, _ := os.ReadDir(f)
+				for _, e := range entries {
+					if e.IsDir() {
+						next = append(next, filepath.Join(f, e.Name()))
+					}
+				}
+			}
+			found = next
+		}
+		for _, f := range found {
+			if fi, err := os.Lstat(f); err == nil && fi.IsDir() {
+				folders = append(folders, f)
+			}
+		}
+	}
+	return folders, true
+}
+
+// notSession reports whether a .jsonl file of an agent's session folder
+// is known to hold no session: OpenClaw's trajectories beside its
+// sessions.
+func notSession(name string) bool {
+	return strings.HasSuffix(name, ".trajectory.jsonl")
 }
 
 // isStore reports whether dir is an artifact store: it has a registry, or

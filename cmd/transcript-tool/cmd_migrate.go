@@ -23,7 +23,7 @@ func migrateCommand(st streams) *cli.Command {
 		Usage:     "move large inline payloads of transcripts into the artifact store",
 		ArgsUsage: "PATH...",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` (default: artifacts/ beside each transcript)"},
+			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` (default: artifacts/ in the session root: see README)"},
 			storeAsFlag,
 			&cli.IntFlag{Name: "threshold", Value: migrate.DefaultThreshold, Usage: "externalize payloads of at least `BYTES` JSON bytes"},
 			&cli.StringFlag{Name: "out", Usage: "write migrated transcripts under `DIR`, mirroring relative paths, instead of in place"},

@@ -35,7 +35,7 @@ func showCommand(st streams) *cli.Command {
 			"Colours only on a terminal with --color auto, or with --color always, and\n" +
 			"never when NO_COLOR is set.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` (default: artifacts/ beside the transcript)"},
+			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` (default: artifacts/ in the session root: see README)"},
 			&cli.BoolFlag{Name: "rehydrate", Usage: "show migrated payloads from the store instead of their references"},
 			&cli.BoolFlag{Name: "full", Usage: "show texts whole: thinking, tool arguments and results too"},
 			&cli.StringFlag{Name: "color", Value: "auto", Usage: "colours: auto (on a terminal, unless NO_COLOR is set), always or never"},

@@ -29,7 +29,7 @@ func statsCommand(st streams) *cli.Command {
 		Flags: []cli.Flag{
 			storeAsFlag,
 			&cli.IntFlag{Name: "threshold", Value: migrate.DefaultThreshold, Usage: "payloads are sites of at least `BYTES` JSON bytes, as for migrate"},
-			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` migrate would use (default: artifacts/ beside each transcript); only read"},
+			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` migrate would use (default: artifacts/ in the session root: see README); only read"},
 			&cli.StringFlag{Name: "format", Usage: "transcript `FORMAT` instead of detecting it per file: " + formatNames()},
 			&cli.IntFlag{Name: "top", Value: inspect.DefaultTop, Usage: "list the `N` largest payloads"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},

@@ -1,0 +1,68 @@
+package migrate
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+)
+
+// StoreDirName is the default store's name, in the agent's session root
+// (see SessionRoot).
+const StoreDirName = "artifacts"
+
+// StoreFor returns the store directory for a transcript at path (written
+// to, for migrate): opt when it is given; otherwise a store already beside
+// the transcript, as earlier versions made one beside each transcript, so
+// that a tree they migrated keeps its one store per folder; otherwise
+// artifacts/ in the transcript's session root.
+func StoreFor(opt, path string) string {
+	if opt != "" {
+		return opt
+	}
+	dir, root := filepath.Dir(path), SessionRoot(path)
+	if root != dir {
+		beside := filepath.Join(dir, StoreDirName)
+		if fi, err := os.Stat(beside); err == nil && fi.IsDir() {
+			return beside
+		}
+	}
+	return filepath.Join(root, StoreDirName)
+}
+
+var (
+	twoDigits  = regexp.MustCompile(`^[0-9]{2}$`)
+	fourDigits = regexp.MustCompile(`^[0-9]{4}$`)
+	piProject  = regexp.MustCompile(`^--.*--$`)
+)
+
+// SessionRoot returns the folder whose store serves the transcript at
+// path: the root of the agent's sessions it belongs to, known from where
+// each agent keeps them, so that one store serves the whole tree and
+// deduplicates across it:
+//
+//   - a Claude Code subagent, <project>/<session>/subagents/agent-*.jsonl:
+//     the project folder, the one of its main session;
+//   - a Codex rollout, sessions/YYYY/MM/DD/rollout-*.jsonl: sessions/, and
+//     for an archived one, archived_sessions/rollout-*.jsonl, the
+//     sessions/ beside it, so that archiving a rollout keeps its store;
+//   - a pi session, sessions/--<cwd>--/*.jsonl: sessions/.
+//
+// Any other transcript's root is its own folder: a Claude Code project
+// folder, OpenClaw's sessions/, a folder of the user's.
+func SessionRoot(path string) string {
+	dir := filepath.Dir(path)
+	parent := filepath.Dir(dir)
+	switch base := filepath.Base(dir); {
+	case base == "subagents":
+		return filepath.Dir(parent)
+	case base == "archived_sessions":
+		return filepath.Join(parent, "sessions")
+	case twoDigits.MatchString(base) && twoDigits.MatchString(filepath.Base(parent)) &&
+		fourDigits.MatchString(filepath.Base(filepath.Dir(parent))) &&
+		filepath.Base(filepath.Dir(filepath.Dir(parent))) == "sessions":
+		return filepath.Dir(filepath.Dir(parent))
+	case piProject.MatchString(base) && filepath.Base(parent) == "sessions":
+		return parent
+	}
+	return dir
+}
