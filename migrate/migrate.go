@@ -139,9 +139,11 @@ func Run(ctx context.Context, inputs []Input, opts Options) Summary {
 	sum := Summary{DryRun: opts.DryRun}
 	for _, r := range results {
 		if r.Status == StatusFailed || r.Status == StatusSkipped {
-			// Left as it was: no savings to report, whatever was written
-			// before the failure.
+			// Left as it was: no savings and no artifacts to report,
+			// whatever was stored before the failure (discarded above, or
+			// orphans for gc).
 			r.BytesAfter = r.BytesBefore
+			r.Artifacts, r.Written, r.Deduplicated = 0, 0, 0
 		}
 		sum.add(r)
 	}

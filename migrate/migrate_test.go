@@ -898,3 +898,28 @@ func TestCollectAgentHomes(t *testing.T) {
 	}, rels(root))
 	assert.Equal(t, []string{"projects/-w/s.jsonl", "projects/-w/s/subagents/agent-1.jsonl"}, rels(filepath.Join(root, ".claude")))
 }
+
+// TestRehydrateToWritesNothingOfABrokenFile: a transcript whose last
+// artifact is missing gives an error naming its line and no byte at all,
+// so that a caller that ignores the status is not left a truncated
+// original; with the artifact back, the whole original.
+func TestRehydrateToWritesNothingOfABrokenFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	orig := testsession.Pi("s1", 3, payload)
+	writeFile(t, path, orig, 0o600)
+	migrateRun(t, migrate.Options{}, path)
+	last := registry.Sum([]byte(testsession.Text(3, payload)))
+	object := filepath.Join(dir, migrate.StoreDirName, registry.ObjectPath(last))
+	saved := readFile(t, object)
+	require.NoError(t, os.Remove(object))
+
+	var out bytes.Buffer
+	err := migrate.RehydrateTo(&out, path, "", nil)
+	require.ErrorIs(t, err, registry.ErrNotFound)
+	assert.Contains(t, err.Error(), "s.jsonl:8:")
+	assert.Zero(t, out.Len(), "bytes were written before the error")
+
+	writeFile(t, object, saved, 0o600)
+	assert.Equal(t, orig, rehydrate(t, path, ""))
+}

@@ -24,12 +24,13 @@ type RehydrateOptions struct {
 }
 
 // RehydrateTo writes the original bytes of the migrated transcript at path
-// to w. Each line is rebuilt and checked against its recorded hash before
-// it is written, so w never receives a wrong byte; on error, w holds the
-// lines before the bad one. The exception is a file changed while it is
-// read: a long line without a marker, which is not held but copied from
-// the file, may then have been written in part, or with the new bytes,
-// before the error (ErrSourceChanged) says so.
+// to w. It first restores every line into nothing, so that w receives no
+// byte of a transcript that does not restore whole (a missing or damaged
+// artifact, a bad marker), then restores each line again as it writes it,
+// checked against its recorded hash before it is written. The exception is
+// a file changed while it is read: a long line without a marker, which is
+// not held but copied from the file, may then have been written in part,
+// or with the new bytes, before the error (ErrSourceChanged) says so.
 func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 	src, err := os.Open(path)
 	if err != nil {
@@ -40,28 +41,41 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 	if err != nil {
 		return err
 	}
-	dr, release, err := decoded(progressReader{src, progress}, compressed(path))
-	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	defer release()
 	store := registry.Open(StoreFor(storeDir, path))
-	bw := bufio.NewWriterSize(w, 1<<20)
-	copied := false
-	err = eachLine(dr, plainFile(src, path), path, func(l transcript.Line, long *io.SectionReader) error {
-		if long == nil {
-			if _, err := externalizer.RestoreTo(io.Discard, l.Text, transcript.JSONStart(l), store.Open); err != nil {
-				return err
-			}
+	// each runs fn over the lines of the file from its start.
+	each := func(p Progress, fn func(l transcript.Line, long *io.SectionReader) error) error {
+		if _, err := src.Seek(0, io.SeekStart); err != nil {
+			return err
 		}
-		copied = copied || long != nil
+		dr, release, err := decoded(progressReader{src, p}, compressed(path))
+		if err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		defer release()
+		return eachLine(dr, plainFile(src, path), path, fn)
+	}
+	err = each(nil, func(l transcript.Line, long *io.SectionReader) error {
+		if long != nil {
+			return nil
+		}
+		_, err := externalizer.RestoreTo(io.Discard, l.Text, transcript.JSONStart(l), store.Open)
+		return err
+	})
+	if err == nil {
+		err = unchangedSince(path, idOf(fi))
+	}
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	err = each(progress, func(l transcript.Line, long *io.SectionReader) error {
 		return restoreLine(bw, l, long, store)
 	})
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
 	}
-	if err == nil && copied {
-		// A long line copied from the file was read more than once.
+	if err == nil {
+		// The file was read twice, and a long line copied from it more.
 		err = unchangedSince(path, idOf(fi))
 	}
 	return err

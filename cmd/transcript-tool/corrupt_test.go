@@ -18,7 +18,7 @@ import (
 // TestCorruptArtifact damages the artifact of a session's second tool
 // result in every way a disk or a person can: verify names the artifact
 // and the line that needs it (status 1), rehydrate fails naming the line
-// and writes no wrong byte (to stdout only the lines before it, with --out
+// and writes no wrong byte (to stdout none at all, with --out
 // no file, in place the migrated file left as it was), and cat, show
 // --rehydrate and check refuse it.
 func TestCorruptArtifact(t *testing.T) {
@@ -82,8 +82,6 @@ func TestCorruptArtifact(t *testing.T) {
 			d := registry.Sum(text)
 			obj := filepath.Join(store, registry.ObjectPath(d))
 			says := dm.damage(t, obj, text)
-			lines := bytes.SplitAfter(orig, []byte("\n"))
-			before := bytes.Join(lines[:5], nil) // the lines before the second result
 			offset := len(bytes.Join(bytes.SplitAfter(migrated, []byte("\n"))[:5], nil))
 			at := regexp.QuoteMeta(fmt.Sprintf("s.jsonl:6: byte %d: ", offset))
 
@@ -97,7 +95,7 @@ func TestCorruptArtifact(t *testing.T) {
 			r = runCLI(t, "rehydrate", path)
 			assert.Equal(t, exitProblems, r.code)
 			assert.Regexp(t, `transcript-tool: error: .*`+at, r.stderr)
-			assert.True(t, r.stdout == string(before), "rehydrate wrote other bytes than the lines before the damage: %d bytes", len(r.stdout))
+			assert.Empty(t, r.stdout, "rehydrate wrote bytes of a file that does not restore")
 
 			out := filepath.Join(dir, "out")
 			r = runCLI(t, "rehydrate", "--out", out, path)
