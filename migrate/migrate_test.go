@@ -923,3 +923,20 @@ func TestRehydrateToWritesNothingOfABrokenFile(t *testing.T) {
 	writeFile(t, object, saved, 0o600)
 	assert.Equal(t, orig, rehydrate(t, path, ""))
 }
+
+// TestFailedFileCountsNothing: a file that fails after some of its
+// artifacts were stored reports none in the summary: they were not
+// committed, or are orphans for gc.
+func TestFailedFileCountsNothing(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	forged := `{"type":"message","id":"f","message":{"role":"toolResult","toolCallId":"c9","content":"x"},"transcriptTool":{"v":1,"sha256":"` +
+		strings.Repeat("1", 64) + `","edits":[{"at":"/message/content","parts":[{"id":"` + registry.Sum([]byte("nowhere")).String() + `","form":"js"}]}]}}` + "\n"
+	writeFile(t, path, append(testsession.Pi("s1", 2, payload), forged...), 0o600)
+
+	sum := migrateRun(t, migrate.Options{}, path)
+	require.Equal(t, 1, sum.Failed)
+	r := result(t, sum, path)
+	assert.Contains(t, r.Message, "already migrated, but")
+	assert.Zero(t, sum.Artifacts+sum.Written+sum.Deduplicated, "%+v", sum)
+}
