@@ -67,6 +67,10 @@ func resolveArtifact(st streams, store *registry.Store, id string) (registry.Dig
 		return d, rec, nil
 	case errors.As(err, &amb):
 		return d, registry.Record{}, &exitError{code: exitUsage, err: err, hint: "candidates: " + fmt.Sprint(amb.Candidates)}
+	case errors.Is(err, registry.ErrCorrupt):
+		// The object is there, but damaged (a link, not a file): say so,
+		// rather than look for the id among tool call ids.
+		return d, registry.Record{}, fatal(err, "")
 	}
 	const hint = "is --store the store the transcript was migrated into?"
 	recs, rerr := producedBy(st, store, id)
