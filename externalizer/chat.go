@@ -46,12 +46,8 @@ func chatToolContent(msg transcript.Value, at Pointer, threshold int, dst []Site
 	if !role.IsString("tool") && !role.IsString("function") {
 		return dst
 	}
-	content, ok := msg.Get("content")
-	if !ok || content.Len() < threshold {
-		return dst
-	}
 	call, _ := msg.Get("tool_call_id")
 	name, _ := msg.Get("name")
-	return append(dst, Site{Path: at.Key("content"), Value: content, Shape: ShapeToolResult,
-		ToolCallID: call.Text(), Tool: name.Text()})
+	return memberSites(msg, "content", threshold, Site{Path: at.Key("content"), Shape: ShapeToolResult,
+		ToolCallID: call.Text(), Tool: name.Text()}, dst)
 }

@@ -100,17 +100,17 @@ func codexOutput(item transcript.Value, at Pointer, threshold int, base Site, ds
 	if !it.IsString("function_call_output") && !it.IsString("custom_tool_call_output") {
 		return dst
 	}
-	out, ok := item.Get("output")
-	if !ok || out.Len() < threshold {
-		return dst
-	}
 	call, _ := item.Get("call_id")
 	s := base
-	s.Path, s.Value, s.Shape, s.ToolCallID = at.Key("output"), out, ShapeToolResult, call.Text()
-	if out.Kind() == transcript.String {
-		s.Head = codexHead(out.Raw())
+	s.Path, s.Shape, s.ToolCallID = at.Key("output"), ShapeToolResult, call.Text()
+	n := len(dst)
+	dst = memberSites(item, "output", threshold, s, dst)
+	for i := n; i < len(dst); i++ {
+		if dst[i].Value.Kind() == transcript.String {
+			dst[i].Head = codexHead(dst[i].Value.Raw())
+		}
 	}
-	return append(dst, s)
+	return dst
 }
 
 // codexHead returns the length of the header Codex writes ahead of a

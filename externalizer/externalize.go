@@ -176,7 +176,7 @@ func (x *Externalizer) rewrite(text []byte, start int, big *BigLine) (Result, []
 			from, to := big.Span(s.Value.Start, s.Value.End)
 			siteLen = to - from
 		}
-		edits = append(edits, edit{At: s.Path.String(), Parts: parts})
+		edits = append(edits, edit{At: s.Path.String(), Dup: s.Dup, Parts: parts})
 		splices = append(splices, splice{s.Value.Start, s.Value.End, x.placeholder(s, siteLen, main, others)})
 		if s.RefParent != nil && refSite == nil {
 			refSite, refArt = s, main

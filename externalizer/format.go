@@ -61,6 +61,10 @@ type Site struct {
 	// so that only the output is stored and identical outputs are one
 	// artifact. It must end between escapes.
 	Head int
+	// Dup is 0 for the value Path names, which is the last member of its
+	// name, as readers take it; n > 0 for the nth member of that name
+	// before it, a duplicate key (see memberSites).
+	Dup int
 }
 
 var formats = []Format{pi{}, claudeCode{}, codex{}, chat{}}

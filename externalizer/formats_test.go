@@ -257,3 +257,45 @@ func TestCodexOutputHeader(t *testing.T) {
 		assert.Contains(t, o.Text(), "\nsummary: "+Describe([]byte(body), MediaText)+"\n", "the summary describes the output, not the header")
 	}
 }
+
+// TestDuplicateKeySites: a tool result whose content (or output) is
+// there twice keeps the last, as every reader does; the shadowed one,
+// which no reader sees, is externalized too, whichever of the two is
+// large, and the line restores exactly.
+func TestDuplicateKeySites(t *testing.T) {
+	big := jsonString(t, payloadText)
+	small := `"ok"`
+	for _, tc := range []struct {
+		name   string
+		f      Format
+		line   func(first, last string) string
+		shadow Pointer
+	}{
+		{"pi", pi{}, func(first, last string) string {
+			return `{"type":"message","id":"r1","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":` + first + `,"content":` + last + `,"isError":false}}`
+		}, Pointer{"message", "content"}},
+		{"claude-code", claudeCode{}, func(first, last string) string {
+			return `{"parentUuid":null,"type":"user","sessionId":"s1","uuid":"u1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":` + first + `,"content":` + last + `}]}}`
+		}, Pointer{"message", "content", "0", "content"}},
+		{"codex", codex{}, func(first, last string) string {
+			return `{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":` + first + `,"output":` + last + `}}`
+		}, Pointer{"payload", "output"}},
+		{"chat", chat{}, func(first, last string) string {
+			return `{"role":"tool","tool_call_id":"c1","content":` + first + `,"content":` + last + `}`
+		}, Pointer{"content"}},
+	} {
+		for _, order := range [][2]string{{big, small}, {small, big}, {big, big}} {
+			input := []byte(tc.line(order[0], order[1]) + "\n")
+			if tc.name == "pi" {
+				input = append([]byte(`{"type":"session","version":3,"id":"s1","timestamp":"t","cwd":"/w"}`+"\n"), input...)
+			}
+			out, store := roundTrip(t, tc.f, 4096, input)
+			checkMigrated(t, tc.f, 4096, input, out, store)
+			assert.Len(t, store, 1, "%s: the large content, shadowed or not, once", tc.name)
+			assert.NotContains(t, string(out), big[1:200], "%s: a copy of the payload is still inline", tc.name)
+			if order[0] == big {
+				assert.Contains(t, string(out), `"dup":1`, "%s: the shadowed member is named", tc.name)
+			}
+		}
+	}
+}

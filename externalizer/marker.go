@@ -32,7 +32,10 @@ type marker struct {
 // placeholder and is rebuilt from Parts, or the object at At gained the
 // members named in Added, which are its last members.
 type edit struct {
-	At    string   `json:"at"`
+	At string `json:"at"`
+	// Dup, when not 0, names instead the Dup-th member before the last of
+	// those called as At's last token: a duplicate key (Site.Dup).
+	Dup   int      `json:"dup,omitempty"`
 	Parts []part   `json:"parts,omitempty"`
 	Added []string `json:"added,omitempty"`
 }

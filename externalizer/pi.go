@@ -49,12 +49,9 @@ func (pi) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 		name, _ := msg.Get("toolName")
 		call, _ := msg.Get("toolCallId")
 		base.Tool, base.ToolCallID = name.Text(), call.Text()
-		var sites []Site
-		if content, ok := msg.Get("content"); ok && content.Len() >= threshold {
-			s := base
-			s.Path, s.Value, s.Shape, s.RefParent = at.Key("content"), content, ShapeToolResult, at
-			sites = append(sites, s)
-		}
+		s := base
+		s.Path, s.Shape, s.RefParent = at.Key("content"), ShapeToolResult, at
+		sites := memberSites(msg, "content", threshold, s, nil)
 		if hasDetails {
 			sites = fieldSites(details, at.Key("details"), threshold, base, detailsDepth, true, sites, "artifactRef")
 		}

@@ -70,3 +70,27 @@ func (p Pointer) Resolve(root transcript.Value) (transcript.Value, bool) {
 	}
 	return v, true
 }
+
+// resolveDup returns the member dup places before the last of those
+// called as p's last token in the object p's other tokens name: a
+// duplicate key, which Resolve, like every reader, passes over.
+func (p Pointer) resolveDup(root transcript.Value, dup int) (transcript.Value, bool) {
+	if len(p) == 0 || dup < 0 {
+		return transcript.Value{}, false
+	}
+	obj, ok := p[:len(p)-1].Resolve(root)
+	if !ok || obj.Kind() != transcript.Object {
+		return transcript.Value{}, false
+	}
+	var vals []transcript.Value
+	obj.Members(func(m transcript.Member) bool {
+		if m.Key.IsString(p[len(p)-1]) {
+			vals = append(vals, m.Value)
+		}
+		return true
+	})
+	if dup >= len(vals) {
+		return transcript.Value{}, false
+	}
+	return vals[len(vals)-1-dup], true
+}

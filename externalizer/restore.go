@@ -188,6 +188,9 @@ func locate(root transcript.Value, e edit) (undo, error) {
 		return undo{}, fmt.Errorf("%w: bad pointer %q", ErrBadMarker, e.At)
 	}
 	v, ok := ptr.Resolve(root)
+	if e.Dup != 0 {
+		v, ok = ptr.resolveDup(root, e.Dup)
+	}
 	if !ok {
 		return undo{}, fmt.Errorf("%w: nothing at %q", ErrBadMarker, e.At)
 	}

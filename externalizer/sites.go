@@ -93,17 +93,42 @@ func blockSites(content transcript.Value, at Pointer, threshold int, base Site, 
 			s.Path, s.Value, s.Shape = at.Index(i), e, ShapeImageBlock
 			dst = append(dst, s)
 		case t.IsString("tool_result"):
-			c, ok := e.Get("content")
-			if !ok || c.Len() < threshold {
-				return true
-			}
 			id, _ := e.Get("tool_use_id")
 			s := base
-			s.Path, s.Value, s.Shape, s.ToolCallID = at.Index(i).Key("content"), c, ShapeToolResult, id.Text()
-			dst = append(dst, s)
+			s.Path, s.Shape, s.ToolCallID = at.Index(i).Key("content"), ShapeToolResult, id.Text()
+			dst = memberSites(e, "content", threshold, s, dst)
 		}
 		return true
 	})
+	return dst
+}
+
+// memberSites appends the sites of the members called key of obj, s
+// standing for each with its Value set: the last member, which readers
+// keep, and every earlier member of that name, which no reader sees but
+// which weighs as much (a duplicate key a broken or hostile writer left);
+// those at least threshold bytes long. s.Path names the member; an earlier
+// one's site counts back from the last in Dup, and adds nothing else to
+// the entry (no RefParent).
+func memberSites(obj transcript.Value, key string, threshold int, s Site, dst []Site) []Site {
+	var vals []transcript.Value
+	obj.Members(func(m transcript.Member) bool {
+		if m.Key.IsString(key) {
+			vals = append(vals, m.Value)
+		}
+		return true
+	})
+	for i, v := range vals {
+		if v.Len() < threshold {
+			continue
+		}
+		d := s
+		d.Value, d.Dup = v, len(vals)-1-i
+		if d.Dup > 0 {
+			d.RefParent = nil
+		}
+		dst = append(dst, d)
+	}
 	return dst
 }
 
