@@ -2,6 +2,7 @@ package migrate_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -190,4 +191,32 @@ func TestSessionRoot(t *testing.T) {
 	} {
 		assert.Equal(t, want, migrate.SessionRoot(path), path)
 	}
+}
+
+// TestDryRunPredictsTheRun: on the real corpus (when it is there) and the
+// bundled sessions, laid out as the agents keep them so that sessions
+// share stores, --dry-run reports the counts the run then reports: files,
+// bytes, and artifacts referenced, written and deduplicated, also across
+// files and with several workers.
+func TestDryRunPredictsTheRun(t *testing.T) {
+	root := t.TempDir()
+	sources, _ := filepath.Glob("../../shared/corpus/*/*.jsonl")
+	bundled, _ := filepath.Glob("../testdata/sessions/*.jsonl")
+	for i, f := range append(sources, bundled...) {
+		dir := filepath.Join(root, "projects", fmt.Sprintf("p%d", i%3))
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("%03d-%s", i, filepath.Base(f))), readFile(t, f), 0o600)
+		if i%4 == 0 { // and a copy, as a subagent's
+			writeFile(t, filepath.Join(dir, "s", "subagents", fmt.Sprintf("agent-%03d.jsonl", i)), readFile(t, f), 0o600)
+		}
+	}
+	counts := func(s migrate.Summary) migrate.Summary {
+		s.Results, s.DryRun = nil, false
+		return s
+	}
+	dry := migrateRun(t, migrate.Options{DryRun: true, Jobs: 2}, root)
+	require.True(t, dry.DryRun)
+	run := migrateRun(t, migrate.Options{Jobs: 2}, root)
+	require.Positive(t, run.Deduplicated, "the tree should share artifacts")
+	assert.Equal(t, counts(run), counts(dry))
+	t.Logf("%d files, %d referenced, %d written, %d deduplicated", run.Files, run.Artifacts, run.Written, run.Deduplicated)
 }

@@ -211,6 +211,22 @@ type storeSet struct {
 type storeEntry struct {
 	*registry.Store
 	clean sync.Once
+
+	// planned holds, for a dry run, the objects the run has met: only the
+	// first meeting would write one, as Put would.
+	plannedMu sync.Mutex
+	planned   map[registry.Digest]bool
+}
+
+// wouldWrite reports, for a dry run, whether the run would write object
+// d: the first time the run meets it, and then only if the store lacks an
+// intact copy.
+func (s *storeEntry) wouldWrite(d registry.Digest) bool {
+	s.plannedMu.Lock()
+	first := !s.planned[d]
+	s.planned[d] = true
+	s.plannedMu.Unlock()
+	return first && s.Verify(d) != nil
 }
 
 func (s *storeSet) get(dir string) *storeEntry {
@@ -218,7 +234,7 @@ func (s *storeSet) get(dir string) *storeEntry {
 	defer s.mu.Unlock()
 	st, ok := s.m[dir]
 	if !ok {
-		st = &storeEntry{Store: registry.Open(dir)}
+		st = &storeEntry{Store: registry.Open(dir), planned: map[registry.Digest]bool{}}
 		s.m[dir] = st
 	}
 	return st
@@ -319,13 +335,12 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 	res.Dest = dest
 	store := stores.get(StoreFor(opts.Store, dest))
 	pathFor := PathFor(store.Store, opts.StoreAs)
-	seen := map[registry.Digest]bool{}
 	var putErr error // a failure of the store, not of the input
 	put := func(a externalizer.Artifact) error {
 		res.Artifacts++
 		created := false
 		if opts.DryRun {
-			created = !seen[a.Digest] && store.Verify(a.Digest) != nil
+			created = store.wouldWrite(a.Digest)
 		} else {
 			var err error
 			if a.Stream != nil {
@@ -338,7 +353,6 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 				return err
 			}
 		}
-		seen[a.Digest] = true
 		if created {
 			res.Written++
 		} else {
