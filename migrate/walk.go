@@ -122,6 +122,18 @@ var agentHomes = map[string][]string{
 	".openclaw": {filepath.Join("agents", "*", "sessions")},
 }
 
+// SessionFolders returns the agents' session folders under home (the
+// user's home folder) that exist, in a fixed order: where the agents keep
+// their sessions.
+func SessionFolders(home string) []string {
+	var folders []string
+	for _, name := range []string{".claude", ".codex", ".pi", ".openclaw"} {
+		f, _ := agentHome(filepath.Join(home, name))
+		folders = append(folders, f...)
+	}
+	return folders
+}
+
 // agentHome returns the session folders of dir when it is an agent's
 // home. A "*" in a pattern stands for every folder there; dir itself is
 // never read as a pattern.

@@ -41,7 +41,7 @@ func checkCommand(st streams) *cli.Command {
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "files checked in parallel (default: all cores); the report is the same"},
 		},
 		Action: func(c *cli.Context) error {
-			paths, err := requireArgs(c, "path")
+			paths, err := requirePaths(c)
 			if err != nil {
 				return err
 			}

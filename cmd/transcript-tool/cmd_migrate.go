@@ -34,7 +34,7 @@ func migrateCommand(st streams) *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 		},
 		Action: func(c *cli.Context) error {
-			paths, err := requireArgs(c, "path")
+			paths, err := requirePaths(c)
 			if err != nil {
 				return err
 			}

@@ -18,8 +18,10 @@ func recallCommand(st streams) *cli.Command {
 	return &cli.Command{
 		Name:      "recall",
 		Usage:     "print the bounded artifact-recall section of one session, for an agent's prompt",
-		ArgsUsage: "SESSION",
-		Description: "SESSION is a transcript file. The section is a fixed header that says how to print an\n" +
+		ArgsUsage: "SESSION [PATH...]",
+		Description: "SESSION is a transcript file, or a session's id or the start of one, looked for in the\n" +
+			"PATHs or, without them, in the agents' session folders (~/.claude/projects,\n" +
+			"~/.codex/sessions, ~/.pi/agent/sessions, ~/.openclaw/agents/*/sessions). The section is a fixed header that says how to print an\n" +
 			"artifact, a narrative (session id, format, number of entries, time span, tool calls by\n" +
 			"name, number and total size of artifacts, and the last user request shortened), and\n" +
 			"one line per artifact, most recently referenced first: its 12-character id prefix,\n" +
@@ -39,9 +41,9 @@ func recallCommand(st streams) *cli.Command {
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "output `FORMAT`: markdown or json"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return &exitError{code: exitUsage, err: errors.New("recall: want exactly one SESSION file"),
-					hint: "usage: transcript-tool recall [flags] SESSION"}
+			if c.NArg() == 0 {
+				return &exitError{code: exitUsage, err: errors.New("recall: no SESSION given"),
+					hint: "usage: transcript-tool recall [flags] SESSION [PATH...]"}
 			}
 			opts := recall.Options{MaxItems: c.Int("max-items"), MaxChars: c.Int("max-chars"), NarrativeMaxChars: c.Int("narrative-max-chars")}
 			if opts.MaxItems < 0 || opts.MaxChars < 0 || opts.NarrativeMaxChars < 0 {
@@ -51,7 +53,11 @@ func recallCommand(st streams) *cli.Command {
 			if format != "markdown" && format != "json" {
 				return usageErr("--format must be markdown or json, not %q", format)
 			}
-			return runRecall(st, c.Args().First(), c.String("store"), format, opts)
+			path, err := findSession(c.Args().First(), c.Args().Tail())
+			if err != nil {
+				return err
+			}
+			return runRecall(st, path, c.String("store"), format, opts)
 		},
 	}
 }

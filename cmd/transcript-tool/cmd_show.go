@@ -27,8 +27,10 @@ func showCommand(st streams) *cli.Command {
 	return &cli.Command{
 		Name:      "show",
 		Usage:     "print a session as a person reads it",
-		ArgsUsage: "SESSION",
-		Description: "Each entry is shown with its time and role: the conversation's text, thinking and tool\n" +
+		ArgsUsage: "SESSION [PATH...]",
+		Description: "SESSION is a transcript file, or a session's id or the start of one, looked for in the\n" +
+			"PATHs or, without them, in the agents' session folders (as for recall).\n" +
+			"Each entry is shown with its time and role: the conversation's text, thinking and tool\n" +
 			"calls on one line each, tool results cut to their first lines, images and migrated\n" +
 			"payloads as one line each (artifact id, size, path). --rehydrate inlines migrated\n" +
 			"payloads from the store; --full shows every text whole. Nothing is written.\n\n" +
@@ -42,9 +44,9 @@ func showCommand(st streams) *cli.Command {
 			&cli.StringFlag{Name: "format", Usage: "transcript `FORMAT` instead of detecting it: " + formatNames()},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return &exitError{code: exitUsage, err: errors.New("show: want exactly one SESSION file"),
-					hint: "usage: transcript-tool show [flags] SESSION"}
+			if c.NArg() == 0 {
+				return &exitError{code: exitUsage, err: errors.New("show: no SESSION given"),
+					hint: "usage: transcript-tool show [flags] SESSION [PATH...]"}
 			}
 			isTerm := false
 			if f, ok := st.stdout.(*os.File); ok {
@@ -61,7 +63,11 @@ func showCommand(st streams) *cli.Command {
 					return &exitError{code: exitUsage, err: fmt.Errorf("unknown format %q", opts.format), hint: "formats: " + formatNames()}
 				}
 			}
-			return runShow(st, c.Args().First(), opts)
+			path, err := findSession(c.Args().First(), c.Args().Tail())
+			if err != nil {
+				return err
+			}
+			return runShow(st, path, opts)
 		},
 	}
 }

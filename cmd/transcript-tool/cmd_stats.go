@@ -35,7 +35,7 @@ func statsCommand(st streams) *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 		},
 		Action: func(c *cli.Context) error {
-			paths, err := requireArgs(c, "path")
+			paths, err := requirePaths(c)
 			if err != nil {
 				return err
 			}

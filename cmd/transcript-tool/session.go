@@ -1,0 +1,112 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/transcript-tool/transcript-tool/migrate"
+)
+
+// sessionID is the id an agent writes into a session file's name: the
+// UUID of a Claude Code, Codex (rollout-<time>-<id>), pi (<time>_<id>) or
+// OpenClaw session.
+var sessionID = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// findSession returns the transcript that arg names: arg itself when it is
+// a file, or looks like a file's path; otherwise the one transcript under paths
+// (by default the agents' session folders in the home folder) whose
+// session id, or name, arg is or begins. Several give a usage error that
+// lists them, as cat does for an ambiguous prefix.
+func findSession(arg string, paths []string) (string, error) {
+	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
+		if len(paths) > 0 {
+			return "", usageErr("%s is a file: the PATHs after SESSION are where to look for a session id", arg)
+		}
+		return arg, nil
+	}
+	if strings.ContainsRune(arg, filepath.Separator) || strings.HasSuffix(arg, ".jsonl") || strings.HasSuffix(arg, ".zst") {
+		return arg, nil // a file's path: opening it says what is wrong
+	}
+	if len(paths) == 0 {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fatal(fmt.Errorf("session %q: no home folder to look in: %w", arg, err), "name the folders to look in after it")
+		}
+		paths = migrate.SessionFolders(home)
+		if len(paths) == 0 {
+			return "", &exitError{code: exitUsage, err: fmt.Errorf("%s is no file, and no agent's session folder is in %s to look for it", arg, home),
+				hint: "name the transcript's path, or the folders to look in after the id"}
+		}
+	}
+	inputs, err := migrate.Collect(paths)
+	if err != nil {
+		return "", fatal(err, "")
+	}
+	var exact, prefixed []string
+	for _, in := range inputs {
+		name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(in.Path), ".zst"), ".jsonl")
+		id := name
+		if ids := sessionID.FindAllString(name, -1); len(ids) > 0 {
+			id = ids[len(ids)-1]
+		}
+		switch {
+		case arg == id || arg == name:
+			exact = append(exact, in.Path)
+		case strings.HasPrefix(id, arg) || strings.HasPrefix(name, arg):
+			prefixed = append(prefixed, in.Path)
+		}
+	}
+	found := exact
+	if len(found) == 0 {
+		found = prefixed
+	}
+	switch len(found) {
+	case 0:
+		return "", &exitError{code: exitUsage, err: fmt.Errorf("no session %q in %s", arg, strings.Join(paths, ", ")),
+			hint: "a session is named by its file, its id or the start of its id"}
+	case 1:
+		return found[0], nil
+	}
+	sort.Strings(found)
+	return "", &exitError{code: exitUsage, err: fmt.Errorf("%q names %d sessions:\n  %s", arg, len(found), strings.Join(found, "\n  ")),
+		hint: "give more of the id, or the file's path"}
+}
+
+// requirePaths is requireArgs for the commands that take transcripts to
+// read: given no PATH, its hint lists the agents' session folders on this
+// machine with the size and number of their transcripts, so that a new
+// user sees where to point the tool.
+func requirePaths(c *cli.Context) ([]string, error) {
+	paths, err := requireArgs(c, "path")
+	var ee *exitError
+	if err == nil || !errors.As(err, &ee) {
+		return paths, err
+	}
+	home, herr := os.UserHomeDir()
+	if herr != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	for _, f := range migrate.SessionFolders(home) {
+		inputs, cerr := migrate.Collect([]string{f})
+		if cerr != nil {
+			continue
+		}
+		var size int64
+		for _, in := range inputs {
+			size += in.Size
+		}
+		fmt.Fprintf(&b, "\n  %s (%s in %s)", f, human(size), plural(len(inputs), "transcript"))
+	}
+	if b.Len() > 0 {
+		ee.hint += "\nthe agents' session folders on this machine:" + b.String()
+	}
+	return nil, ee
+}
