@@ -75,9 +75,18 @@ const (
 // that ends in a member shaped like a marker but does not restore is
 // genuine content, and its look-alike references are not the session's.
 func Scan(r io.Reader, format string, open externalizer.Opener) (*Session, error) {
+	return ScanLines(transcript.NewReader(r), format, open, nil)
+}
+
+// ScanLines is Scan for the lines of tr. A line tr returns as Long (see
+// transcript.Reader.Limit) is read from the skeleton long gives, so that
+// memory does not grow with the line: its long strings count by their
+// first bytes, and its marker's references are taken as they are, not
+// checked by a restore, which reads the line whole. A line long cannot
+// give is skipped.
+func ScanLines(tr *transcript.Reader, format string, open externalizer.Opener, long func(transcript.Line) (*transcript.Skeleton, error)) (*Session, error) {
 	s := &Session{Format: format, Calls: map[string]string{}}
 	sc := scanner{s: s, tools: map[string]int{}, refs: map[registry.Digest]*refState{}, open: open}
-	tr := transcript.NewReader(r)
 	for {
 		l, err := tr.Next()
 		if err == io.EOF {
@@ -86,12 +95,20 @@ func Scan(r io.Reader, format string, open externalizer.Opener) (*Session, error
 		if err != nil {
 			return nil, err
 		}
+		check := sc.open
+		if l.Long {
+			sk, err := long(l)
+			if err != nil || sk.Invalid {
+				continue
+			}
+			l.Text, check = sk.Text, nil
+		}
 		root, err := transcript.Parse(l.Text, transcript.JSONStart(l))
 		if err != nil || root.Kind() != transcript.Object {
 			continue
 		}
 		sc.entry(root)
-		sc.markerRefs(l)
+		sc.markerRefs(l, check)
 	}
 	sc.finish()
 	return s, nil
@@ -283,8 +300,13 @@ func (sc *scanner) request(text string) {
 	}
 }
 
-// clip cuts text to maxRequest bytes, at a character boundary.
+// clip cuts text to maxRequest bytes, at a character boundary, and a
+// string cut in a long line's skeleton to the start it keeps (its padding
+// dots go too).
 func clip(text string) string {
+	if i := strings.Index(text, transcript.StubMark); i >= 0 {
+		text = strings.TrimRight(text[:i], ".") + "…"
+	}
 	return text[:transcript.RuneCut([]byte(text), maxRequest)]
 }
 
@@ -312,13 +334,13 @@ func texts(content transcript.Value, types ...string) string {
 // markerRefs notes the artifacts that the marker of a migrated line
 // names. A line whose marker cannot be read references nothing: recall
 // shows what can be shown, verify judges markers.
-func (sc *scanner) markerRefs(l transcript.Line) {
+func (sc *scanner) markerRefs(l transcript.Line, open externalizer.Opener) {
 	ids, err := externalizer.References(l.Text, transcript.JSONStart(l))
 	if err != nil || len(ids) == 0 {
 		return
 	}
-	if sc.open != nil {
-		if _, err := externalizer.RestoreTo(io.Discard, l.Text, transcript.JSONStart(l), sc.open); errors.Is(err, externalizer.ErrBadMarker) {
+	if open != nil {
+		if _, err := externalizer.RestoreTo(io.Discard, l.Text, transcript.JSONStart(l), open); errors.Is(err, externalizer.ErrBadMarker) {
 			return
 		}
 	}

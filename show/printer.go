@@ -101,8 +101,32 @@ func (p *printer) note(num int, st style, format string, args ...any) {
 // and says how much was left out. Blank lines around the text are dropped.
 func (p *printer) lines(text []byte, short bool, st style) { p.linesAt(indent, text, short, st) }
 
-// linesAt is lines after the indentation pre.
+// linesAt is lines after the indentation pre. Text decoded from a cut
+// string of a long line's skeleton (see Options.Long) shows up to the cut,
+// and then says so.
 func (p *printer) linesAt(pre string, text []byte, short bool, st style) {
+	if i := bytes.Index(text, []byte(transcript.StubMark)); i >= 0 {
+		// A stub pads its kept start with dots up to the mark: a dot the
+		// string itself ended its start with goes too, a loss of nothing
+		// but a few dots of a view that is cut anyway.
+		body := bytes.Trim(bytes.TrimRight(text[:i], "."), "\r\n")
+		if short && !p.full {
+			// The first lines only, and no count of the rest: only
+			// the start of the string is at hand.
+			for n, at := 0, 0; n < maxLines; n++ {
+				j := bytes.IndexByte(body[at:], '\n')
+				if j < 0 {
+					break
+				}
+				if at += j + 1; n == maxLines-1 {
+					body = body[:at-1]
+				}
+			}
+		}
+		p.linesAt(pre, body, short, st)
+		p.itemAt(pre, dim, "… (cut: a line too long to hold; rehydrate or cat prints it whole)")
+		return
+	}
 	short = short && !p.full
 	total := len(text)
 	body := bytes.Trim(text, "\r\n")

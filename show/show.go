@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -33,7 +34,18 @@ type Options struct {
 	// Problem, when set, is called for each line that could not be
 	// rehydrated; the line is then shown as it is, references collapsed.
 	Problem func(l transcript.Line, err error)
+	// Long, when set, gives the skeleton of a line the reader returned as
+	// Long (see transcript.Reader.Limit), built with LongOptions: such a
+	// line is shown from it, its long strings from their first bytes, so
+	// that memory does not grow with the line. An error wrapping
+	// transcript.ErrTooDeep says the line nests too deeply for JSON.
+	Long func(l transcript.Line) (*transcript.Skeleton, error)
 }
+
+// LongOptions are the options of the skeletons Options.Long builds:
+// strings of 64 KiB or more are cut to their first 4 KB or so, more than
+// the lines of a shortened result show.
+var LongOptions = transcript.SkeletonOptions{Long: 64 << 10, StubLen: 4 << 10, Max: 16 << 20}
 
 // renderer shows the entries of one format.
 type renderer interface {
@@ -54,6 +66,12 @@ var renderers = map[string]renderer{
 // of reading r or writing w; a line that cannot be rehydrated is reported
 // to Options.Problem and the rendering goes on.
 func Render(w io.Writer, r io.Reader, opts Options) error {
+	return RenderLines(w, transcript.NewReader(r), opts)
+}
+
+// RenderLines is Render for the lines of in; a line in returns as Long is
+// shown from its skeleton (Options.Long).
+func RenderLines(w io.Writer, in *transcript.Reader, opts Options) error {
 	rd, ok := renderers[opts.Format]
 	if !ok && opts.Format != "" {
 		return fmt.Errorf("unknown format %q", opts.Format)
@@ -64,7 +82,6 @@ func Render(w io.Writer, r io.Reader, opts Options) error {
 		rd:   rd,
 		opts: opts,
 	}
-	in := transcript.NewReader(r)
 	for ew.err == nil {
 		l, err := in.Next()
 		if err == io.EOF {
@@ -107,6 +124,10 @@ type session struct {
 
 // line shows one line of the transcript.
 func (s *session) line(l transcript.Line) {
+	if l.Long {
+		s.long(l)
+		return
+	}
 	start := transcript.JSONStart(l)
 	text := l.Text
 	if len(bytes.TrimSpace(text[start:])) == 0 {
@@ -139,6 +160,43 @@ func (s *session) line(l transcript.Line) {
 			root, err = transcript.Parse(text, start)
 		}
 	}
+	s.entry(l, text, root, err, refs)
+}
+
+// long shows a line too long to hold from its skeleton: its long strings
+// show their first bytes (see linesAt). Its references are shown as they
+// are, neither checked nor rehydrated: that reads the line whole.
+func (s *session) long(l transcript.Line) {
+	if s.opts.Long == nil {
+		s.p.note(l.Num, dim, "a line too long to show (%s)", display.Plural(l.Len, "byte"))
+		return
+	}
+	sk, err := s.opts.Long(l)
+	if errors.Is(err, transcript.ErrTooDeep) {
+		s.p.note(l.Num, dim, "JSON nested too deeply to show (%s)", display.Plural(l.Len, "byte"))
+		return
+	}
+	if err != nil {
+		s.p.note(l.Num, dim, "a line too long to show (%s): %s", display.Plural(l.Len, "byte"), flatString(err.Error(), 0))
+		return
+	}
+	start := transcript.JSONStart(transcript.Line{Text: sk.Text, Num: l.Num})
+	root, err := transcript.Parse(sk.Text, start)
+	if sk.Invalid {
+		err = errors.New("not JSON")
+	}
+	var refs []ref
+	if err == nil && root.Kind() == transcript.Object {
+		refs = readRefs(root)
+	}
+	if s.opts.Rehydrate && len(refs) > 0 {
+		s.p.note(l.Num, dim, "a line too long to rehydrate here (%s): shown as migrated; rehydrate restores it", display.Plural(l.Len, "byte"))
+	}
+	s.entry(l, sk.Text, root, err, refs)
+}
+
+// entry shows the parsed line text (err the parse's error).
+func (s *session) entry(l transcript.Line, text []byte, root transcript.Value, err error, refs []ref) {
 	switch {
 	case errors.Is(err, transcript.ErrTooDeep):
 		s.p.note(l.Num, dim, "JSON nested too deeply to show (%s)", plural(len(text), "byte"))

@@ -72,7 +72,7 @@ func runRecall(st streams, path, storeDir, format string, opts recall.Options) e
 		return fatal(fmt.Errorf("%s: %w", path, migrate.ErrUnknownFormat), "recall reads pi, claude-code, codex and chat transcripts")
 	}
 	store := registry.Open(migrate.StoreFor(storeDir, path))
-	s, err := recall.Scan(t, t.Format, store.Open)
+	s, err := recall.ScanLines(t.NewReader(), t.Format, store.Open, skeletons(t))
 	if err != nil {
 		return fatal(fmt.Errorf("read %s: %w", path, err), "")
 	}

@@ -107,7 +107,7 @@ func runShow(st streams, path string, opts showOptions) error {
 		fmt.Fprintf(st.stderr, "hint: name the format with --format %s\n", formatNames())
 	}
 	failed := 0
-	err = show.Render(st.stdout, t, show.Options{
+	err = show.RenderLines(st.stdout, t.NewReader(), show.Options{
 		Format:    t.Format,
 		Store:     registry.Open(migrate.StoreFor(opts.store, path)),
 		Rehydrate: opts.rehydrate,
@@ -117,6 +117,7 @@ func runShow(st streams, path string, opts showOptions) error {
 			failed++
 			st.errorf("%v", &transcript.InputError{Path: path, Line: l.Num, Offset: l.Offset, Err: err})
 		},
+		Long: skeletons(t),
 	})
 	if err != nil {
 		return &exitError{code: exitProblems, err: fmt.Errorf("show %s: %w", path, err)}

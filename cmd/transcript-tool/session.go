@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/migrate"
+	"github.com/transcript-tool/transcript-tool/show"
+	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
 // sessionID is the id an agent writes into a session file's name: the
@@ -109,4 +112,20 @@ func requirePaths(c *cli.Context) ([]string, error) {
 		ee.hint += "\nthe agents' session folders on this machine:" + b.String()
 	}
 	return nil, ee
+}
+
+// skeletons gives the skeletons of t's long lines, as show and recall read
+// them (show.LongOptions): a line whose skeleton would be too large is
+// told apart as one nested too deeply for JSON, transcript.ErrTooDeep.
+func skeletons(t *migrate.Transcript) func(transcript.Line) (*transcript.Skeleton, error) {
+	return func(l transcript.Line) (*transcript.Skeleton, error) {
+		sk, src, err := t.ReadLong(l, show.LongOptions)
+		if errors.Is(err, transcript.ErrSkeletonTooLarge) {
+			// Mostly structure: perhaps nested past what JSON allows.
+			if deep, derr := transcript.TooDeep(io.NewSectionReader(src, 0, l.Len)); derr == nil && deep {
+				return nil, transcript.ErrTooDeep
+			}
+		}
+		return sk, err
+	}
 }
