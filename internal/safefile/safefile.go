@@ -493,12 +493,21 @@ func removeTemps(dir string, match func(string) bool, anyAge bool) (int, error) 
 	if err != nil {
 		return 0, err
 	}
+	var temps []fs.DirEntry
+	for _, e := range entries {
+		if IsTemp(e.Name()) && match(e.Name()) && e.Type().IsRegular() {
+			temps = append(temps, e)
+		}
+	}
+	return removeEntries(dir, temps, anyAge)
+}
+
+// removeEntries deletes the temporary files entries of dir: all of them
+// with anyAge, else those older than StaleAge.
+func removeEntries(dir string, entries []fs.DirEntry, anyAge bool) (int, error) {
 	cutoff := time.Now().Add(-StaleAge)
 	n := 0
 	for _, e := range entries {
-		if !IsTemp(e.Name()) || !match(e.Name()) || !e.Type().IsRegular() {
-			continue
-		}
 		if !anyAge {
 			info, err := e.Info()
 			if err != nil || info.ModTime().After(cutoff) {
@@ -514,4 +523,60 @@ func removeTemps(dir string, match func(string) bool, anyAge bool) (int, error) 
 		n++
 	}
 	return n, nil
+}
+
+// Sweeper is RemoveTemps for a run over many files: it lists each
+// directory once, the first time it is asked for a name in it, and keeps
+// only the temporary files it found there, so that a run over n files of
+// one directory costs one listing, not n. It sees the directory as it was
+// at that listing: a caller must ask for a name before it creates that
+// name's temporary files, and the temporary files of another run started
+// since are left for that run. Its methods are safe for concurrent use.
+type Sweeper struct {
+	mu   sync.Mutex
+	dirs map[string]*sweptDir
+}
+
+type sweptDir struct {
+	once  sync.Once
+	temps map[string][]fs.DirEntry // by the prefix of their name, as tempPattern makes it
+	err   error
+}
+
+// Remove is RemoveTemps(name, owned), but for the temporary files that
+// name's directory held when the Sweeper first listed it.
+func (s *Sweeper) Remove(name string, owned bool) (int, error) {
+	dir, pattern := tempPattern(name)
+	s.mu.Lock()
+	if s.dirs == nil {
+		s.dirs = map[string]*sweptDir{}
+	}
+	d := s.dirs[dir]
+	if d == nil {
+		d = &sweptDir{}
+		s.dirs[dir] = d
+	}
+	s.mu.Unlock()
+	d.once.Do(func() {
+		entries, err := os.ReadDir(dir)
+		d.temps, d.err = map[string][]fs.DirEntry{}, err
+		for _, e := range entries {
+			if n := e.Name(); IsTemp(n) && e.Type().IsRegular() {
+				key := n[:strings.LastIndex(n, tempSuffix)+len(tempSuffix)]
+				d.temps[key] = append(d.temps[key], e)
+			}
+		}
+	})
+	if d.err != nil {
+		return 0, d.err
+	}
+	prefix := strings.TrimSuffix(pattern, "*")
+	s.mu.Lock()
+	entries := d.temps[prefix]
+	delete(d.temps, prefix)
+	s.mu.Unlock()
+	if len(filepath.Base(name)) > maxBase {
+		owned = false
+	}
+	return removeEntries(dir, entries, owned)
 }

@@ -216,3 +216,51 @@ func TestRemoveTemps(t *testing.T) {
 	assert.False(t, exists()["other"])
 	assert.True(t, exists()["not temp"])
 }
+
+// TestSweeper: a Sweeper removes what RemoveTemps would, from one listing
+// of the directory: a temporary file made after that listing is left for
+// its writer.
+func TestSweeper(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, age time.Duration) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, nil, 0o600))
+		when := time.Now().Add(-age)
+		require.NoError(t, os.Chtimes(p, when, when))
+		return p
+	}
+	long := strings.Repeat("l", 120)
+	files := map[string]string{
+		"young":       write(".s.jsonl.tmp-1", 0),
+		"old":         write(".s.jsonl.tmp-2", 2*safefile.StaleAge),
+		"other":       write(".t.jsonl.tmp-3", 2*safefile.StaleAge),
+		"prefix":      write(".s.jsonl.bak.tmp-4", 0),
+		"longer name": write(".s.jsonl.tmp-5.jsonl.tmp-7", 0),
+		"long young":  write("."+long[:100]+".tmp-5", 0),
+		"long old":    write("."+long[:100]+".tmp-6", 2*safefile.StaleAge),
+	}
+	var sw safefile.Sweeper
+	n, err := sw.Remove(filepath.Join(dir, "s.jsonl"), true)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n, "the owner's temporary files, of any age")
+	files["new"] = write(".t.jsonl.tmp-9", 2*safefile.StaleAge)
+	n, err = sw.Remove(filepath.Join(dir, "t.jsonl"), true)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "one listing: a file made since is not seen")
+	n, err = sw.Remove(filepath.Join(dir, long), true)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "a cut name's young temporary file may be another name's")
+	n, err = sw.Remove(filepath.Join(dir, "s.jsonl.bak"), false)
+	require.NoError(t, err)
+	assert.Equal(t, 0, n, "not the owner: a young one stays")
+
+	exists := map[string]bool{}
+	for k, p := range files {
+		_, err := os.Lstat(p)
+		exists[k] = !errors.Is(err, fs.ErrNotExist)
+	}
+	assert.Equal(t, map[string]bool{"young": false, "old": false, "other": false, "prefix": true, "longer name": true,
+		"long young": true, "long old": false, "new": true}, exists)
+	_, err = sw.Remove(filepath.Join(dir, "missing", "x.jsonl"), true)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+}
