@@ -115,14 +115,14 @@ func (x *Externalizer) RewriteBig(w io.Writer, b *BigLine, start int) (Result, e
 }
 
 // bigPiece is encodePiece for a hole that holds cut strings: the form,
-// digest, size, media type and summary of its artifact, found by reading
+// digest, size, media type and Describer of its artifact, found by reading
 // the hole's bytes once, and a function that writes the artifact by
 // reading them again.
-func (b *BigLine) bigPiece(h hole) (piece, registry.Digest, int64, string, func(io.Writer) error, error) {
+func (b *BigLine) bigPiece(h hole, ctx Context) (piece, registry.Digest, int64, *Describer, func(io.Writer) error, error) {
 	sec := b.section(h.v.Start, h.v.End)
 	image := !h.body && (h.bare || (h.image && h.v.Kind() == transcript.String))
 	text := h.body || (h.v.Kind() == transcript.String && !h.bare)
-	c := newCandidates(image, text, h.bare)
+	c := newCandidates(image, text, h.bare, ctx)
 	// A string's body is text without its quotes: the text sink, which
 	// reads literals, is given them, the raw JSON is not.
 	quote := func(w io.Writer) {
@@ -133,7 +133,7 @@ func (b *BigLine) bigPiece(h hole) (piece, registry.Digest, int64, string, func(
 	buf := make([]byte, 256<<10)
 	quote(c.text)
 	if _, err := io.CopyBuffer(c, io.NewSectionReader(sec, 0, sec.Size()), buf); err != nil {
-		return piece{}, registry.Digest{}, 0, "", nil, fmt.Errorf("read the line back: %w", err)
+		return piece{}, registry.Digest{}, 0, nil, nil, fmt.Errorf("read the line back: %w", err)
 	}
 	quote(c.text)
 	form, sum, size, desc := c.result(h.mime)
@@ -164,7 +164,7 @@ func (b *BigLine) bigPiece(h hole) (piece, registry.Digest, int64, string, func(
 		}
 		return nil
 	}
-	return p, sum, size, desc.String(), stream, nil
+	return p, sum, size, desc, stream, nil
 }
 
 // candidates reads a hole's JSON bytes once and keeps, for every form the
@@ -192,18 +192,20 @@ func (f *formSink) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func newFormSink(media string) formSink {
-	return formSink{h: sha256.New(), desc: NewDescriber(media)}
+func newFormSink(media string, ctx Context) formSink {
+	return formSink{h: sha256.New(), desc: NewDescriberIn(media, ctx)}
 }
 
-func newCandidates(image, text, bare bool) *candidates {
-	c := &candidates{raw: newFormSink(MediaJSON)}
+// newCandidates returns the candidates for a hole, their descriptions
+// told ctx.
+func newCandidates(image, text, bare bool, ctx Context) *candidates {
+	c := &candidates{raw: newFormSink(MediaJSON, ctx)}
 	if image {
-		s := newFormSink("")
+		s := newFormSink("", ctx)
 		c.b64 = &base64Sink{w: &s, quoted: !bare, check: true, sink: &s}
 	}
 	if text {
-		s := newFormSink(MediaText)
+		s := newFormSink(MediaText, ctx)
 		c.text = &textSink{w: &s, check: true, sink: &s}
 		c.styles = append([]transcript.Style(nil), transcript.Styles...)
 		c.text.styles = &c.styles

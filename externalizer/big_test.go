@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,14 +25,18 @@ func skeletonOptions(threshold int) transcript.SkeletonOptions {
 	return transcript.SkeletonOptions{Long: n, StubLen: n, Max: 1 << 30}
 }
 
-// rewriteBoth rewrites text whole and from its skeleton and requires the
-// same line, the same artifacts and the same stored bytes. It reports
-// false for a line RewriteBig leaves to Rewrite.
-func rewriteBoth(t *testing.T, f Format, threshold int, text []byte, start int) bool {
+// rewriteBoth rewrites text whole and from its skeleton, both knowing the
+// tool calls of calls (nil for none), and requires the same line, the
+// same artifacts and the same stored bytes. It reports false for a line
+// RewriteBig leaves to Rewrite.
+func rewriteBoth(t *testing.T, f Format, threshold int, text []byte, start int, calls *callTable) bool {
 	t.Helper()
 	whole, big := memStore{}, memStore{}
 	xw := &Externalizer{Format: f, Threshold: threshold, PathFor: testPath, Put: whole.put, Open: whole.open}
 	xb := &Externalizer{Format: f, Threshold: threshold, PathFor: testPath, Put: big.put, Open: big.open}
+	if calls != nil {
+		xw.calls, xb.calls = calls.clone(), calls.clone()
+	}
 	want, werr := xw.Rewrite(text, start)
 	sk, err := transcript.BuildSkeleton(bytes.NewReader(text), skeletonOptions(threshold))
 	require.NoError(t, err)
@@ -75,11 +81,15 @@ func TestRewriteBigSessions(t *testing.T) {
 		for _, threshold := range []int{4096, 300} {
 			t.Run(fmt.Sprintf("%s/%d", base, threshold), func(t *testing.T) {
 				compared, whole := 0, 0
+				var calls callTable
 				for _, l := range splitLines(input) {
-					if rewriteBoth(t, f, threshold, l.text, l.start()) {
+					if rewriteBoth(t, f, threshold, l.text, l.start(), &calls) {
 						compared++
 					} else {
 						whole++
+					}
+					if root, ok := l.parse(); ok {
+						f.Calls(root, calls.add)
 					}
 				}
 				t.Logf("%d lines compared, %d left to the whole rewrite", compared, whole)
@@ -105,8 +115,12 @@ func TestRewriteBigCorpus(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(filepath.Dir(name))+"/"+filepath.Base(name), func(t *testing.T) {
+			var calls callTable
 			for _, l := range splitLines(input) {
-				rewriteBoth(t, f, 4096, l.text, l.start())
+				rewriteBoth(t, f, 4096, l.text, l.start(), &calls)
+				if root, ok := l.parse(); ok {
+					f.Calls(root, calls.add)
+				}
 			}
 		})
 	}
@@ -128,7 +142,7 @@ func TestRewriteBigLines(t *testing.T) {
 	}
 	for i, l := range lines {
 		for _, threshold := range []int{4096, 300} {
-			if !rewriteBoth(t, pi{}, threshold, []byte(l), 0) {
+			if !rewriteBoth(t, pi{}, threshold, []byte(l), 0, nil) {
 				t.Errorf("line %d: left to the whole rewrite", i+1)
 			}
 		}
@@ -151,7 +165,7 @@ func FuzzRewriteBig(f *testing.F) {
 		tpl := fuzzTemplates[uint(i)%uint(len(fuzzTemplates))]
 		input := strings.ReplaceAll(tpl.before, pad, bigPad) + s + strings.ReplaceAll(tpl.after, pad, bigPad)
 		for _, l := range splitLines([]byte(input)) {
-			rewriteBoth(t, pi{}, fuzzThreshold, l.text, l.start())
+			rewriteBoth(t, pi{}, fuzzThreshold, l.text, l.start(), nil)
 		}
 	})
 }
@@ -176,12 +190,12 @@ func TestTextCut(t *testing.T) {
 func TestCandidatesInPieces(t *testing.T) {
 	text := strings.Repeat("日本語のテキスト line é 🚀\\t\\\"x\\\"\\n", 20000)
 	lit := []byte(`"` + text + `"`)
-	c := newCandidates(false, true, false)
+	c := newCandidates(false, true, false, Context{})
 	_, _ = c.Write(lit)
 	form, digest, size, _ := c.result("")
 	require.Equal(t, FormJS, form, "one write")
 	for _, piece := range []int{1 << 10, 4099, 64 << 10, 256 << 10} {
-		c := newCandidates(false, true, false)
+		c := newCandidates(false, true, false, Context{})
 		for rest := lit; len(rest) > 0; {
 			n := min(piece, len(rest))
 			_, _ = c.Write(rest[:n])
@@ -192,4 +206,11 @@ func TestCandidatesInPieces(t *testing.T) {
 		assert.Equal(t, digest, d, "pieces of %d", piece)
 		assert.Equal(t, size, n, "pieces of %d", piece)
 	}
+}
+
+// clone returns a copy of t that adding to does not change t.
+func (t *callTable) clone() callTable {
+	c := callTable{m: make(map[string]callInfo, len(t.m)), ring: slices.Clone(t.ring), next: t.next}
+	maps.Copy(c.m, t.m)
+	return c
 }

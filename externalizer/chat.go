@@ -51,3 +51,22 @@ func chatToolContent(msg transcript.Value, at Pointer, threshold int, dst []Site
 	return memberSites(msg, "content", threshold, Site{Path: at.Key("content"), Shape: ShapeToolResult,
 		ToolCallID: call.Text(), Tool: name.Text()}, dst)
 }
+
+// Calls finds the tool_calls of assistant messages, on their own lines
+// or in a messages array.
+func (chat) Calls(entry transcript.Value, fn func(Call)) {
+	calls := func(_ int, msg transcript.Value) bool {
+		tc, _ := msg.Get("tool_calls")
+		tc.Elems(func(_ int, c transcript.Value) bool {
+			id, _ := c.Get("id")
+			name, _ := Pointer{"function", "name"}.Resolve(c)
+			args, _ := Pointer{"function", "arguments"}.Resolve(c)
+			fn(Call{ID: id.Text(), Name: name.Text(), Input: args})
+			return true
+		})
+		return true
+	}
+	calls(0, entry)
+	msgs, _ := entry.Get("messages")
+	msgs.Elems(calls)
+}

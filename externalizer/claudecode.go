@@ -59,11 +59,18 @@ func (claudeCode) Sites(entry transcript.Value, threshold int, dst []Site) []Sit
 	t, _ := entry.Get("type")
 	switch {
 	case t.IsString("user"), t.IsString("assistant"):
-		if msg, ok := entry.Get("message"); ok {
-			content, _ := msg.Get("content")
-			dst = blockSites(content, Pointer{"message", "content"}, threshold, base, dst)
-		}
+		content, _ := Pointer{"message", "content"}.Resolve(entry)
+		dst = blockSites(content, Pointer{"message", "content"}, threshold, base, dst)
 		if r, ok := entry.Get("toolUseResult"); ok && r.Len() >= threshold {
+			// The tool's structured output, of the call its tool_result
+			// block answers.
+			content.Elems(func(_ int, b transcript.Value) bool {
+				if t, _ := b.Get("type"); !t.IsString("tool_result") {
+					return true
+				}
+				base = resultSite(b, base)
+				return false
+			})
 			if r.Kind() == transcript.String {
 				s := base
 				s.Path, s.Value = Pointer{"toolUseResult"}, r
@@ -104,10 +111,25 @@ func (claudeCode) Sites(entry transcript.Value, threshold int, dst []Site) []Sit
 		}
 		// bash_progress: the command's output so far.
 		if out, ok := data.Get("fullOutput"); ok && out.Len() >= threshold && out.Kind() == transcript.String {
+			call, _ := entry.Get("parentToolUseID")
 			s := base
-			s.Path, s.Value = Pointer{"data", "fullOutput"}, out
+			s.Path, s.Value, s.Tool, s.ToolCallID = Pointer{"data", "fullOutput"}, out, "Bash", call.Text()
 			dst = append(dst, s)
 		}
 	}
 	return sortSites(dst)
+}
+
+// Calls finds the tool_use blocks of assistant messages, a subagent's
+// among them (in progress lines).
+func (claudeCode) Calls(entry transcript.Value, fn func(Call)) {
+	at := Pointer{"message", "content"}
+	switch t, _ := entry.Get("type"); {
+	case t.IsString("progress"):
+		at = Pointer{"data", "message", "message", "content"}
+	case !t.IsString("assistant"):
+		return // user lines, tool results among them, make no calls
+	}
+	content, _ := at.Resolve(entry)
+	contentCalls(content, "tool_use", "input", fn)
 }

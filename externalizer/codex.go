@@ -61,6 +61,7 @@ func (codex) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 		case pt.IsString("exec_command_end"):
 			call, _ := payload.Get("call_id")
 			base.ToolCallID = call.Text()
+			base = codexCommand(payload, base)
 		case pt.IsString("item_completed"):
 			// Codex 0.169 and later: a finished command, its output without
 			// the header of its function_call_output.
@@ -70,6 +71,7 @@ func (codex) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 			}
 			id, _ := item.Get("id")
 			base.ToolCallID = id.Text()
+			base = codexCommand(item, base)
 			payload, at = item, at.Key("item")
 		default:
 			return dst
@@ -107,10 +109,37 @@ func codexOutput(item transcript.Value, at Pointer, threshold int, base Site, ds
 	dst = memberSites(item, "output", threshold, s, dst)
 	for i := n; i < len(dst); i++ {
 		if dst[i].Value.Kind() == transcript.String {
-			dst[i].Head = codexHead(dst[i].Value.Raw())
+			raw := dst[i].Value.Raw()
+			dst[i].Head = codexHead(raw)
+			dst[i].Exit = codexHeadExit(raw[1 : 1+dst[i].Head])
+			dst[i].Failed = failedExit(dst[i].Exit)
 		}
 	}
 	return dst
+}
+
+// codexCommand returns base with the command, exit status and outcome
+// of an exec_command_end event or a CommandExecution item.
+func codexCommand(v transcript.Value, base Site) Site {
+	command, _ := v.Get("command")
+	code, _ := v.Get("exit_code")
+	status, _ := v.Get("status")
+	base.Input, base.Exit = argumentText(command), exitCode(code)
+	base.Failed = failedExit(base.Exit) || status.IsString("failed")
+	return base
+}
+
+// codexHeadExit returns the exit status that the header of a
+// function_call_output (see codexHead) records, in its JSON, or "".
+func codexHeadExit(head []byte) string {
+	for l := range bytes.SplitSeq(head, []byte(`\n`)) {
+		for _, prefix := range []string{"Process exited with code ", "Exit code: "} {
+			if code, ok := bytes.CutPrefix(l, []byte(prefix)); ok {
+				return exitText(string(code))
+			}
+		}
+	}
+	return ""
 }
 
 // codexHead returns the length of the header Codex writes ahead of a
@@ -138,4 +167,40 @@ func codexHead(raw []byte) int {
 		}
 	}
 	return i + len(end)
+}
+
+// Calls finds function, custom tool and local shell calls: response
+// items, bare in the legacy format, and those of a compacted history.
+func (codex) Calls(entry transcript.Value, fn func(Call)) {
+	item := func(_ int, v transcript.Value) bool {
+		t, _ := v.Get("type")
+		id, _ := v.Get("call_id")
+		name, _ := v.Get("name")
+		c := Call{ID: id.Text(), Name: name.Text()}
+		switch {
+		case t.IsString("function_call"):
+			c.Input, _ = v.Get("arguments")
+		case t.IsString("custom_tool_call"):
+			c.Input, _ = v.Get("input")
+		case t.IsString("local_shell_call"):
+			c.Name = "local_shell"
+			c.Input, _ = v.Get("action")
+		default:
+			return true
+		}
+		fn(c)
+		return true
+	}
+	payload, ok := entry.Get("payload")
+	if !ok {
+		item(0, entry)
+		return
+	}
+	switch t, _ := entry.Get("type"); {
+	case t.IsString("response_item"):
+		item(0, payload)
+	case t.IsString("compacted"):
+		history, _ := payload.Get("replacement_history")
+		history.Elems(item)
+	}
 }

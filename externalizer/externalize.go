@@ -30,6 +30,9 @@ type Artifact struct {
 	ToolCallID string
 	Entry      string
 	Summary    string
+	// What Summary was told of the call, and describes the artifact as.
+	ctx  Context
+	kind kind
 }
 
 // Externalizer rewrites the lines of one transcript.
@@ -47,6 +50,10 @@ type Externalizer struct {
 	Open Opener
 
 	scratch []byte // decoded artifact bytes, reused from one artifact to the next
+	// calls are the tool calls of the lines rewritten so far: a result
+	// that names only its call is described, and recorded, with the
+	// call's name and main argument. Lines must be rewritten in order.
+	calls callTable
 }
 
 // Result is what Rewrite made of one line.
@@ -89,14 +96,24 @@ func (x *Externalizer) Rewrite(text []byte, start int) (Result, error) {
 // stores the artifacts and proves, on text, that the rewritten line
 // restores.
 func (x *Externalizer) rewrite(text []byte, start int, big *BigLine) (Result, []splice, error) {
-	if len(text)-start < x.Threshold && !HasMarker(text) {
+	if big != nil && big.Invalid {
 		return Result{}, nil, nil
 	}
-	if big != nil && big.Invalid {
+	short := len(text)-start < x.Threshold && !HasMarker(text)
+	calls := mayCall(x.Format, text)
+	if short && !calls {
 		return Result{}, nil, nil
 	}
 	root, err := transcript.Parse(text, start)
 	if err != nil || root.Kind() != transcript.Object {
+		return Result{}, nil, nil
+	}
+	if calls {
+		// Every line's calls, a short line's too: the results that
+		// answer them come after.
+		x.Format.Calls(root, x.calls.add)
+	}
+	if short {
 		return Result{}, nil, nil
 	}
 	_, _, err = readMarker(root)
@@ -119,6 +136,9 @@ func (x *Externalizer) rewrite(text []byte, start int, big *BigLine) (Result, []
 	sites := x.Format.Sites(root, x.Threshold, nil)
 	if len(sites) == 0 && !foreign {
 		return Result{}, nil, nil
+	}
+	for i := range sites {
+		x.calls.fill(&sites[i])
 	}
 	var (
 		res     Result
@@ -246,13 +266,15 @@ func fromStub(s *Site) bool {
 
 // store makes the artifact of hole h of site s and passes it to Put.
 func (x *Externalizer) store(h hole, s *Site, big *BigLine) (Artifact, Form, error) {
-	a := Artifact{Site: s.Path.String(), Tool: s.Tool, ToolCallID: s.ToolCallID, Entry: s.Entry}
+	ctx := s.context()
+	a := Artifact{Site: s.Path.String(), Tool: s.Tool, ToolCallID: s.ToolCallID, Entry: s.Entry, ctx: ctx}
 	if big != nil && big.cuts(h.v.Start, h.v.End) {
-		p, d, size, summary, stream, err := big.bigPiece(h)
+		p, d, size, desc, stream, err := big.bigPiece(h, ctx)
 		if err != nil {
 			return Artifact{}, "", err
 		}
-		a.Digest, a.Size, a.Media, a.Summary, a.Stream = d, int(size), p.media, summary, stream
+		a.Digest, a.Size, a.Media, a.Stream = d, int(size), p.media, stream
+		a.kind, a.Summary = desc.describe()
 		if err := x.Put(a); err != nil {
 			return Artifact{}, "", err
 		}
@@ -260,7 +282,8 @@ func (x *Externalizer) store(h hole, s *Site, big *BigLine) (Artifact, Form, err
 		return a, p.form, nil
 	}
 	p := encodePiece(x.scratch, h)
-	a.Digest, a.Data, a.Size, a.Media, a.Summary = registry.Sum(p.data), p.data, len(p.data), p.media, Describe(p.data, p.media)
+	a.Digest, a.Data, a.Size, a.Media = registry.Sum(p.data), p.data, len(p.data), p.media
+	a.kind, a.Summary = describeIn(p.data, p.media, ctx).describe()
 	if err := x.Put(a); err != nil {
 		return Artifact{}, "", err
 	}

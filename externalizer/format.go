@@ -16,6 +16,10 @@ type Format interface {
 	// Sites appends to dst the payload sites of entry whose JSON bytes
 	// reach threshold, in document order, none inside another.
 	Sites(entry transcript.Value, threshold int, dst []Site) []Site
+	// Calls calls fn for each tool call entry records, in document
+	// order: the names and arguments that the results answering them,
+	// on later lines or later in the same one, know only by call id.
+	Calls(entry transcript.Value, fn func(Call))
 }
 
 // Shape says what a site's placeholder looks like.
@@ -35,9 +39,12 @@ const (
 
 // Site is one payload inside an entry.
 type Site struct {
-	Path       Pointer
-	Value      transcript.Value
-	Shape      Shape
+	Path  Pointer
+	Value transcript.Value
+	Shape Shape
+	// Tool is the name of the tool whose output the site holds, and
+	// ToolCallID the id of the call it answers; a site that names only
+	// the call is given the call's name from the line that made it.
 	Tool       string
 	ToolCallID string
 	Entry      string
@@ -65,6 +72,15 @@ type Site struct {
 	// name, as readers take it; n > 0 for the nth member of that name
 	// before it, a duplicate key (see memberSites).
 	Dup int
+	// Input is the call's main argument (the command run, the file
+	// read) where the result records it, or else the call's; Exit the
+	// command's exit status where the result records it (pi and Claude
+	// Code mark a command that exits non-zero as an error, so a result
+	// they mark as no error is "0"); Failed is set when the result is
+	// marked as an error. They only shape the artifact's summary.
+	Input  string
+	Exit   string
+	Failed bool
 }
 
 var formats = []Format{pi{}, claudeCode{}, codex{}, chat{}}
@@ -90,4 +106,10 @@ func Detect(entry transcript.Value) (Format, bool) {
 		}
 	}
 	return nil, false
+}
+
+// context returns what the site's summary is told of the call it answers.
+func (s *Site) context() Context {
+	return Context{Tool: s.Tool, Input: s.Input, Exit: s.Exit, Failed: s.Failed,
+		Diff: len(s.Path) > 0 && s.Path[len(s.Path)-1] == "diff"}
 }

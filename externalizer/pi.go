@@ -49,6 +49,14 @@ func (pi) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 		name, _ := msg.Get("toolName")
 		call, _ := msg.Get("toolCallId")
 		base.Tool, base.ToolCallID = name.Text(), call.Text()
+		code, _ := details.Get("exitCode")
+		status, _ := details.Get("status")
+		base.Exit = exitCode(code)
+		_, marked := msg.Get("isError")
+		base.Failed = isTrue(msg, "isError") || failedExit(base.Exit) || status.IsString("failed")
+		if base.Exit == "" && marked && !base.Failed {
+			base.Exit = "0"
+		}
 		s := base
 		s.Path, s.Shape, s.RefParent = at.Key("content"), ShapeToolResult, at
 		sites := memberSites(msg, "content", threshold, s, nil)
@@ -60,6 +68,10 @@ func (pi) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 		if out, ok := msg.Get("output"); ok && out.Len() >= threshold {
 			s := base
 			s.Tool, s.Path, s.Value = "bash", at.Key("output"), out
+			command, _ := msg.Get("command")
+			code, _ := msg.Get("exitCode")
+			s.Input, s.Exit = argumentText(command), exitCode(code)
+			s.Failed = isTrue(msg, "cancelled") || failedExit(s.Exit)
 			dst = append(dst, s)
 		}
 		return dst
@@ -67,6 +79,19 @@ func (pi) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 		content, _ := msg.Get("content")
 		return blockSites(content, at.Key("content"), threshold, base, dst)
 	}
+}
+
+// Calls finds the toolCall blocks of assistant messages.
+func (pi) Calls(entry transcript.Value, fn func(Call)) {
+	if t, _ := entry.Get("type"); !t.IsString("message") {
+		return
+	}
+	msg, _ := entry.Get("message")
+	if role, _ := msg.Get("role"); !role.IsString("assistant") {
+		return // the other messages, tool results among them, make no calls
+	}
+	content, _ := msg.Get("content")
+	contentCalls(content, "toolCall", "arguments", fn)
 }
 
 func isTrue(obj transcript.Value, key string) bool {

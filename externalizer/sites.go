@@ -93,14 +93,26 @@ func blockSites(content transcript.Value, at Pointer, threshold int, base Site, 
 			s.Path, s.Value, s.Shape = at.Index(i), e, ShapeImageBlock
 			dst = append(dst, s)
 		case t.IsString("tool_result"):
-			id, _ := e.Get("tool_use_id")
-			s := base
-			s.Path, s.Shape, s.ToolCallID = at.Index(i).Key("content"), ShapeToolResult, id.Text()
+			s := resultSite(e, base)
+			s.Path, s.Shape = at.Index(i).Key("content"), ShapeToolResult
 			dst = memberSites(e, "content", threshold, s, dst)
 		}
 		return true
 	})
 	return dst
+}
+
+// resultSite returns base with the call id and outcome of a tool_result
+// block: Anthropic's is_error marks a failed call, a command that exits
+// non-zero among them (Claude Code writes is_error:false for the others).
+func resultSite(block transcript.Value, base Site) Site {
+	id, _ := block.Get("tool_use_id")
+	_, marked := block.Get("is_error")
+	base.ToolCallID, base.Failed = id.Text(), isTrue(block, "is_error")
+	if marked && !base.Failed {
+		base.Exit = "0"
+	}
+	return base
 }
 
 // memberSites appends the sites of the members called key of obj, s

@@ -18,62 +18,108 @@ import (
 )
 
 // DescribeMax is the longest description Describe returns, in Unicode code
-// points.
-const DescribeMax = 120
+// points: the seed design's (OpenClaw PR #9415) bound on a summary.
+const DescribeMax = 200
 
 // describeWindow is how much of an artifact's start, and of its end, a
 // Describer keeps to look at: JSON structure, image headers and the first
-// lines come from the start, error lines from both.
+// lines come from the start, a failed command's error line and exit
+// status from both.
 const describeWindow = 64 << 10
 
-// Describe returns a one-line description of an artifact of media type
-// media (as the registry records it; "" to guess from the bytes), at most
-// DescribeMax code points, free of control characters:
+// Context is what the transcript says of the tool call whose output an
+// artifact is; the zero Context says nothing.
+type Context struct {
+	// Tool is the tool's name, as the format records it.
+	Tool string
+	// Input is the call's main argument: the command run, the file read.
+	Input string
+	// Exit is the command's exit status, when the transcript records it.
+	Exit string
+	// Failed is set when the transcript marks the call as failed.
+	Failed bool
+	// Diff is set when the payload is a diff by where it sits (pi's
+	// details.diff), whatever it starts with.
+	Diff bool
+}
+
+// Describe returns DescribeIn(data, media, Context{}): a description by
+// the bytes alone.
+func Describe(data []byte, media string) string { return DescribeIn(data, media, Context{}) }
+
+// DescribeIn returns a one-line description of an artifact of media type
+// media (as the registry records it; "" to guess from the bytes), the
+// output of the tool call ctx tells of, at most DescribeMax code points,
+// free of control characters. What the artifact is decides what is said:
 //
+//   - a file read (a tool such as Read, read_file or view): the path, the
+//     line count, and the first Markdown heading of a Markdown file or
+//     else the first non-empty line, line-number prefixes (Claude Code's
+//     "N→" or "N\t") stripped: `read docs/spec.md (204 lines): # Spec`;
+//   - a shell command (Bash, exec_command, shell, ...): the command, its
+//     exit status and, only when it failed, its first error line:
+//     `$ go test ./... — exit 1: "--- FAIL: TestX (0.00s)" (40 lines)`;
+//   - a diff (unified diff headers, or ctx.Diff and lines added or
+//     removed): the +/- line counts and the files:
+//     `diff: +12 -3 in 2 files: a.go, b.go`;
 //   - JSON (application/json, or text that parses as one JSON value): its
 //     structure, as in `JSON object {output, metadata{exit_code:0, …}}`
 //     or `JSON array of 42 objects {path, line}`;
-//   - text: its first non-empty line, the number of error-looking lines
-//     (with the word error, fail, panic, exception, traceback or fatal, in
-//     any case and inflection, or a name such as TypeError) with the first
-//     and the last of them, and its line count;
 //   - images: the type, dimensions when the header gives them, and size;
+//   - other text: its first non-empty line and its line count;
 //   - anything else: the sniffed type and size.
 //
+// What the tool was decides for text only: JSON stored as its bytes
+// (escapes no style writes back) is described by its structure. An
+// error line is only ever quoted for a call that failed, so that the
+// summary of a successful call never reads like a failure.
+//
 // The work is bounded: structure and first lines come from the first 64
-// KiB, error lines from the first and last 64 KiB, and only the line count
-// and JSON element count see every byte. Describe(data, m) equals what a
-// Describer given the same bytes in any pieces returns.
-func Describe(data []byte, media string) string {
+// KiB, a failed command's error line and exit status from the first and
+// last 64 KiB, and only the line counts and the JSON element count see
+// every byte. DescribeIn(data, m, ctx) equals what a Describer made by
+// NewDescriberIn(m, ctx) given the same bytes in any pieces returns.
+func DescribeIn(data []byte, media string, ctx Context) string {
+	return describeIn(data, media, ctx).String()
+}
+
+// describeIn returns the Describer that data was written to, its windows
+// slices of data.
+func describeIn(data []byte, media string, ctx Context) *Describer {
 	// What Write would copy into the windows is looked at in place.
-	d := NewDescriber(media)
+	d := NewDescriberIn(media, ctx)
 	d.count(data)
 	k := min(describeWindow, len(data))
 	d.head = data[:k:k]
 	rest := data[k:]
 	d.tail = rest[max(len(rest)-describeWindow, 0):]
 	d.all = data
-	return d.String()
+	return d
 }
 
 // Describer describes an artifact written to it piece by piece, as
-// Describe does, holding at most 192 KiB of it, so that an artifact can be
-// described while it is streamed from the store. The zero value is not
+// DescribeIn does, holding at most 192 KiB of it, so that an artifact can
+// be described while it is streamed from the store. The zero value is not
 // ready for use; NewDescriber makes one.
 type Describer struct {
-	media    string
-	size     int64
-	newlines int64
-	last     byte   // the last byte written
-	head     []byte // the first describeWindow bytes
-	tail     []byte // the bytes after head: at least the last describeWindow of them, at most twice that
-	all      []byte // set by Describe: every byte, head and tail among them
-	json     jsonCounter
+	media string
+	ctx   Context
+	size  int64
+	lines lineCounter
+	head  []byte // the first describeWindow bytes
+	tail  []byte // the bytes after head: at least the last describeWindow of them, at most twice that
+	all   []byte // set by DescribeIn: every byte, head and tail among them
+	json  jsonCounter
 }
 
-// NewDescriber returns a Describer for an artifact of media type media.
-func NewDescriber(media string) *Describer {
-	return &Describer{media: media}
+// NewDescriber returns a Describer for an artifact of media type media,
+// known by its bytes alone.
+func NewDescriber(media string) *Describer { return NewDescriberIn(media, Context{}) }
+
+// NewDescriberIn returns a Describer for an artifact of media type media,
+// the output of the tool call ctx tells of.
+func NewDescriberIn(media string, ctx Context) *Describer {
+	return &Describer{media: media, ctx: ctx}
 }
 
 // Write adds p to the artifact. It never fails.
@@ -101,15 +147,14 @@ func (d *Describer) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// count adds p to the counts that see every byte: size, lines and JSON
-// elements.
+// count adds p to the counts that see every byte: size, lines, diff
+// lines and JSON elements.
 func (d *Describer) count(p []byte) {
 	d.size += int64(len(p))
 	if len(p) == 0 {
 		return
 	}
-	d.newlines += int64(bytes.Count(p, []byte{'\n'}))
-	d.last = p[len(p)-1]
+	d.lines.write(p)
 	d.json.write(p)
 }
 
@@ -124,23 +169,67 @@ func (d *Describer) Media() string {
 
 // String returns the description of the bytes written so far.
 func (d *Describer) String() string {
+	_, s := d.describe()
+	return s
+}
+
+// kind is what an artifact is described as.
+type kind string
+
+const (
+	kindEmpty  kind = "empty"
+	kindImage  kind = "image"
+	kindBinary kind = "binary"
+	kindRead   kind = "read"
+	kindShell  kind = "shell"
+	kindDiff   kind = "diff"
+	kindJSON   kind = "json"
+	kindText   kind = "text"
+)
+
+// describe returns what the artifact is described as, and the
+// description.
+func (d *Describer) describe() (kind, string) {
 	if d.size == 0 {
-		return "empty"
+		return kindEmpty, "empty"
 	}
 	media := d.Media()
-	var s string
+	text := strings.HasPrefix(media, "text/")
+	k := kindText
 	switch {
 	case strings.HasPrefix(media, "image/"):
+		k = kindImage
+	case !text && !strings.HasPrefix(media, MediaJSON):
+		k = kindBinary
+	case !text:
+		// JSON bytes stored as they are (escapes no style writes back):
+		// not the text the tool gave, but its encoding.
+	case toolKind(d.ctx.Tool) != kindText:
+		k = toolKind(d.ctx.Tool)
+	case d.isDiff():
+		k = kindDiff
+	}
+	var s string
+	switch k {
+	case kindImage:
 		s = d.image(media)
-	case strings.HasPrefix(media, MediaJSON) || strings.HasPrefix(media, "text/"):
+	case kindBinary:
+		s = d.binary()
+	case kindRead:
+		s = d.read()
+	case kindShell:
+		s = d.shell()
+	case kindDiff:
+		s = d.diff()
+	default:
 		var ok bool
-		if s, ok = d.structure(); !ok {
+		if s, ok = d.structure(); ok {
+			k = kindJSON
+		} else {
 			s = d.text()
 		}
-	default:
-		s = d.binary()
 	}
-	return display.Line(s, DescribeMax)
+	return k, display.Line(s, DescribeMax)
 }
 
 // sniff guesses the media type of an artifact from its first bytes.
@@ -173,117 +262,6 @@ func (d *Describer) binary() string {
 // written. It depends only on the size, so that the description does not
 // depend on how the bytes were cut into writes.
 func (d *Describer) whole() bool { return d.size-int64(len(d.head)) <= describeWindow }
-
-// lines returns the number of lines: newlines, plus one for a last line
-// without one.
-func (d *Describer) lines() int64 {
-	n := d.newlines
-	if d.size > 0 && d.last != '\n' {
-		n++
-	}
-	return n
-}
-
-// text describes a text artifact by its first line, its error-looking
-// lines and its line count.
-func (d *Describer) text() string {
-	// The lines are slices of the windows, which outlive them; only the
-	// three kept become strings, at the end.
-	var (
-		headLine          []byte
-		errs              int
-		firstErr, lastErr []byte
-	)
-	isError := errorMatcher(d.head, d.tail)
-	see := func(l []byte) {
-		b := bytes.TrimSpace(l[:completeRunes(l[:min(len(l), 1024)])])
-		if len(b) == 0 {
-			return
-		}
-		if headLine == nil {
-			headLine = b
-		}
-		if isError(b) {
-			errs++
-			if errs == 1 {
-				firstErr = b
-			}
-			lastErr = b
-		}
-	}
-	whole := d.whole()
-	if whole {
-		all := d.all
-		if all == nil {
-			all = append(d.head[:len(d.head):len(d.head)], d.tail...)
-		}
-		forLines(all, true, see)
-	} else {
-		// The line cut where the head window ends and the one cut where
-		// the tail window begins are left out.
-		forLines(d.head, false, see)
-		tail := d.tail[max(len(d.tail)-describeWindow, 0):]
-		if i := bytes.IndexByte(tail, '\n'); i >= 0 {
-			forLines(tail[i+1:], true, see)
-		}
-	}
-	head, first, final := string(headLine), string(firstErr), string(lastErr)
-	suffix := " (" + display.Plural(d.lines(), "line") + ")"
-	if head == "" {
-		return "blank" + suffix
-	}
-	if errs == 0 {
-		return display.Line(head, DescribeMax-display.Len(suffix)) + suffix
-	}
-	count := strconv.Itoa(errs)
-	if !whole {
-		count += "+"
-	}
-	label := count + " error line"
-	if errs != 1 || !whole {
-		label += "s"
-	}
-	var quoted []string
-	if first != head {
-		quoted = append(quoted, first)
-	}
-	if final != first && final != head {
-		quoted = append(quoted, final)
-	}
-	// Share what the fixed words leave between the first line and the
-	// quoted error lines.
-	fixed := display.Len(suffix) + display.Len(" — "+label+":") + len(quoted)*display.Len(` ""`) + max(len(quoted)-1, 0)*display.Len(" …")
-	parts := fit(DescribeMax-fixed, append([]string{head}, quoted...))
-	var b strings.Builder
-	b.WriteString(parts[0] + " — " + label)
-	if len(parts) > 1 {
-		b.WriteString(":")
-	}
-	for i, q := range parts[1:] {
-		if i > 0 {
-			b.WriteString(" …")
-		}
-		b.WriteString(` "` + q + `"`)
-	}
-	b.WriteString(suffix)
-	return b.String()
-}
-
-// forLines calls fn for each line of b; the last piece of b counts as a
-// line only when complete is set.
-func forLines(b []byte, complete bool, fn func([]byte)) {
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			if complete {
-				fn(b)
-			}
-			return
-		}
-		fn(b[:i])
-		b = b[i+1:]
-	}
-}
 
 // Error-looking words: error, fail, panic, exception, traceback and fatal
 // as words in any case, with their inflections (FAILED, errors), and at
@@ -662,7 +640,7 @@ func (v *jsonValue) elements(total int64) string {
 
 // jsonCounter follows a JSON text through every byte written to count the
 // elements of a top-level array (or members of a top-level object) and the
-// "\n" escapes of a top-level string. It checks nothing: the parser of the
+// "\n" escapes of a top-level string, or of the strings it holds. It checks nothing: the parser of the
 // start decides whether the artifact is JSON.
 type jsonCounter struct {
 	off      bool // the artifact does not start like JSON
@@ -673,6 +651,7 @@ type jsonCounter struct {
 	depth    int
 	elems    int64
 	newlines int64
+	nested   int64 // "\n" escapes in the strings of a top-level object or array
 }
 
 func (j *jsonCounter) write(p []byte) {
@@ -686,6 +665,8 @@ func (j *jsonCounter) write(p []byte) {
 				j.escape = false
 				if c == 'n' && j.depth == 0 {
 					j.newlines++
+				} else if c == 'n' && j.depth == 1 {
+					j.nested++
 				}
 			case c == '\\':
 				j.escape = true

@@ -82,14 +82,11 @@ func TestDescribeText(t *testing.T) {
 		{"first line and count", "hello\nworld\n", "hello (2 lines)"},
 		{"no final newline", "hello\nworld", "hello (2 lines)"},
 		{"leading blank lines", "\n\n   \n  first\n", "first (4 lines)"},
-		{"blank", "\n  \n\t\n", "blank (3 lines)"},
-		{"one error line that is the first", "Error: boom\nok\n", "Error: boom — 1 error line (2 lines)"},
-		{"first and last error lines", "Running tests\nok 1\nERROR: boom happened\nok 2\nTraceback (most recent call last):\nValueError: bad\n",
-			`Running tests — 3 error lines: "ERROR: boom happened" … "ValueError: bad" (6 lines)`},
-		{"words, not identifiers", "fmt.Errorf(x)\nerror_code = 1\nstderr\nerrorless\n", "fmt.Errorf(x) (4 lines)"},
-		{"inflections and CamelCase", "start\nTest FAILED\njava.lang.NullPointerException\npanicked at x\n",
-			`start — 3 error lines: "Test FAILED" … "panicked at x" (4 lines)`},
-		{"fatal and exception", "a\nfatal: not a git repository\nUnhandled exception\n", `a — 2 error lines: "fatal: not a git repository" … "Unhandled exception" (3 lines)`},
+		{"blank", "\n  \t\n\t\n", "blank (3 lines)"},
+		// Error words are counted only in the output of a failed command
+		// (TestDescribeShell): a document about errors is no failure.
+		{"error words are not counted", "Running tests\nok 1\nERROR: boom happened\nValueError: bad\n", "Running tests (4 lines)"},
+		{"a first line with an error word is shown as it is", "Error: boom\nok\n", "Error: boom (2 lines)"},
 		{"terminal escapes and tabs", "\x1b[31mred\x1b[0m hello\tworld\n", "red hello world (1 line)"},
 		{"CRLF", "one\r\ntwo\r\n", "one (2 lines)"},
 		{"invalid UTF-8", "bad \xff byte\n", "bad \ufffd byte (1 line)"},
@@ -101,22 +98,118 @@ func TestDescribeText(t *testing.T) {
 	}
 }
 
-func TestDescribeLargeText(t *testing.T) {
+func TestDescribeRead(t *testing.T) {
+	spec := "---\ntitle: x\n---\n\n# Module Phi: Pipeline Orchestration\n\n## Error Handling\n\nRetries fail over.\n"
+	numbered := "     1→---\n     2→title: x\n     3→\n     4→# Module Phi\n     5→## Error Handling\n"
+	tests := []struct {
+		name, tool, path, data, want string
+	}{
+		{"a Markdown file: its first heading", "Read", "/home/u/docs/spec.md", spec,
+			"read /home/u/docs/spec.md (9 lines): # Module Phi: Pipeline Orchestration"},
+		{"Claude Code's line numbers are stripped", "Read", "docs/spec.md", numbered, "read docs/spec.md (5 lines): # Module Phi"},
+		{"tab line numbers", "read_file", "a.go", "1\tpackage main\n2\t\n3\tfunc main() {}\n", "read a.go (3 lines): package main"},
+		{"other files: the first non-empty line", "read", "src/a.ts", "\n/**\n * # not a heading\n */\n", "read src/a.ts (4 lines): /**"},
+		{"no path known", "view", "", "# Title\n", "read (1 line): # Title"},
+		{"an empty file", "Read", "empty.txt", "\n\n", "read empty.txt (2 lines)"},
+		{"a long path keeps its end", "Read", "/" + strings.Repeat("very-long-directory/", 9) + "spec.md", "# " + strings.Repeat("h", 200) + "\n",
+			"read …" + strings.Repeat("very-long-directory/", 5)[16:] + "spec.md (1 line): # " + strings.Repeat("h", 89) + "…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := DescribeIn([]byte(tt.data), MediaText, Context{Tool: tt.tool, Input: tt.path, Exit: "0"})
+			assert.Equal(t, tt.want, got)
+			checkDescription(t, got)
+		})
+	}
+}
+
+func TestDescribeShell(t *testing.T) {
+	tests := []struct {
+		name string
+		ctx  Context
+		data string
+		want string
+	}{
+		{"success: no error line, even with error words", Context{Tool: "Bash", Input: "grep -r error .", Exit: "0"},
+			"src/errors.go: error handling\nFAIL is a word\n", "$ grep -r error . — exit 0 (2 lines)"},
+		{"failure: the first error line", Context{Tool: "bash", Input: "npm run check", Failed: true},
+			"> check\n> tsc\n\nsrc/a.ts(3,1): error TS2305: no member\nsrc/b.ts: error TS1\n\n\nCommand exited with code 2",
+			`$ npm run check — exit 2: "src/a.ts(3,1): error TS2305: no member" (8 lines)`},
+		{"Claude Code's exit line comes first", Context{Tool: "Bash", Input: "false", Failed: true},
+			"Exit code 1\nsomething went wrong\n", `$ false — exit 1: "something went wrong" (2 lines)`},
+		{"no exit status known", Context{Tool: "run_command", Input: "ls"}, "a\nb\n", "$ ls (2 lines)"},
+		{"an exit status in the output of a chat tool", Context{Tool: "run_command", Input: "make"},
+			"cc x.c\nx.c:1: fatal error: y.h\nExit code: 2\n", `$ make — exit 2: "x.c:1: fatal error: y.h" (3 lines)`},
+		{"failed without a code, nor an error word", Context{Tool: "exec", Input: "sleep 99", Failed: true},
+			"Debugger attached.\nCommand aborted\n", `$ sleep 99 — failed: "Debugger attached." (2 lines)`},
+		{"the command is not known", Context{Tool: "exec_command", Exit: "0"}, "\ntotal 48\ndrwx a\n", "shell output — exit 0 (3 lines): total 48"},
+		{"Codex's wrapped output", Context{Tool: "shell", Input: "go test ./..."},
+			`{"output":"ok\nFAIL x\n","metadata":{"exit_code":1,"duration_seconds":0.3}}`, `$ go test ./... — exit 1: "FAIL x" (3 lines)`},
+		{"Codex's wrapped output, success", Context{Tool: "shell", Input: "ls"},
+			`{"output":"a\nb","metadata":{"exit_code":0}}`, `$ ls — exit 0 (2 lines)`},
+		{"the exit status the transcript records wins", Context{Tool: "shell", Input: "x", Exit: "3"}, "Exit code 0\n", `$ x — exit 3 (1 line)`},
+		{"a long command and error line share the room", Context{Tool: "Bash", Input: strings.Repeat("c", 300), Exit: "1"},
+			strings.Repeat("e", 300) + " error\n", "$ " + strings.Repeat("c", 87) + `… — exit 1: "` + strings.Repeat("e", 87) + `…" (1 line)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := DescribeIn([]byte(tt.data), MediaText, tt.ctx)
+			assert.Equal(t, tt.want, got)
+			checkDescription(t, got)
+		})
+	}
+}
+
+func TestDescribeLargeShell(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("go test ./...\n")
 	b.WriteString("--- FAIL: TestFirst (0.00s)\n")
-	for i := range 20000 {
+	for i := range 40000 {
 		fmt.Fprintf(&b, "line %d of the log\n", i)
 	}
-	b.WriteString("middle error that no window sees\n")
-	for i := range 20000 {
-		fmt.Fprintf(&b, "line %d of the log\n", i)
-	}
-	b.WriteString("FAIL\tgithub.com/x/y\t0.1s\n")
+	b.WriteString("FAIL\tgithub.com/x/y\t0.1s\nExit code 1\n")
 	data := []byte(b.String())
 	require.Greater(t, len(data), 4*describeWindow)
-	assert.Equal(t, `go test ./... — 2+ error lines: "--- FAIL: TestFirst (0.00s)" … "FAIL github.com/x/y 0.1s" (40004 lines)`,
-		Describe(data, MediaText))
+	ctx := Context{Tool: "Bash", Input: "go test ./...", Failed: true}
+	assert.Equal(t, `$ go test ./... — exit 1: "--- FAIL: TestFirst (0.00s)" (40004 lines)`, DescribeIn(data, MediaText, ctx),
+		"the exit status from the last line, the error line from the first window")
+}
+
+func TestDescribeDiff(t *testing.T) {
+	git := "diff --git a/a.go b/a.go\nindex 1..2 100644\n--- a/a.go\n+++ b/a.go\n@@ -1,3 +1,3 @@\n-old\n+new\n+more\n ctx\n" +
+		"diff --git a/b.go b/b.go\n--- a/b.go\n+++ b/b.go\n@@ -1 +1 @@\n-x\n+y\n"
+	tests := []struct {
+		name string
+		ctx  Context
+		data string
+		want string
+	}{
+		{"git diff", Context{}, git, "diff: +3 -2 in 2 files: a.go, b.go"},
+		{"one file", Context{}, "--- x.txt\t2024-01-01\n+++ x.txt\t2024-01-02\n@@ -1 +1 @@\n-a\n+b", "diff: +1 -1 in x.txt"},
+		{"many files", Context{}, strings.Repeat("--- a/f\n+++ b/f\n+x\n", 5), "diff: +5 -0 in 5 files: f, f, f, …"},
+		{"a deleted file", Context{}, "--- a/gone\n+++ /dev/null\n-x\n", "diff: +0 -1 in 1 file"},
+		{"pi's details.diff: the path from the call", Context{Tool: "edit", Input: "src/a.ts", Diff: true},
+			"   1 import x\n-  2 old\n+  2 new\n+  3 more\n", "diff: +2 -1 in src/a.ts"},
+		{"pi's details.diff, no path", Context{Diff: true}, "-  2 old\n+  2 new\n", "diff: +1 -1 (2 lines)"},
+		{"not a diff: no file header", Context{}, "-a\n+b\n", "-a (2 lines)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := DescribeIn([]byte(tt.data), MediaText, tt.ctx)
+			assert.Equal(t, tt.want, got)
+			checkDescription(t, got)
+		})
+	}
+}
+
+func TestToolKind(t *testing.T) {
+	for name, want := range map[string]kind{
+		"Read": kindRead, "read": kindRead, "read_file": kindRead, "mcp__github__get_file_contents": kindRead,
+		"Bash": kindShell, "bash": kindShell, "exec": kindShell, "exec_command": kindShell, "local_shell": kindShell,
+		"shell": kindShell, "run_terminal_cmd": kindShell, "Grep": kindText, "Task": kindText, "": kindText, "mcp__": kindText,
+	} {
+		assert.Equal(t, want, toolKind(name), name)
+	}
 }
 
 func TestDescribeImages(t *testing.T) {
@@ -177,21 +270,27 @@ func TestDescribeChunked(t *testing.T) {
 		{[]byte(strings.Repeat("é", describeWindow)), MediaText},
 		{[]byte(arr.String()), MediaJSON},
 		{[]byte(`"` + strings.Repeat(`a\nb`, 60000) + `"`), MediaJSON},
+		{[]byte("--- a/x\n+++ b/x\n" + strings.Repeat("+added line\n-removed\n", 20000) + "+no newline"), MediaText},
+		{[]byte(strings.Repeat("     7→text\n", 20000) + "\nCommand exited with code 3"), MediaText},
+		{[]byte(`{"output":"` + strings.Repeat(`x\n`, 40000) + `","metadata":{"exit_code":2}}`), MediaText},
 	}
+	contexts := []Context{{}, {Tool: "Read", Input: "a.md"}, {Tool: "bash", Input: "make", Failed: true}, {Tool: "exec_command"}, {Diff: true}}
 	for i, in := range inputs {
-		want := Describe(in.data, in.media)
-		for range 5 {
-			d := NewDescriber(in.media)
-			rest := in.data
-			for len(rest) > 0 {
-				n := min(len(rest), 1+rng.IntN(3*describeWindow))
-				if rng.IntN(3) == 0 {
-					n = min(len(rest), 1+rng.IntN(8))
+		for _, ctx := range contexts {
+			want := DescribeIn(in.data, in.media, ctx)
+			for range 3 {
+				d := NewDescriberIn(in.media, ctx)
+				rest := in.data
+				for len(rest) > 0 {
+					n := min(len(rest), 1+rng.IntN(3*describeWindow))
+					if rng.IntN(3) == 0 {
+						n = min(len(rest), 1+rng.IntN(8))
+					}
+					_, _ = d.Write(rest[:n])
+					rest = rest[n:]
 				}
-				_, _ = d.Write(rest[:n])
-				rest = rest[n:]
+				assert.Equal(t, want, d.String(), "input %d, %+v", i, ctx)
 			}
-			assert.Equal(t, want, d.String(), "input %d", i)
 		}
 	}
 }
@@ -227,10 +326,14 @@ func FuzzDescribe(f *testing.F) {
 	f.Add([]byte("line\nERROR x\n\x1b[31mred"), MediaText, 7)
 	f.Add([]byte("\x89PNG\r\n\x1a\n"), "", 2)
 	f.Add([]byte(`"\u00e9\/"`), MediaJSON, 0)
+	f.Add([]byte("--- a/x\n+++ b/x\n-a\n+b"), MediaText, 1<<8)
+	f.Add([]byte("Exit code 2\nerror: x"), MediaText, 2<<8|1)
 	f.Fuzz(func(t *testing.T, data []byte, media string, chunk int) {
-		want := Describe(data, media)
+		// The bits above the piece size choose what the call was.
+		ctx := []Context{{}, {Diff: true}, {Tool: "Bash", Input: "make\x1b[31m", Failed: true}, {Tool: "Read", Input: "a.md"}}[(chunk>>8)&3]
+		want := DescribeIn(data, media, ctx)
 		checkDescription(t, want)
-		d := NewDescriber(media)
+		d := NewDescriberIn(media, ctx)
 		step := 1 + (chunk&0xff)%17
 		for i := 0; i < len(data); i += step {
 			_, _ = d.Write(data[i:min(i+step, len(data))])
@@ -240,7 +343,7 @@ func FuzzDescribe(f *testing.F) {
 }
 
 // looksLikeError reports whether a line holds an error-looking word, as
-// Describer.text decides it: by the matcher errorMatcher picks for it.
+// Describer.shell decides it: by the matcher errorMatcher picks for it.
 func looksLikeError(line []byte) bool { return errorMatcher(line)(line) }
 
 // TestLooksLikeError checks the hand-written matcher against the
@@ -277,7 +380,8 @@ func FuzzLooksLikeError(f *testing.F) {
 	})
 }
 
-// BenchmarkDescribeText describes a 64 KiB log with a few error lines.
+// BenchmarkDescribeText describes a 64 KiB log with a few error lines,
+// the output of a failed command.
 func BenchmarkDescribeText(b *testing.B) {
 	var log strings.Builder
 	for i := 0; log.Len() < 64<<10; i++ {
@@ -290,6 +394,6 @@ func BenchmarkDescribeText(b *testing.B) {
 	data := []byte(log.String())
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		Describe(data, MediaText)
+		DescribeIn(data, MediaText, Context{Tool: "bash", Input: "npm test", Failed: true})
 	}
 }

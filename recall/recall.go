@@ -96,7 +96,7 @@ func Build(s *Session, store *registry.Store, opts Options, bad func(*registry.B
 	narr := Narrative(s, total, opts.NarrativeMaxChars)
 	item := func(i int) Item {
 		r := s.Refs[i]
-		summary, media := describe(store, r.ID, k.recs[r.ID].Media)
+		summary, media := describe(store, r.ID, k.recs[r.ID], k.tool(r.ID), s.Source)
 		return Item{
 			ID: r.ID.String(), Size: sizes[i], Media: display.Line(media, 100), Tool: display.Line(k.tool(r.ID), 40),
 			Summary: summary, Path: display.Line(store.Path(r.ID), 4096), Line: r.Line,
@@ -175,18 +175,23 @@ func artifactSize(store *registry.Store, d registry.Digest, rec registry.Record)
 }
 
 // describe returns the description of artifact d, read from the store and
-// checked against its hash, and the media type it went by (media, or the
+// checked against its hash, and the media type it went by (rec's, or the
 // one guessed from the bytes for ""); or a summary saying why it could not
-// be read.
-func describe(store *registry.Store, d registry.Digest, media string) (string, string) {
+// be read. The summary migrate recorded for this transcript, which knew
+// the call that made the artifact (its command, its exit status), is
+// preferred to one made from the bytes and the tool's name alone.
+func describe(store *registry.Store, d registry.Digest, rec registry.Record, tool, source string) (string, string) {
 	r, err := store.Open(d)
 	if err != nil {
-		return unreadable(err), media
+		return unreadable(err), rec.Media
 	}
 	defer r.Close()
-	dsc := externalizer.NewDescriber(media)
+	dsc := externalizer.NewDescriberIn(rec.Media, externalizer.Context{Tool: tool})
 	if _, err := io.Copy(dsc, r); err != nil {
-		return unreadable(err), media
+		return unreadable(err), rec.Media
+	}
+	if rec.Summary != "" && rec.Source == source && source != "" {
+		return display.Line(rec.Summary, externalizer.DescribeMax), dsc.Media()
 	}
 	return dsc.String(), dsc.Media()
 }

@@ -45,8 +45,9 @@ func newFixture(t *testing.T) fixture {
 
 	source := "/sessions/s.jsonl"
 	writeRegistry(t, store, []registry.Record{
-		{Hash: f.text.String(), Size: 40, Media: externalizer.MediaText, Tool: "from-elsewhere", Source: "/other.jsonl", CreatedAt: "t"},
-		{Hash: f.text.String(), Size: 40, Media: externalizer.MediaText, Tool: "bash", Source: source, CreatedAt: "t"},
+		{Hash: f.text.String(), Size: 40, Media: externalizer.MediaText, Tool: "from-elsewhere", Source: "/other.jsonl", CreatedAt: "t", Summary: "said elsewhere"},
+		{Hash: f.text.String(), Size: 40, Media: externalizer.MediaText, Tool: "bash", Source: source, CreatedAt: "t",
+			Summary: `$ go test ./... — exit 1: "--- FAIL: TestX (0.00s)" (3 lines)`},
 		{Hash: f.json.String(), Size: 51, Media: externalizer.MediaText, ToolCallID: "call_9", Source: source, Entry: "e9", CreatedAt: "t"},
 		{Hash: f.img.String(), Size: 75, Source: source, Entry: "e9", CreatedAt: "t"},
 		{Hash: f.missing.String(), Size: 1234, Media: externalizer.MediaText, Tool: "read", Source: source, CreatedAt: "t"},
@@ -81,14 +82,14 @@ func TestBuild(t *testing.T) {
 
 	text := byID[f.text.String()]
 	assert.Equal(t, "bash", text.Tool, "the record of this transcript wins")
-	assert.Equal(t, `go test ./... — 1 error line: "--- FAIL: TestX (0.00s)" (3 lines)`, text.Summary)
+	assert.Equal(t, `$ go test ./... — exit 1: "--- FAIL: TestX (0.00s)" (3 lines)`, text.Summary, "the summary migrate recorded for this transcript")
 	assert.Equal(t, externalizer.MediaText, text.Media)
 	assert.Equal(t, int64(41), text.Size, "the file's size, not the registry's")
 	assert.Equal(t, f.store.Path(f.text), text.Path)
 
 	js := byID[f.json.String()]
 	assert.Equal(t, "view", js.Tool, "named by the call the record names")
-	assert.Equal(t, `JSON object {output, metadata{exit_code:0}}; output: "total 8"`, js.Summary)
+	assert.True(t, strings.HasPrefix(js.Summary, `read (1 line): {"output":"total 8`), "no summary recorded: described from its bytes, as view's: %s", js.Summary)
 
 	img := byID[f.img.String()]
 	assert.Equal(t, "view", img.Tool, "the tool of another artifact of its entry")
@@ -105,7 +106,7 @@ func TestBuild(t *testing.T) {
 
 	assert.Equal(t, 0, sec.Omitted)
 	assert.Equal(t, display.Len(sec.Text), sec.Length)
-	assert.Contains(t, sec.Text, "\n- `"+f.text.String()[:ShortID]+"` bash, 41 B: go test ./... — ")
+	assert.Contains(t, sec.Text, "\n- `"+f.text.String()[:ShortID]+"` bash, 41 B: $ go test ./... — exit 1")
 	assert.Contains(t, sec.Narrative, "Session sess-1 (pi): 8 entries, 2025-01-01T00:00:00Z to 2025-01-01T00:00:03Z (3s). Tool calls: bash ×1, view ×1. Artifacts: 5, 1.4 KB.")
 	assert.Contains(t, sec.Narrative, `Last user request: "fix the test"`)
 	assert.True(t, strings.HasPrefix(sec.Text, title+"\n"+sec.Header[len(title)+1:]+"\n\n"+sec.Narrative+"\n\n"+itemsHeading+"\n"), sec.Text)

@@ -1,0 +1,234 @@
+package externalizer
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/transcript-tool/transcript-tool/internal/display"
+	"github.com/transcript-tool/transcript-tool/transcript"
+)
+
+// Call is one tool call of an entry, as its format records it.
+type Call struct {
+	ID   string
+	Name string
+	// Input is the call's arguments: an object, a string holding the
+	// JSON of one (Codex's function_call, chat's function.arguments), or
+	// any other value (a custom tool's free-form input).
+	Input transcript.Value
+}
+
+// Limits of what the call table keeps, so that a hostile file cannot grow
+// it without end: results follow their calls within a few lines, so the
+// most recent calls are the ones kept.
+const (
+	maxCalls     = 1 << 14
+	maxCallID    = 256
+	maxCallName  = 128
+	maxCallInput = 200 // code points of a call's main argument kept for its results' summaries
+	// maxArguments bounds the arguments string decoded to find the main
+	// argument in.
+	maxArguments = 64 << 10
+)
+
+// callInfo is what a call's results are described with.
+type callInfo struct {
+	name, input string
+}
+
+// callTable maps the tool call ids of one file to the calls' names and
+// main arguments, the maxCalls most recent of them.
+type callTable struct {
+	m    map[string]callInfo
+	ring []string // ids in the order they were added, ring[next] the oldest once full
+	next int
+}
+
+// add remembers call c.
+func (t *callTable) add(c Call) {
+	if c.ID == "" || len(c.ID) > maxCallID || strings.Contains(c.ID, transcript.StubMark) ||
+		strings.Contains(c.Name, transcript.StubMark) {
+		return
+	}
+	info := callInfo{name: display.Line(c.Name, maxCallName), input: mainArgument(c.Input)}
+	if t.m == nil {
+		t.m = map[string]callInfo{}
+	}
+	if _, ok := t.m[c.ID]; ok {
+		t.m[c.ID] = info // seen again: a long line read a second time, whole
+		return
+	}
+	if len(t.ring) < maxCalls {
+		t.ring = append(t.ring, c.ID)
+	} else {
+		delete(t.m, t.ring[t.next])
+		t.ring[t.next] = c.ID
+		t.next = (t.next + 1) % maxCalls
+	}
+	t.m[c.ID] = info
+}
+
+// fill gives site s the name and main argument of the call it answers,
+// where the site does not name them itself.
+func (t *callTable) fill(s *Site) {
+	if s.ToolCallID == "" || (s.Tool != "" && s.Input != "") {
+		return
+	}
+	c, ok := t.m[s.ToolCallID]
+	if !ok {
+		return
+	}
+	if s.Tool == "" {
+		s.Tool = c.name
+	}
+	if s.Input == "" {
+		s.Input = c.input
+	}
+}
+
+// argumentKeys are the names under which tools take their main argument,
+// in order of preference: the command a shell tool runs, the file a read
+// tool reads.
+var argumentKeys = []string{"command", "cmd", "file_path", "path", "filePath", "notebook_path"}
+
+// mainArgument returns the main argument of a call's input as one line of
+// at most maxCallInput bytes, or "".
+func mainArgument(input transcript.Value) string {
+	if input.Kind() == transcript.String && input.Len() <= maxArguments {
+		// Arguments written as a JSON string.
+		text := input.Text()
+		if v, err := transcript.Parse([]byte(text), 0); err == nil && v.Kind() == transcript.Object {
+			input = v
+		}
+	}
+	for _, v := range lastMembers(input, argumentKeys...) {
+		if s := argumentText(v); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// lastMembers returns the values of the members of object v called keys,
+// in the order of keys, the last of each name as Get does, in one pass
+// over v: a call's arguments may hold long strings. A missing member's
+// value is Invalid.
+func lastMembers(v transcript.Value, keys ...string) []transcript.Value {
+	vals := make([]transcript.Value, len(keys))
+	v.Members(func(m transcript.Member) bool {
+		if m.Key.Len() > 2+maxKey {
+			return true // no name looked for is this long
+		}
+		for i, k := range keys {
+			if m.Key.IsString(k) {
+				vals[i] = m.Value
+			}
+		}
+		return true
+	})
+	return vals
+}
+
+// maxKey is the length of the longest key lastMembers is asked for.
+const maxKey = len("notebook_path")
+
+// argumentText returns a string argument, or a command given as an array
+// of words (the script of `bash -lc SCRIPT`, else the words joined), as
+// one line of at most maxCallInput code points.
+func argumentText(v transcript.Value) string {
+	var s string
+	switch v.Kind() {
+	case transcript.String:
+		s = cutText(v, maxCallInput*4)
+	case transcript.Array:
+		var words []string
+		v.Elems(func(_ int, e transcript.Value) bool {
+			words = append(words, cutText(e, maxCallInput*4))
+			return len(words) < 64
+		})
+		if n := len(words); n == 3 && (words[1] == "-c" || words[1] == "-lc") {
+			s = words[2]
+		} else {
+			s = strings.Join(words, " ")
+		}
+	}
+	if i := strings.Index(s, transcript.StubMark); i >= 0 {
+		s = s[:i] // the rest of a long line's cut string
+	}
+	return display.Line(s, maxCallInput)
+}
+
+// cutText returns the start of a string value's text: its first n bytes
+// of JSON, decoded.
+func cutText(v transcript.Value, n int) string {
+	if v.Kind() != transcript.String {
+		return ""
+	}
+	if v.Len() <= n {
+		return v.Text()
+	}
+	raw := v.Raw()
+	cut := textCut(raw[1:n])
+	lit := append(append([]byte{'"'}, raw[1:1+cut]...), '"')
+	text, err := transcript.Decode(lit)
+	if err != nil {
+		return ""
+	}
+	return string(text)
+}
+
+// callMarker is implemented by the formats whose calls are known to hold
+// some bytes: a line without them makes none, and is not parsed to find
+// its calls.
+type callMarker interface {
+	callMarker() []byte
+}
+
+func (pi) callMarker() []byte         { return []byte(`"toolCall"`) }
+func (claudeCode) callMarker() []byte { return []byte(`"tool_use"`) }
+func (codex) callMarker() []byte      { return []byte(`_call"`) } // function_call, custom_tool_call, local_shell_call
+func (chat) callMarker() []byte       { return []byte(`"tool_calls"`) }
+
+// mayCall reports whether line text may hold a tool call of format f.
+// Escapes can hide a marker (\u0074oolCall): the calls of such a line,
+// which no agent writes, are missed, and their results named by what
+// they say themselves.
+func mayCall(f Format, text []byte) bool {
+	m, ok := f.(callMarker)
+	return !ok || bytes.Contains(text, m.callMarker())
+}
+
+// contentCalls calls fn for the tool call blocks of an array of content
+// blocks: blocks of type typ with id, name and input members (pi's
+// toolCall, Claude Code's tool_use).
+func contentCalls(content transcript.Value, typ, input string, fn func(Call)) {
+	content.Elems(func(_ int, b transcript.Value) bool {
+		if m := lastMembers(b, "type", "id", "name", input); m[0].IsString(typ) {
+			fn(Call{ID: m[1].Text(), Name: m[2].Text(), Input: m[3]})
+		}
+		return true
+	})
+}
+
+// exitCode returns the text of an exit status recorded as an integer, or
+// "".
+func exitCode(v transcript.Value) string {
+	if v.Kind() != transcript.Number {
+		return ""
+	}
+	return exitText(string(v.Raw()))
+}
+
+// exitText returns s, an exit status written out, when it is an integer,
+// or "".
+func exitText(s string) string {
+	s = strings.TrimSpace(s)
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || len(s) > 11 || strings.Trim(digits, "0123456789") != "" {
+		return ""
+	}
+	return s
+}
+
+// failedExit reports whether exit status s is known and not 0.
+func failedExit(s string) bool { return s != "" && s != "0" }
