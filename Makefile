@@ -63,17 +63,26 @@ clean:
 	rm -rf bin
 
 # Peak memory on a transcript with one line of MEMLINE bytes, a non-JSON
-# line and a torn last line: of check, stats and rehydrate reading it as
-# it is (check exits 1 for its violations; rehydrate copies it back), then
-# of migrate and of rehydrate restoring it.
+# line and a torn last line, plain and zstd-compressed (big.jsonl.zst): of
+# check, stats, migrate --dry-run and rehydrate reading it as it is (check
+# exits 1 for its violations; rehydrate copies it back), then of migrate
+# and of rehydrate restoring it; and of show and recall of the original.
+# TMPDIR must have room for the line: a
+# compressed transcript's long lines are kept there while they are read.
 MEMLINE ?= 46000000
 memcheck: build
 	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
-	$(GO) run ./internal/sessiongen/cmd/gensessions -bigline $(MEMLINE) -out $$dir/big.jsonl && \
-	cp $$dir/big.jsonl $$dir/orig.jsonl && \
-	{ /usr/bin/time -f "check: %M KiB peak RSS, %e s" $(BIN) --progress never check $$dir/orig.jsonl >/dev/null; [ $$? -eq 1 ]; } && \
-	/usr/bin/time -f "stats: %M KiB peak RSS, %e s" $(BIN) --progress never stats $$dir/orig.jsonl >/dev/null && \
-	/usr/bin/time -f "rehydrate as it is: %M KiB peak RSS, %e s" $(BIN) --progress never rehydrate $$dir/orig.jsonl | cmp - $$dir/orig.jsonl && \
-	/usr/bin/time -f "migrate: %M KiB peak RSS, %e s" $(BIN) --progress never migrate $$dir/big.jsonl >/dev/null && \
-	/usr/bin/time -f "rehydrate: %M KiB peak RSS, %e s" $(BIN) --progress never rehydrate $$dir/big.jsonl | cmp - $$dir/orig.jsonl && \
-	echo "round trip: identical"
+	$(GO) run ./internal/sessiongen/cmd/gensessions -bigline $(MEMLINE) -out $$dir/orig.jsonl && \
+	$(GO) run ./internal/sessiongen/cmd/gensessions -bigline $(MEMLINE) -out $$dir/orig.jsonl.zst >/dev/null && \
+	for f in big.jsonl big.jsonl.zst; do \
+	cp $$dir/orig$${f#big} $$dir/$$f && \
+	{ /usr/bin/time -f "$$f check: %M KiB peak RSS, %e s" $(BIN) --progress never check $$dir/$$f >/dev/null; [ $$? -eq 1 ]; } && \
+	/usr/bin/time -f "$$f stats: %M KiB peak RSS, %e s" $(BIN) --progress never stats $$dir/$$f >/dev/null && \
+	/usr/bin/time -f "$$f migrate --dry-run: %M KiB peak RSS, %e s" $(BIN) --progress never migrate --dry-run $$dir/$$f >/dev/null && \
+	/usr/bin/time -f "$$f rehydrate as it is: %M KiB peak RSS, %e s" $(BIN) --progress never rehydrate $$dir/$$f | cmp - $$dir/orig.jsonl && \
+	/usr/bin/time -f "$$f migrate: %M KiB peak RSS, %e s" $(BIN) --progress never migrate $$dir/$$f >/dev/null && \
+	/usr/bin/time -f "$$f show: %M KiB peak RSS, %e s" $(BIN) --progress never show $$dir/orig$${f#big} >/dev/null && \
+	/usr/bin/time -f "$$f recall: %M KiB peak RSS, %e s" $(BIN) --progress never recall $$dir/orig$${f#big} >/dev/null && \
+	/usr/bin/time -f "$$f rehydrate: %M KiB peak RSS, %e s" $(BIN) --progress never rehydrate $$dir/$$f | cmp - $$dir/orig.jsonl && \
+	echo "$$f round trip: identical" || exit 1; \
+	done

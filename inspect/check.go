@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
 	"sync"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
@@ -42,8 +41,9 @@ type CheckOptions struct {
 	// Format names the transcripts' format instead of detecting it per
 	// file.
 	Format string
-	// Jobs is how many files are checked at once; 0 means one per core.
-	// Findings are reported in the same order whatever it is.
+	// Jobs is how many files are checked at once; 0 means one per core,
+	// and it is capped as migrate.Workers caps it. Findings are reported
+	// in the same order whatever it is.
 	Jobs int
 }
 
@@ -127,10 +127,7 @@ func (t *CheckTotals) add(f Finding) {
 // when ctx is done; files that cannot be read are findings of
 // KindUnreadable and the others go on.
 func Check(ctx context.Context, inputs []migrate.Input, opts CheckOptions, report func(Finding)) (CheckTotals, error) {
-	jobs := opts.Jobs
-	if jobs <= 0 {
-		jobs = runtime.NumCPU()
-	}
+	jobs := migrate.Workers(opts.Jobs, len(inputs))
 	files := make([]*checked, len(inputs))
 	for i := range files {
 		files[i] = &checked{}
@@ -140,7 +137,7 @@ func Check(ctx context.Context, inputs []migrate.Input, opts CheckOptions, repor
 	window := make(chan struct{}, 2*jobs)
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for w := 0; w < min(jobs, len(inputs)); w++ {
+	for w := 0; w < jobs; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

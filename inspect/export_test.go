@@ -7,3 +7,11 @@ func SetMaxHeld(n int) (restore func()) {
 	maxHeld = n
 	return func() { maxHeld = old }
 }
+
+// ReadWhole makes Check and Stats read every line whole, as they read
+// lines shorter than migrate.LongLine, and returns the function that sets
+// it back.
+func ReadWhole() (restore func()) {
+	holdLong = true
+	return func() { holdLong = false }
+}

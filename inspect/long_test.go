@@ -14,9 +14,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/inspect"
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
+	"github.com/transcript-tool/transcript-tool/registry"
 )
 
 // longSession has lines longer than migrate.LongLine: two tool results
@@ -28,15 +30,37 @@ func longSession() string {
 	return string(testsession.Pi("long", 2, 5<<20)) + numbers
 }
 
-// plainAndWhole writes transcript s as s.jsonl into one directory and
-// compressed as s.jsonl.zst into another, whose lines are read whole, and
-// returns the two directories.
-func plainAndWhole(t *testing.T, s string) (plain, whole string) {
+// plainAndZst writes transcript s as s.jsonl into one directory and
+// compressed as s.jsonl.zst into another, and returns the two
+// directories.
+func plainAndZst(t *testing.T, s string) (plain, zst string) {
 	t.Helper()
 	// Folders of one length, for placeholders of one length: they hold
 	// the store's absolute path.
-	dir := tree(t, map[string]string{"plain/s.jsonl": s, "whole/s.jsonl.zst": zstdOf(t, s)})
-	return filepath.Join(dir, "plain"), filepath.Join(dir, "whole")
+	dir := tree(t, map[string]string{"txt/s.jsonl": s, "zst/s.jsonl.zst": zstdOf(t, s)})
+	return filepath.Join(dir, "txt"), filepath.Join(dir, "zst")
+}
+
+// wholeCheck and wholeStats are check and stats reading every line whole:
+// what reading long lines from skeletons must find.
+func wholeCheck(t *testing.T, opts inspect.CheckOptions, dir string) ([]inspect.Finding, inspect.CheckTotals) {
+	defer inspect.ReadWhole()()
+	return check(t, opts, dir)
+}
+
+func wholeStats(t *testing.T, opts inspect.StatsOptions, dir string) inspect.StatsReport {
+	defer inspect.ReadWhole()()
+	return stats(t, opts, dir)
+}
+
+// renamed returns found with every finding's file set to file.
+func renamed(found []inspect.Finding, file string) []inspect.Finding {
+	out := make([]inspect.Finding, len(found))
+	for i, f := range found {
+		f.File = file
+		out[i] = f
+	}
+	return out
 }
 
 func zstdOf(t *testing.T, s string) string {
@@ -50,18 +74,18 @@ func zstdOf(t *testing.T, s string) string {
 	return buf.String()
 }
 
-// TestCheckLongLines: a long line of a plain transcript is checked from
-// its skeleton, with the findings and sizes of the whole line (which a
-// compressed transcript, read whole, gives); one too large even for a
-// skeleton fails the check.
+// TestCheckLongLines: a long line is checked from its skeleton, with the
+// findings and sizes of the whole line, in a plain transcript as in a
+// compressed one; one too large even for a skeleton fails the check.
 func TestCheckLongLines(t *testing.T) {
 	s := longSession()
 	require.Greater(t, strings.Index(s[strings.Index(s, "toolResult"):], "\n"), migrate.LongLine, "the lines are not long")
-	plainDir, wholeDir := plainAndWhole(t, s)
+	plainDir, zstDir := plainAndZst(t, s)
 	opts := inspect.CheckOptions{MaxInline: threshold, MaxLine: 1 << 20}
 
 	plain, plainTotals := check(t, opts, plainDir)
-	whole, wholeTotals := check(t, opts, wholeDir)
+	whole, wholeTotals := wholeCheck(t, opts, plainDir)
+	zst, zstTotals := check(t, opts, zstDir)
 
 	var inline []inspect.Finding
 	for _, f := range plain {
@@ -89,6 +113,8 @@ func TestCheckLongLines(t *testing.T) {
 	assert.Equal(t, wholeTotals.LongLines, plainTotals.LongLines)
 	assert.Equal(t, wholeTotals.InlinePayloads, plainTotals.InlinePayloads)
 	assert.Equal(t, wholeTotals.Violations, plainTotals.Violations)
+	assert.Equal(t, plain, renamed(zst, filepath.Join(plainDir, "s.jsonl")))
+	assert.Equal(t, plainTotals, zstTotals)
 }
 
 // TestCheckLongMigratedLine: a long line that carries a marker (here, a
@@ -140,31 +166,35 @@ func TestStatsLongLines(t *testing.T) {
 }
 
 // TestCheckTooLargeMigratedLine: a migrated line too large even for a
-// skeleton (one migrated whole from a .jsonl.zst, then decompressed) is
-// read whole for check --store, which finds its references broken.
+// skeleton (one rewritten whole, as lines shorter than migrate.LongLine
+// are) is read whole for check --store, which finds its references
+// broken.
 func TestCheckTooLargeMigratedLine(t *testing.T) {
 	line := `{"type":"message","id":"m1","message":{"role":"toolResult","toolCallId":"call_1","toolName":"read","content":[{"type":"text","text":` +
-		jsonString(text(1, 5000)) + `}]},"nums":[` + strings.Repeat("1,", 9<<20) + `1]}` + "\n"
-	dir := tree(t, map[string]string{"s.jsonl.zst": zstdOf(t, string(testsession.Pi("m", 1, 300))+line)})
+		jsonString(text(1, 5000)) + `}]},"nums":[` + strings.Repeat("1,", 9<<20) + `1]}`
+	dir := tree(t, map[string]string{"s.jsonl": string(testsession.Pi("m", 1, 300))})
 	migrateTree(t, dir)
-	zst := filepath.Join(dir, "s.jsonl.zst")
-	compressed, err := os.ReadFile(zst)
+	store := registry.Open(filepath.Join(dir, migrate.StoreDirName))
+	pi, _ := externalizer.Lookup("pi")
+	x := &externalizer.Externalizer{Format: pi, Threshold: threshold, PathFor: store.Path, Put: func(a externalizer.Artifact) error {
+		_, _, err := store.PutSum(a.Digest, a.Data)
+		return err
+	}}
+	res, err := x.Rewrite([]byte(line), 0)
 	require.NoError(t, err)
-	dec, err := zstd.NewReader(nil)
+	require.NotNil(t, res.Line, "the line was not migrated")
+	f, err := os.OpenFile(filepath.Join(dir, "s.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)
-	defer dec.Close()
-	plain, err := dec.DecodeAll(compressed, nil)
+	_, err = f.Write(append(res.Line, '\n'))
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "s.jsonl"), plain, 0o600))
-	require.NoError(t, os.Remove(zst))
-	store := filepath.Join(dir, migrate.StoreDirName)
-	objects, err := filepath.Glob(filepath.Join(store, "objects", "*", "*"))
+	require.NoError(t, f.Close())
+	objects, err := filepath.Glob(filepath.Join(store.Dir(), "objects", "*", "*"))
 	require.NoError(t, err)
 	for _, o := range objects {
 		require.NoError(t, os.Remove(o))
 	}
 
-	found, _ := check(t, inspect.CheckOptions{MaxInline: threshold, Store: store}, dir)
+	found, _ := check(t, inspect.CheckOptions{MaxInline: threshold, Store: store.Dir()}, dir)
 
 	assert.Equal(t, []where{{kind: inspect.KindReference, file: "s.jsonl", line: 4}, {kind: inspect.KindReference, file: "s.jsonl", line: 5}}, wheres(found))
 }
@@ -184,14 +214,16 @@ func TestStatsLongLineImage(t *testing.T) {
 	line := `{"type":"message","id":"r9","message":{"role":"toolResult","toolCallId":"call_1","toolName":"read","content":[{"type":"image","data":"` +
 		base64.StdEncoding.EncodeToString(img.Bytes()) + `","mimeType":"image/jpeg"},{"type":"text","text":` + jsonString(text(2, 5<<20)) + `}]}}` + "\n"
 	s := string(testsession.Pi("img", 1, 300)) + line
-	plainDir, wholeDir := plainAndWhole(t, s)
+	plainDir, zstDir := plainAndZst(t, s)
 
 	sp := stats(t, inspect.StatsOptions{Threshold: threshold}, plainDir)
-	sw := stats(t, inspect.StatsOptions{Threshold: threshold}, wholeDir)
+	sw := wholeStats(t, inspect.StatsOptions{Threshold: threshold}, plainDir)
+	sz := stats(t, inspect.StatsOptions{Threshold: threshold}, zstDir)
 
 	assert.Equal(t, 1, sp.Migrate.Images)
 	assert.Equal(t, int64(27), sp.Migrate.ImageTokens, "200 x 100 / 750, rounded up")
 	assert.Equal(t, sw.Migrate, sp.Migrate)
+	assert.Equal(t, sp.Migrate, sz.Migrate)
 }
 
 // TestCheckLongLineSmallerCut: a line whose skeleton would be too large
@@ -206,19 +238,18 @@ func TestCheckLongLineSmallerCut(t *testing.T) {
 	line := `{"type":"message","id":"c1","message":{"role":"toolResult","toolCallId":"call_1","toolName":"read","content":[{"type":"text","text":"ok"}],"details":{"chunks":[` +
 		strings.Join(chunks, ",") + `]}}}` + "\n"
 	s := string(testsession.Pi("c", 1, 300)) + line
-	plainDir, wholeDir := plainAndWhole(t, s)
+	plainDir, zstDir := plainAndZst(t, s)
 	opts := inspect.CheckOptions{MaxInline: threshold}
 
 	plain, _ := check(t, opts, plainDir)
-	whole, _ := check(t, opts, wholeDir)
+	whole, _ := wholeCheck(t, opts, plainDir)
+	zst, _ := check(t, opts, zstDir)
 
 	require.Len(t, plain, 2)
 	assert.Equal(t, "/message/details/chunks", plain[1].Site)
 	assert.Greater(t, plain[1].Size, int64(20_000_000))
-	for i := range whole {
-		whole[i].File = plain[i].File
-	}
 	assert.Equal(t, whole, plain)
+	assert.Equal(t, plain, renamed(zst, plain[0].File))
 }
 
 // TestLongLineNotJSON: a long line that Parse would refuse is not JSON,
@@ -233,16 +264,21 @@ func TestLongLineNotJSON(t *testing.T) {
 		"too deep": strings.Repeat(`{"a":[`, 3<<20),
 	} {
 		t.Run(name, func(t *testing.T) {
-			plainDir, wholeDir := plainAndWhole(t, string(testsession.Pi("p", 1, 300))+line+"\n")
+			plainDir, zstDir := plainAndZst(t, string(testsession.Pi("p", 1, 300))+line+"\n")
 			opts := inspect.CheckOptions{MaxInline: threshold}
+			want := []where{{inspect.KindInline, "s.jsonl", 4, "/message/content", "read"}}
 			plain, _ := check(t, opts, plainDir)
-			whole, _ := check(t, opts, wholeDir)
-			assert.Equal(t, []where{{inspect.KindInline, "s.jsonl", 4, "/message/content", "read"}}, wheres(plain))
-			assert.Equal(t, []where{{inspect.KindInline, "s.jsonl.zst", 4, "/message/content", "read"}}, wheres(whole))
+			whole, _ := wholeCheck(t, opts, plainDir)
+			zst, _ := check(t, opts, zstDir)
+			assert.Equal(t, want, wheres(plain))
+			assert.Equal(t, want, wheres(whole))
+			assert.Equal(t, want, wheres(renamed(zst, "s.jsonl")))
 
 			sp := stats(t, inspect.StatsOptions{Threshold: threshold}, plainDir)
-			sw := stats(t, inspect.StatsOptions{Threshold: threshold}, wholeDir)
+			sw := wholeStats(t, inspect.StatsOptions{Threshold: threshold}, plainDir)
+			sz := stats(t, inspect.StatsOptions{Threshold: threshold}, zstDir)
 			assert.Equal(t, groups(sw.EntryTypes), groups(sp.EntryTypes))
+			assert.Equal(t, groups(sp.EntryTypes), groups(sz.EntryTypes))
 			assert.Equal(t, counted{lines: 1}, groups(sp.EntryTypes)["pi "+inspect.NotJSON])
 			assert.Empty(t, sp.Findings)
 		})

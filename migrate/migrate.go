@@ -150,12 +150,10 @@ func Run(ctx context.Context, inputs []Input, opts Options) Summary {
 	return sum
 }
 
-// forEach runs fn over inputs on a pool of jobs workers and returns the
-// results in input order.
+// forEach runs fn over inputs on a pool of Workers(jobs, len(inputs))
+// workers and returns the results in input order.
 func forEach(ctx context.Context, inputs []Input, jobs int, fn func(Input) FileResult) []FileResult {
-	if jobs <= 0 {
-		jobs = runtime.NumCPU()
-	}
+	jobs = Workers(jobs, len(inputs))
 	results := make([]FileResult, len(inputs))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -183,6 +181,21 @@ func forEach(ctx context.Context, inputs []Input, jobs int, fn func(Input) FileR
 		}
 	}
 	return results
+}
+
+// maxJobsPerCore bounds the workers per core, whatever --jobs asks: past
+// a few per core they only wait for the disk or the network, each holding
+// a line of up to LongLine bytes and a skeleton of up to maxSkeleton.
+const maxJobsPerCore = 4
+
+// Workers returns how many workers process n inputs for a --jobs of jobs:
+// one per core for 0 (or less), and never more than the inputs nor
+// maxJobsPerCore per core, so that a huge --jobs costs no memory.
+func Workers(jobs, n int) int {
+	if jobs <= 0 {
+		jobs = runtime.NumCPU()
+	}
+	return max(1, min(jobs, n, maxJobsPerCore*runtime.NumCPU()))
 }
 
 // largestFirst returns the order in which jobs workers should take the
@@ -388,13 +401,13 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 	if out != nil {
 		written.w = out
 	}
-	w, err := encoder(written, zst)
+	w, releaseW, err := encoder(written, zst, res.BytesBefore)
 	if err != nil {
 		res.Err = err
 		return res
 	}
-	defer w.Close()
-	dr, release, err := decoded(progressReader{src, opts.Progress}, zst)
+	defer releaseW()
+	dr, at, release, err := source(src, progressReader{src, opts.Progress}, zst)
 	if err != nil {
 		res.Err = fmt.Errorf("read %s: %w", in.Path, err)
 		return res
@@ -407,10 +420,8 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 		now     = time.Now().UTC().Format(time.RFC3339)
 		r       = transcript.NewReader(dr)
 	)
-	if !zst {
-		// Longer lines are read back from the file as streams.
-		r.Limit = LongLine
-	}
+	// Longer lines are read back through at as streams.
+	r.Limit = LongLine
 	for {
 		l, err := r.Next()
 		if err == io.EOF {
@@ -423,7 +434,7 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 		var rw externalizer.Result
 		if l.Long {
 			var kept bool
-			rw, kept, err = rewriteLong(x, w, src, &l)
+			rw, kept, err = rewriteLong(x, w, at, &l)
 			if kept {
 				res.LongKept++
 			}
@@ -723,9 +734,9 @@ func (c *countWriter) Write(p []byte) (int, error) {
 
 // LongLine is the length from which migrate streams a line instead of
 // holding it: such a line is rewritten from its skeleton (see
-// transcript.BuildSkeleton) and its payloads are read back from the file,
-// so that memory does not grow with the line. Compressed transcripts
-// cannot be read back and hold their lines whole.
+// transcript.BuildSkeleton) and its payloads are read back from the file
+// (for a compressed transcript, from a spool: see source), so that memory
+// does not grow with the line.
 const LongLine = 4 << 20
 
 // maxSkeleton bounds a long line's skeleton. A line whose skeleton would
@@ -742,10 +753,11 @@ func SkeletonOptions(threshold int) transcript.SkeletonOptions {
 	return transcript.SkeletonOptions{Long: max(16<<10, stub), StubLen: stub, Max: maxSkeleton}
 }
 
-// rewriteLong rewrites the long line l of the plain file src into w. A
-// line that cannot be rewritten from its skeleton (it carries a marker) is
-// read whole into l.Text, l.Long cleared, for the caller to rewrite. kept
-// reports a line copied as it is because even its skeleton is too large.
+// rewriteLong rewrites the long line l, whose bytes src reads back at
+// their offsets in the transcript, into w. A line that cannot be
+// rewritten from its skeleton (it carries a marker) is read whole into
+// l.Text, l.Long cleared, for the caller to rewrite. kept reports a line
+// copied as it is because even its skeleton is too large.
 func rewriteLong(x *externalizer.Externalizer, w io.Writer, src io.ReaderAt, l *transcript.Line) (res externalizer.Result, kept bool, err error) {
 	line := io.NewSectionReader(src, l.Offset, l.Len)
 	sk, err := transcript.BuildSkeleton(line, SkeletonOptions(x.Threshold))

@@ -20,6 +20,7 @@ type Transcript struct {
 
 	file    *os.File
 	zst     bool
+	spool   *spool // of a compressed transcript, once NewReader is called
 	release func()
 }
 
@@ -56,15 +57,18 @@ func Open(path, format string) (*Transcript, error) {
 	return t, nil
 }
 
-// NewReader returns a Reader of t's lines. For a plain (not compressed)
-// transcript, whose lines can be read back from its file, the Reader
-// returns a line longer than LongLine as Long, without its text, for
-// ReadLong: memory then does not grow with the length of a line.
+// NewReader returns a Reader of t's lines, to be called once, instead of
+// reading t. The Reader returns a line longer than LongLine as Long,
+// without its text, for ReadLong: memory then does not grow with the
+// length of a line. Those of a compressed transcript are read back from a
+// spool (see source), which only readers of long lines need.
 func (t *Transcript) NewReader() *transcript.Reader {
-	r := transcript.NewReader(t)
-	if !t.zst {
-		r.Limit = LongLine
+	if t.zst && t.spool == nil {
+		t.spool = &spool{r: t.Reader}
+		t.Reader = t.spool
 	}
+	r := transcript.NewReader(t)
+	r.Limit = LongLine
 	return r
 }
 
@@ -72,18 +76,26 @@ func (t *Transcript) NewReader() *transcript.Reader {
 // options o (SkeletonOptions gives migrate's), and a reader of the line's
 // bytes (offset 0 its first byte) for what the skeleton cut. A line whose
 // skeleton would not fit in bounded memory fails with
-// transcript.ErrSkeletonTooLarge, the reader still returned.
+// transcript.ErrSkeletonTooLarge, the reader still returned. Like the
+// line's text, the reader is valid until the next line is read.
 func (t *Transcript) ReadLong(l transcript.Line, o transcript.SkeletonOptions) (*transcript.Skeleton, *io.SectionReader, error) {
-	if !l.Long || t.zst {
+	if !l.Long {
 		return nil, nil, errors.New("migrate: ReadLong of a line held whole")
 	}
-	line := io.NewSectionReader(t.file, l.Offset, l.Len)
+	var at io.ReaderAt = t.file
+	if t.zst {
+		at = t.spool
+	}
+	line := io.NewSectionReader(at, l.Offset, l.Len)
 	sk, err := transcript.BuildSkeleton(line, o)
 	return sk, line, err
 }
 
 // Close releases the transcript.
 func (t *Transcript) Close() error {
+	if t.spool != nil {
+		t.spool.close()
+	}
 	t.release()
 	return t.file.Close()
 }

@@ -47,12 +47,12 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 		if _, err := src.Seek(0, io.SeekStart); err != nil {
 			return err
 		}
-		dr, release, err := decoded(progressReader{src, p}, compressed(path))
+		dr, at, release, err := source(src, progressReader{src, p}, compressed(path))
 		if err != nil {
 			return fmt.Errorf("read %s: %w", path, err)
 		}
 		defer release()
-		return eachLine(dr, plainFile(src, path), path, fn)
+		return eachLine(dr, at, path, fn)
 	}
 	err = each(nil, func(l transcript.Line, long *io.SectionReader) error {
 		if long != nil {
@@ -128,10 +128,10 @@ func restoreLine(w io.Writer, l transcript.Line, long *io.SectionReader, store *
 
 // eachLine calls fn for every line of src; an error from fn is reported
 // at the line's place in path. at, when not nil, reads the bytes of src
-// again by offset (src is a plain file): a line longer than LongLine
-// without a marker then comes as Long, with long reading its bytes, so
-// that memory does not grow with the length of a line. Every other line
-// comes whole, with long nil.
+// again by offset (see source): a line longer than LongLine without a
+// marker then comes as Long, with long reading its bytes, so that memory
+// does not grow with the length of a line. Every other line comes whole,
+// with long nil.
 func eachLine(src io.Reader, at io.ReaderAt, path string, fn func(l transcript.Line, long *io.SectionReader) error) error {
 	r := transcript.NewReader(src)
 	if at != nil {
@@ -168,15 +168,6 @@ func eachLine(src io.Reader, at io.ReaderAt, path string, fn func(l transcript.L
 			return &transcript.InputError{Path: path, Line: l.Num, Offset: l.Offset, Err: err}
 		}
 	}
-}
-
-// plainFile returns f as the io.ReaderAt of eachLine when the transcript
-// at path is plain, nil when it is compressed.
-func plainFile(f *os.File, path string) io.ReaderAt {
-	if compressed(path) {
-		return nil
-	}
-	return f
 }
 
 // Rehydrate restores every input into opts.Out, or in place. Each output is
@@ -235,20 +226,22 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 		defer out.Abort()
 		keepOwner(out.OS(), fi)
 		zst := compressed(in.Path)
-		dr, release, err := decoded(progressReader{src, opts.Progress}, zst)
+		dr, at, release, err := source(src, progressReader{src, opts.Progress}, zst)
 		if err != nil {
 			res.Err = fmt.Errorf("read %s: %w", in.Path, err)
 			return res
 		}
 		defer release()
 		cw := &countWriter{w: out}
-		enc, err := encoder(cw, zst)
+		// The original's compressed size is not known: the default level.
+		enc, releaseEnc, err := encoder(cw, zst, 0)
 		if err != nil {
 			res.Err = err
 			return res
 		}
+		defer releaseEnc()
 		store := registry.Open(StoreFor(opts.Store, in.Path))
-		copied, err := restoreFile(enc, dr, plainFile(src, in.Path), in.Path, store)
+		copied, err := restoreFile(enc, dr, at, in.Path, store)
 		if err != nil {
 			res.Err = err
 			return res

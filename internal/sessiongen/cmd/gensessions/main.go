@@ -4,7 +4,8 @@
 //	go generate ./internal/sessiongen
 //
 // With -bigline BYTES it writes instead one transcript with a line of about
-// that size to -out, for memory measurements (make memcheck).
+// that size to -out, for memory measurements (make memcheck); zstd-
+// compressed when -out ends in .zst, as Codex may store a rollout.
 package main
 
 import (
@@ -13,6 +14,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/transcript-tool/transcript-tool/internal/sessiongen"
 )
@@ -24,7 +28,7 @@ func main() {
 	var err error
 	if *bigLine > 0 {
 		f := sessiongen.BigLine(*bigLine)
-		if err = os.WriteFile(*out, f.Data, 0o644); err == nil {
+		if err = writeFile(*out, f.Data); err == nil {
 			fmt.Printf("largest line: %d bytes\n", longestLine(f.Data))
 		}
 	} else {
@@ -34,6 +38,28 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gensessions: error:", err)
 		os.Exit(1)
 	}
+}
+
+// writeFile writes data to path, compressed if path ends in .zst.
+func writeFile(path string, data []byte) error {
+	if !strings.HasSuffix(path, ".zst") {
+		return os.WriteFile(path, data, 0o644)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	w, err := zstd.NewWriter(f)
+	if err == nil {
+		_, err = w.Write(data)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // longestLine returns the length of the longest line of data, without its
