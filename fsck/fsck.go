@@ -8,7 +8,56 @@
 // line and rebuilds every migrated line of the given transcripts into a
 // hash (never into a file). Objects are never followed through symbolic
 // links. A problem is reported with the path, and for transcripts the line
-// and byte offset, and checking goes on.
+// and byte offset, and checking goes on. Verify also says what GC, given
+// the same transcripts, would delete (grace aside) and what it would
+// delete only with PruneMissing.
+//
+// # Collection
+//
+// GC deletes an artifact only when every transcript that might use it has
+// been examined and none does; whatever the timing of migrations running
+// at the same time. The argument:
+//
+//   - What may use an artifact: a given transcript, read by GC; a
+//     transcript the registry names as a source, which GC reads only if it
+//     was given; a transcript whose record is gone (the registry's tail
+//     lost, a run killed between writing the artifact and appending its
+//     record); and a transcript being migrated now, whose placeholders are
+//     not in place yet.
+//   - Sources that were not given are not examined: an artifact recorded
+//     for one that exists is kept. One recorded for a source that no longer
+//     exists is kept too, as is one with no record at all, unless
+//     PruneMissing: the tree may have been moved (the registry names
+//     absolute paths) or the registry may have lost records, and nothing
+//     but the user can say that the transcripts are really gone. A record
+//     is matched to a given transcript by path or as the same file.
+//   - Migrations running now: a writer (registry.Store) holds the store's
+//     lock file shared from before it first looks for an object (to write
+//     it, or to deduplicate onto it) until migrate.Run ends, after the
+//     last transcript referring to the objects is renamed into place. GC
+//     with Remove holds it exclusively from before it reads the first
+//     transcript until its last deletion and the registry's compaction.
+//     So either GC ends before the writer looks for an object, and the
+//     writer finds deleted objects missing and writes them again; or it
+//     starts after the writer's transcript is in place, and reads its
+//     references. Nothing in between is possible. The lock is flock(2),
+//     per open file, so it also orders goroutines of one process; it is
+//     held by the kernel, so a writer killed with SIGKILL releases it.
+//   - Writers that do not take the lock (an older version; a machine
+//     whose file system does not share flock with this one; an object
+//     store such as S3, which has no lock) are met by the grace period, as
+//     in git: a writer sets a deduplicated object's modification time to
+//     now (registry's freshen) before appending its record, and finds an
+//     object deleted before that as missing; GC deletes only objects older
+//     than the grace period, looking at the time again just before each
+//     deletion. This holds while no writer takes longer than the grace
+//     period from freshening or writing an object to renaming the
+//     transcript, hence MinGrace, which commands refuse to go below
+//     unless forced. It leaves an instant between that last look and the
+//     deletion, which only the lock closes.
+//
+// GC takes no lock for a dry run, which deletes nothing, and never
+// creates a store that does not exist.
 package fsck
 
 import (
@@ -16,6 +65,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
@@ -95,7 +146,6 @@ func Verify(ctx context.Context, store *registry.Store, transcripts []string) (R
 		return rep, err
 	}
 
-	recorded := map[registry.Digest]bool{}
 	missing := map[registry.Digest]bool{}
 	err = store.RecordsAt(func(r registry.Record, line int, offset int64) error {
 		rep.Records++
@@ -104,7 +154,6 @@ func Verify(ctx context.Context, store *registry.Store, transcripts []string) (R
 			rep.add(Finding{Severity: Error, Path: store.RegistryPath(), Line: line, Offset: offset, Message: "bad registry record: " + err.Error()})
 			return nil
 		}
-		recorded[d] = true
 		if _, ok := objects[d]; !ok && !missing[d] {
 			missing[d] = true
 			rep.add(Finding{Severity: Error, Path: store.RegistryPath(), Line: line, Offset: offset,
@@ -127,12 +176,42 @@ func Verify(ctx context.Context, store *registry.Store, transcripts []string) (R
 	}
 	rep.References = len(referenced)
 
+	// What gc given the same transcripts would delete, grace aside.
+	cl, err := readClaims(store, transcripts)
+	if err != nil {
+		return rep, err
+	}
+	gone := slices.SortedFunc(maps.Keys(cl.goneAt), func(a, b string) int { return cl.goneAt[a].line - cl.goneAt[b].line })
+	for _, src := range gone {
+		at := cl.goneAt[src]
+		msg := fmt.Sprintf("%d records name %s, which no longer exists", at.records, src)
+		if src == "" {
+			msg = fmt.Sprintf("%d records name no transcript", at.records)
+		}
+		rep.add(Finding{Severity: Info, Path: store.RegistryPath(), Line: at.line, Offset: at.offset,
+			Message: msg + " (moved?): gc keeps the artifacts only they name unless --prune-missing"})
+	}
 	for _, d := range sortedDigests(objects) {
+		c := cl.of(d)
+		msg := ""
 		switch {
-		case !recorded[d]:
-			rep.add(Finding{Severity: Info, Path: objects[d], Message: "no registry record"})
-		case len(transcripts) > 0 && !referenced[d]:
-			rep.add(Finding{Severity: Info, Path: objects[d], Message: "no given transcript refers to it"})
+		case referenced[d]:
+			if !c.recorded {
+				msg = "no registry record"
+			}
+		case !c.recorded:
+			msg = "no registry record and no given transcript refers to it: gc --prune-missing would delete it"
+		case c.elsewhere != "":
+			if len(transcripts) > 0 {
+				msg = "no given transcript refers to it"
+			}
+		case c.gone:
+			msg = "recorded only for transcripts that no longer exist: gc --prune-missing would delete it"
+		default:
+			msg = "no given transcript refers to it and the registry names no other: gc would delete it"
+		}
+		if msg != "" {
+			rep.add(Finding{Severity: Info, Path: objects[d], Message: msg})
 		}
 	}
 	return rep, nil

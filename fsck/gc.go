@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
+	"syscall"
 	"time"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
@@ -19,18 +21,35 @@ import (
 
 // GCOptions configure a collection.
 type GCOptions struct {
-	// Grace keeps artifacts younger than this, so that a migration running
-	// at the same time, whose transcript is not renamed into place yet,
-	// keeps its fresh artifacts.
+	// Grace keeps unreferenced artifacts younger than this. Against
+	// writers that take the store's lock (this version's migrate) it is
+	// not needed; it is what protects the fresh or freshened artifacts of
+	// writers that do not (see the package doc), and then it must be
+	// longer than any one transcript's migration: commands refuse less
+	// than MinGrace unless forced.
 	Grace time.Duration
-	// Remove deletes; without it GC only reports what it would delete.
+	// Remove deletes; without it GC only reports what it would delete,
+	// takes no lock and writes nothing.
 	Remove bool
+	// PruneMissing also collects the artifacts whose transcripts cannot be
+	// examined because they are gone: those the registry records only for
+	// transcripts that no longer exist, and those it has no record of.
+	PruneMissing bool
 	// Now is the time the grace period counts back from.
 	Now time.Time
+	// Waiting, if not nil, is called once if GC must wait for writers to
+	// release the store's lock.
+	Waiting func(store string)
 }
 
 // DefaultGrace is the grace period of gc.
 const DefaultGrace = time.Hour
+
+// MinGrace is the shortest grace period gc accepts without being forced:
+// longer than a writer that does not take the store's lock needs between
+// writing or freshening an artifact and putting in place the transcript
+// that refers to it.
+const MinGrace = 10 * time.Minute
 
 // Collected is an artifact GC removed, or would remove.
 type Collected struct {
@@ -40,66 +59,80 @@ type Collected struct {
 
 // GCReport is the result of GC over one store.
 type GCReport struct {
-	Store       string      `json:"store"`
-	Transcripts int         `json:"transcripts"`
-	Objects     int         `json:"objects"`
-	Referenced  int         `json:"referenced"`
-	Young       int         `json:"young"`       // unreferenced, kept for the grace period
-	ElsewhereIn []string    `json:"elsewhereIn"` // transcripts not given that the registry says use unreferenced artifacts
-	Collected   []Collected `json:"collected"`
-	Bytes       int64       `json:"bytes"`
-	Removed     bool        `json:"removed"`
+	Store       string   `json:"store"`
+	Transcripts int      `json:"transcripts"`
+	Objects     int      `json:"objects"`
+	Referenced  int      `json:"referenced"`
+	Young       int      `json:"young"`       // unreferenced, kept for the grace period
+	ElsewhereIn []string `json:"elsewhereIn"` // transcripts not given that the registry says use unreferenced artifacts
+	// Gone counts the unreferenced artifacts kept because the registry
+	// records them only for transcripts that no longer exist (named in
+	// GoneIn), Unrecorded those kept because it has no record of them:
+	// without PruneMissing nothing says that no transcript needs them.
+	Gone       int         `json:"gone"`
+	GoneIn     []string    `json:"goneIn"`
+	Unrecorded int         `json:"unrecorded"`
+	Collected  []Collected `json:"collected"`
+	Bytes      int64       `json:"bytes"`
+	Removed    bool        `json:"removed"`
 	// RecordsDropped counts the registry records removed with their
 	// artifacts, or naming artifacts already missing.
 	RecordsDropped int `json:"recordsDropped"`
 }
 
 // GC removes the artifacts of store that none of the given transcripts
-// refers to. It keeps, besides those: artifacts younger than the grace
-// period, and artifacts the registry records for a transcript that was not
-// given and still exists, so that naming too few transcripts cannot lose
-// another session's payloads. Every transcript is read before anything is
-// removed; one that cannot be read, or whose references cannot be, stops
-// GC with nothing removed.
+// refers to and that nothing else may need (see the package doc,
+// # Collection): it keeps artifacts the registry records for a transcript
+// that was not given and still exists, for one that no longer exists or
+// none at all (unless opts.PruneMissing), and artifacts younger than the
+// grace period. With opts.Remove it holds the store's lock exclusively
+// from before it reads the first transcript until the last deletion.
+// Every transcript is read before anything is removed; one that cannot
+// be read, or whose references cannot be, stops GC with nothing removed.
 func GC(ctx context.Context, store *registry.Store, transcripts []string, opts GCOptions) (GCReport, error) {
 	rep := GCReport{Store: store.Dir(), Transcripts: len(transcripts), Removed: opts.Remove}
+	if opts.Remove {
+		lock, err := store.LockExclusive(ctx, func() {
+			if opts.Waiting != nil {
+				opts.Waiting(store.Dir())
+			}
+		})
+		if errors.Is(err, fs.ErrNotExist) {
+			return rep, nil // no store: nothing to collect, and none to create
+		}
+		if err != nil {
+			return rep, err
+		}
+		defer lock.Unlock()
+	}
 	referenced := map[registry.Digest]bool{}
-	given := map[string]bool{}
 	for _, path := range transcripts {
-		given[absPath(path)] = true
 		if err := collectReferences(ctx, path, referenced); err != nil {
 			return rep, err
 		}
 	}
-	usedElsewhere := map[registry.Digest]bool{}
-	elsewhere := map[string]bool{}
-	err := store.Records(func(r registry.Record) error {
-		d, err := registry.ParseDigest(r.Hash)
-		if err != nil || referenced[d] || r.Source == "" || given[r.Source] {
-			return nil
-		}
-		if _, err := os.Stat(r.Source); err == nil {
-			usedElsewhere[d] = true
-			elsewhere[r.Source] = true
-		}
-		return nil
-	}, func(e *registry.BadLineError) {})
+	cl, err := readClaims(store, transcripts)
 	if err != nil {
 		return rep, err
 	}
-	for p := range elsewhere {
-		rep.ElsewhereIn = append(rep.ElsewhereIn, p)
-	}
-	sort.Strings(rep.ElsewhereIn)
 
 	var doomed []registry.Object
+	elsewhere, gone := map[string]bool{}, map[string]bool{}
 	err = store.Objects(func(o registry.Object) error {
 		rep.Objects++
-		switch {
-		case referenced[o.Digest]:
+		if referenced[o.Digest] {
 			rep.Referenced++
-		case usedElsewhere[o.Digest]:
-		case opts.Now.Sub(o.Info.ModTime()) < opts.Grace:
+			return nil
+		}
+		switch c := cl.of(o.Digest); {
+		case c.elsewhere != "":
+			elsewhere[c.elsewhere] = true
+		case c.gone && !opts.PruneMissing:
+			rep.Gone++
+			gone[c.goneSource] = true
+		case !c.recorded && !opts.PruneMissing:
+			rep.Unrecorded++
+		case young(o.Info, opts):
 			rep.Young++
 		default:
 			doomed = append(doomed, o)
@@ -109,13 +142,22 @@ func GC(ctx context.Context, store *registry.Store, transcripts []string, opts G
 	if err != nil {
 		return rep, err
 	}
+	rep.ElsewhereIn, rep.GoneIn = slices.Sorted(maps.Keys(elsewhere)), slices.Sorted(maps.Keys(gone))
+
 	dirs := map[string]bool{}
+	var removed []registry.Object
 	for _, o := range doomed {
 		if opts.Remove {
-			if err := os.Remove(o.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			ok, err := remove(o, opts)
+			if err != nil {
 				return rep, err
 			}
+			if !ok {
+				rep.Young++
+				continue
+			}
 			dirs[filepath.Dir(o.Path)] = true
+			removed = append(removed, o)
 		}
 		rep.Collected = append(rep.Collected, Collected{Path: o.Path, Size: o.Info.Size()})
 		rep.Bytes += o.Info.Size()
@@ -126,28 +168,164 @@ func GC(ctx context.Context, store *registry.Store, transcripts []string, opts G
 		}
 	}
 	if opts.Remove {
-		// The registry keeps records of what the store still holds.
-		gone := map[registry.Digest]bool{}
-		for _, o := range doomed {
-			gone[o.Digest] = true
-		}
-		present := map[registry.Digest]bool{}
-		if err := store.Objects(func(o registry.Object) error {
-			present[o.Digest] = true
-			return nil
-		}, func(string, error) {}); err != nil {
-			return rep, err
-		}
-		n, err := store.Compact(func(r registry.Record) bool {
-			d, err := registry.ParseDigest(r.Hash)
-			return err != nil || (present[d] && !gone[d])
-		})
+		n, err := compact(store, removed)
 		if err != nil {
 			return rep, fmt.Errorf("compact the registry: %w", err)
 		}
 		rep.RecordsDropped = n
 	}
 	return rep, nil
+}
+
+// young reports whether an object is within the grace period.
+func young(fi fs.FileInfo, opts GCOptions) bool {
+	return opts.Now.Sub(fi.ModTime()) < opts.Grace
+}
+
+// remove deletes a doomed object unless it has been freshened since the
+// scan, by a writer that does not take the store's lock: the look just
+// before the deletion narrows that race from the whole scan to an instant.
+// It reports whether it deleted the object; one gone already counts as
+// deleted.
+func remove(o registry.Object, opts GCOptions) (bool, error) {
+	fi, err := os.Lstat(o.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if young(fi, opts) {
+		return false, nil
+	}
+	if err := os.Remove(o.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	return true, nil
+}
+
+// compact drops from the registry the records of the objects removed and
+// of objects already missing, so that it keeps records of what the store
+// holds. The records of an artifact kept stay, whatever transcript they
+// name: they are all that says where it came from.
+func compact(store *registry.Store, removed []registry.Object) (int, error) {
+	deleted := map[registry.Digest]bool{}
+	for _, o := range removed {
+		deleted[o.Digest] = true
+	}
+	present := map[registry.Digest]bool{}
+	if err := store.Objects(func(o registry.Object) error {
+		present[o.Digest] = true
+		return nil
+	}, func(string, error) {}); err != nil {
+		return 0, err
+	}
+	return store.Compact(func(r registry.Record) bool {
+		d, err := registry.ParseDigest(r.Hash)
+		if err != nil {
+			return true // not a record of an artifact: Verify reports it
+		}
+		return present[d] && !deleted[d]
+	})
+}
+
+// claim is what the registry says about who may need one artifact.
+type claim struct {
+	recorded bool
+	// elsewhere is a transcript that a record names, that exists and
+	// that was not given, so was not examined.
+	elsewhere string
+	// gone says that a record names a transcript that no longer exists,
+	// goneSource ("" for a record that names none).
+	gone       bool
+	goneSource string
+}
+
+// claims are the claims of every artifact the registry records, and where
+// it names each transcript that no longer exists first.
+type claims struct {
+	m      map[registry.Digest]claim
+	goneAt map[string]recordAt
+}
+
+// recordAt is where a record is, and how many records name its source.
+type recordAt struct {
+	line    int
+	offset  int64
+	records int
+}
+
+func (c *claims) of(d registry.Digest) claim { return c.m[d] }
+
+// readClaims reads the registry's claims on its artifacts. A record's
+// source is examined if it is among transcripts (by path, or as the same
+// file under another name); otherwise it is elsewhere if it exists (or
+// cannot be looked at), gone if it does not. Bad lines are Verify's
+// business: they claim nothing.
+func readClaims(store *registry.Store, transcripts []string) (*claims, error) {
+	given := map[string]bool{}
+	givenFiles := map[fileKey]bool{}
+	for _, p := range transcripts {
+		given[absPath(p)] = true
+		if fi, err := os.Stat(p); err == nil && keyOf(fi) != (fileKey{}) {
+			givenFiles[keyOf(fi)] = true
+		}
+	}
+	const (
+		examined = iota + 1
+		exists
+		missing
+	)
+	status := map[string]int{}
+	statusOf := func(src string) int {
+		if s, ok := status[src]; ok {
+			return s
+		}
+		s := exists
+		fi, err := os.Stat(src)
+		switch {
+		case src == "" || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			s = missing
+		case given[src] || err == nil && givenFiles[keyOf(fi)]:
+			s = examined
+		}
+		status[src] = s
+		return s
+	}
+	cl := &claims{m: map[registry.Digest]claim{}, goneAt: map[string]recordAt{}}
+	err := store.RecordsAt(func(r registry.Record, line int, offset int64) error {
+		d, err := registry.ParseDigest(r.Hash)
+		if err != nil {
+			return nil
+		}
+		c := cl.m[d]
+		c.recorded = true
+		switch statusOf(r.Source) {
+		case exists:
+			c.elsewhere = r.Source
+		case missing:
+			c.gone, c.goneSource = true, r.Source
+			at, ok := cl.goneAt[r.Source]
+			if !ok {
+				at = recordAt{line: line, offset: offset}
+			}
+			at.records++
+			cl.goneAt[r.Source] = at
+		}
+		cl.m[d] = c
+		return nil
+	}, func(*registry.BadLineError) {})
+	return cl, err
+}
+
+// fileKey identifies a file whatever its name, as os.SameFile does.
+type fileKey struct{ dev, ino uint64 }
+
+func keyOf(fi os.FileInfo) fileKey {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return fileKey{dev: uint64(st.Dev), ino: st.Ino}
+	}
+	return fileKey{} // never among givenFiles: matched by path alone
 }
 
 // collectReferences adds the artifacts a transcript refers to.

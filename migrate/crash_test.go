@@ -269,6 +269,7 @@ func (ref *reference) checkInterrupted(t *testing.T, root string, crashed bool) 
 			stores = append(stores, filepath.Dir(rel))
 			data := readFile(t, path)
 			assert.True(t, crashed || len(data) == 0 || data[len(data)-1] == '\n', "%s has a torn tail", rel)
+		case name == registry.LockFile && filepath.Base(filepath.Dir(rel)) == migrate.StoreDirName:
 		case strings.HasPrefix(name, registry.RegistryFile+".torn-"):
 			assert.True(t, crashed, "%s: torn registry tail without a crash", rel)
 		case filepath.Base(filepath.Dir(filepath.Dir(rel))) == registry.ObjectsDir:

@@ -133,8 +133,11 @@ func Run(ctx context.Context, inputs []Input, opts Options) Summary {
 	})
 	// Every transcript that succeeded synced its artifacts before its
 	// registry records; what is left belongs to transcripts that failed.
+	// Only now, with every transcript in place or failed, may gc run: each
+	// Store has held the store's lock shared since its first write.
 	for _, st := range stores.m {
 		st.Discard()
+		_ = st.Release() // the lock goes with the descriptor, whatever Close says
 	}
 	sum := Summary{DryRun: opts.DryRun}
 	for _, r := range results {

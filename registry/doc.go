@@ -5,6 +5,7 @@
 //
 //	<store>/objects/<hh>/<64 hex>   artifact bytes, named by their SHA-256
 //	<store>/registry.jsonl          one Record per line, append-only
+//	<store>/lock                    held shared by writers, exclusively by gc
 //
 // # Guarantees
 //
@@ -21,6 +22,19 @@
 // dropped silently. A record the registry already holds (equal but for its
 // creation time) is not appended again, so a run that was killed and run
 // again leaves the registry as one run would.
+//
+// # Locking
+//
+// The file lock in the store's root is a flock(2) lock: a Store that
+// writes (Put, PutSum, PutStream, Append) takes it shared before its first
+// write looks for an object, and keeps it until Release, so that a
+// collector, which takes it exclusively (LockExclusive), never runs
+// between a writer's finding or writing an object and the transcript that
+// refers to it being in place; see package fsck, # Collection. Writers do
+// not hinder one another. An object found (to deduplicate onto it) has its
+// modification time set to now before anything refers to it, for
+// collectors that do not take the lock and count a grace period instead.
+// Readers take no lock.
 //
 // Temporary files of writers killed before their rename are hidden
 // (".<name>.tmp-<digits>") and removed by RemoveStaleTemps once they are

@@ -52,7 +52,9 @@ func (s *Store) Append(recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	if err := s.mkdirs(filepath.Join(s.dir, ObjectsDir)); err != nil {
+	// A record keeps its artifact from a collector only once the registry
+	// holds it: until then the lock does (see holdShared).
+	if err := s.holdShared(); err != nil {
 		return err
 	}
 	// The objects the records name are durable before the records are.

@@ -81,6 +81,11 @@ type Store struct {
 	known    map[recordKey]bool
 	knownEnd int64
 	knownIno uint64
+
+	// lockMu guards shared, the store's lock file held shared from the
+	// first write until Release (see holdShared).
+	lockMu sync.Mutex
+	shared *os.File
 }
 
 // Open returns the store rooted at dir. Nothing is created until the first
@@ -101,7 +106,8 @@ func (s *Store) Path(d Digest) string { return filepath.Join(s.abs, ObjectPath(d
 
 // Put stores data and returns its Digest. created is false when an intact
 // object with these bytes was already there. The object is durable once
-// Sync returns.
+// Sync returns. Like every write, the first takes the store's lock shared
+// until Release (see the package doc, # Locking).
 func (s *Store) Put(data []byte) (d Digest, created bool, err error) {
 	d, created, err = s.PutSum(Sum(data), data)
 	if err == nil {
@@ -137,6 +143,12 @@ func (s *Store) PutStream(d Digest, write func(io.Writer) error) (_ Digest, crea
 // file, checking with check that the bytes hash to d, and leaves it for
 // Sync to commit (see commitUnsynced).
 func (s *Store) put(d Digest, write func(io.Writer) error, check bool) (created bool, err error) {
+	// Before the object is looked for: a collector must not delete it
+	// between this Store's finding it and the transcript that refers to it
+	// being in place.
+	if err := s.holdShared(); err != nil {
+		return false, err
+	}
 	path := s.Path(d)
 	s.puts[d[0]].Lock()
 	defer s.puts[d[0]].Unlock()
@@ -194,7 +206,9 @@ func (s *Store) put(d Digest, write func(io.Writer) error, check bool) (created 
 // and waiting for Sync, or intact under its name. An object found intact,
 // perhaps written by a run that died before syncing its directories, has
 // them synced too before anything refers to it, unless this Store did
-// already. A corrupt object is not found: the caller writes it again.
+// already. A corrupt object is not found: the caller writes it again. An
+// object found is freshened (see freshen) before any record or transcript
+// names it; one that vanishes before it is freshened is not found.
 func (s *Store) found(d Digest, path string) (bool, error) {
 	s.mu.Lock()
 	_, written := s.unsynced[d]
@@ -202,7 +216,14 @@ func (s *Store) found(d Digest, path string) (bool, error) {
 	if written {
 		return true, nil
 	}
-	switch err := s.verify(path, d); {
+	err := s.verify(path, d)
+	if err == nil {
+		err = freshen(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil // collected meanwhile by a collector that does not lock
+		}
+	}
+	switch {
 	case err == nil:
 		s.mu.Lock()
 		if !s.durable[d] {

@@ -16,14 +16,20 @@ func gcCommand(st streams) *cli.Command {
 		Usage:     "delete artifacts that no given transcript refers to (a dry run unless --yes)",
 		ArgsUsage: "PATH...",
 		Description: "Lists the artifacts of each store that none of the given transcripts refers to;\n" +
-			"--yes deletes them. Kept regardless: artifacts younger than --grace (a migration\n" +
-			"running now may not have renamed its transcript yet), and artifacts the registry\n" +
-			"records for a transcript that was not given and still exists. Every transcript is\n" +
-			"read before anything is deleted; one that cannot be read stops gc.",
+			"--yes deletes them, holding the store's lock so that no migration runs meanwhile\n" +
+			"(gc waits for those running). Kept regardless: artifacts the registry records for a\n" +
+			"transcript that was not given and still exists; unless --prune-missing, artifacts it\n" +
+			"records only for transcripts that no longer exist (moved, or deleted) and artifacts\n" +
+			"it has no record of (its tail lost, or a run killed before its records); and\n" +
+			"artifacts younger than --grace, for writers that take no lock (older versions).\n" +
+			"Every transcript is read before anything is deleted; one that cannot be read stops gc.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` (default: artifacts/ beside each transcript)"},
 			&cli.BoolFlag{Name: "yes", Usage: "delete; without it nothing is deleted"},
-			&cli.DurationFlag{Name: "grace", Value: fsck.DefaultGrace, Usage: "keep artifacts younger than this"},
+			&cli.DurationFlag{Name: "grace", Value: fsck.DefaultGrace, Usage: "keep artifacts younger than this (at least " + fsck.MinGrace.String() + " unless --force)"},
+			&cli.BoolFlag{Name: "force", Usage: "accept a --grace shorter than " + fsck.MinGrace.String()},
+			&cli.BoolFlag{Name: "prune-missing", Usage: "also delete the artifacts of transcripts that no longer exist, and those no record names:\n" +
+				"only when every transcript that still uses the store is given or found where the registry says"},
 			&cli.BoolFlag{Name: "json", Usage: "print the reports as JSON"},
 		},
 		Action: func(c *cli.Context) error {
@@ -31,14 +37,22 @@ func gcCommand(st streams) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if c.Duration("grace") < 0 {
+			grace := c.Duration("grace")
+			if grace < 0 {
 				return usageErr("--grace must not be negative")
+			}
+			if grace < fsck.MinGrace && !c.Bool("force") {
+				return &exitError{code: exitUsage, err: fmt.Errorf("--grace %s is shorter than %s, which a migration that takes no lock (an older version, another machine) may need", grace, fsck.MinGrace),
+					hint: "add --force if no such migration can be running"}
 			}
 			groups, err := storeGroups(paths, c.String("store"))
 			if err != nil {
 				return err
 			}
-			opts := fsck.GCOptions{Grace: c.Duration("grace"), Remove: c.Bool("yes"), Now: time.Now()}
+			opts := fsck.GCOptions{Grace: grace, Remove: c.Bool("yes"), PruneMissing: c.Bool("prune-missing"), Now: time.Now(),
+				Waiting: func(store string) {
+					fmt.Fprintf(st.stderr, "transcript-tool: waiting for the migrations using %s to end\n", store)
+				}}
 			var reports []fsck.GCReport
 			for _, g := range groups {
 				rep, err := fsck.GC(c.Context, registry.Open(g.store), g.transcripts, opts)
@@ -68,6 +82,16 @@ func printGC(st streams, rep fsck.GCReport) {
 	}
 	for _, p := range rep.ElsewhereIn {
 		fmt.Fprintf(st.stdout, "kept artifacts of %s, which was not given\n", p)
+	}
+	for _, p := range rep.GoneIn {
+		if p == "" {
+			fmt.Fprintln(st.stdout, "kept artifacts whose records name no transcript (--prune-missing deletes them)")
+			continue
+		}
+		fmt.Fprintf(st.stdout, "kept artifacts of %s, which no longer exists (--prune-missing deletes them)\n", p)
+	}
+	if rep.Unrecorded > 0 {
+		fmt.Fprintf(st.stdout, "kept %d artifacts that the registry has no record of (--prune-missing deletes them)\n", rep.Unrecorded)
 	}
 	fmt.Fprintf(st.stdout, "%s: %s %d of %d artifacts (%s); kept %d referenced, %d younger than the grace period\n",
 		rep.Store, verb, len(rep.Collected), rep.Objects, human(rep.Bytes), rep.Referenced, rep.Young)

@@ -22,7 +22,9 @@ func verifyCommand(st streams) *cli.Command {
 		Description: "Re-hashes every artifact, checks the registry against the objects, and rebuilds\n" +
 			"every migrated line of the given transcripts to check that its references resolve\n" +
 			"to intact artifacts. Missing or corrupt artifacts and bad registry lines are errors\n" +
-			"(exit 1); artifacts without a record or without a reference are information.\n" +
+			"(exit 1). Information: artifacts without a record or without a reference, records\n" +
+			"naming transcripts that no longer exist (a moved tree?), and what gc given the same\n" +
+			"transcripts would delete, or would delete with --prune-missing.\n" +
 			"Without PATH, only the store is checked (--store, default ./artifacts).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` (default: artifacts/ beside each transcript)"},

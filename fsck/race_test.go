@@ -1,0 +1,303 @@
+package fsck_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/transcript-tool/transcript-tool/fsck"
+	"github.com/transcript-tool/transcript-tool/internal/testsession"
+	"github.com/transcript-tool/transcript-tool/migrate"
+	"github.com/transcript-tool/transcript-tool/registry"
+)
+
+// The gc scenarios of issue 19 run this many times each; make soak
+// (TT_SOAK=1) runs soakIterations.
+const (
+	iterations     = 500
+	soakIterations = 5000
+)
+
+func iterationsToRun(t *testing.T) int {
+	if os.Getenv("TT_SOAK") != "" {
+		return soakIterations
+	}
+	if testing.Short() {
+		return iterations / 10
+	}
+	return iterations
+}
+
+// aged is how old the seeded artifacts are made: older than the default
+// grace period, so that only the lock and the registry keep them.
+const aged = 3 * time.Hour
+
+// TestGCRaceDeduplicated: an artifact older than the grace period that
+// gc may collect is what a transcript's migration deduplicates onto, while
+// gc --yes runs on that transcript at the same instant. The artifact is
+// collectable either because the registry records it only for that very
+// transcript (migrated before, then restored: it refers to nothing now) or
+// because it records it for a seed transcript since deleted and gc is run
+// with --prune-missing. Whatever the interleaving, the migrated transcript
+// restores.
+func TestGCRaceDeduplicated(t *testing.T) {
+	seed := memTempDir(t)
+	seedStore := filepath.Join(seed, "artifacts")
+	seedPath := filepath.Join(seed, "seed.jsonl")
+	require.NoError(t, os.WriteFile(seedPath, testsession.Pi("seed", 3, 5000), 0o600))
+	migrateOne(t, seedPath, seedStore)
+	require.NoError(t, os.Remove(seedPath))
+
+	var r racer
+	raceIterations(t, func(t *testing.T, dir string, rng *rand.Rand) {
+		store := filepath.Join(dir, "artifacts")
+		copyTree(t, seedStore, store)
+		age(t, store)
+		path := filepath.Join(dir, "t.jsonl")
+		require.NoError(t, os.WriteFile(path, testsession.Pi("t", 3, 5000), 0o600))
+		opts := fsck.GCOptions{Grace: fsck.DefaultGrace, PruneMissing: true}
+		if rng.IntN(2) == 0 {
+			reg := filepath.Join(store, registry.RegistryFile)
+			data, err := os.ReadFile(reg)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(reg, bytes.ReplaceAll(data, []byte(seedPath), []byte(path)), 0o600))
+			opts.PruneMissing = false
+		}
+		r.run(t, path, store, opts, rng)
+	})
+}
+
+// TestGCRaceFresh: with no grace period at all (--grace 0s --force), a
+// migration writing fresh artifacts and gc --yes on its transcript run at
+// the same instant; the transcript restores.
+func TestGCRaceFresh(t *testing.T) {
+	var r racer
+	raceIterations(t, func(t *testing.T, dir string, rng *rand.Rand) {
+		store := filepath.Join(dir, "artifacts")
+		path := filepath.Join(dir, "t.jsonl")
+		require.NoError(t, os.WriteFile(path, testsession.Pi("t", 3, 5000), 0o600))
+		r.run(t, path, store, fsck.GCOptions{PruneMissing: rng.IntN(2) == 0}, rng)
+	})
+}
+
+// TestGCMovedTree: two session folders share a store; the tree is
+// moved (the registry's sources name the old place), the registry loses
+// its tail, or both; then gc --yes collects for one folder alone, with no
+// grace (the artifacts are hours old). The other folder still restores,
+// and gc with --prune-missing, which the user asked for, collects what
+// the registry's gone sources alone kept.
+func TestGCMovedTree(t *testing.T) {
+	tmpl := memTempDir(t)
+	before := filepath.Join(tmpl, "before")
+	for _, s := range []struct {
+		path    string
+		n, size int
+	}{{"a/x.jsonl", 2, 5000}, {"b/y.jsonl", 3, 6000}, {"b/z.jsonl", 2, 5000}} {
+		p := filepath.Join(before, s.path)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o700))
+		require.NoError(t, os.WriteFile(p, testsession.Pi(s.path, s.n, s.size), 0o600))
+		migrateOne(t, p, filepath.Join(before, "artifacts"))
+	}
+	// Moved: nothing exists where the registry says any more.
+	after := filepath.Join(tmpl, "after")
+	require.NoError(t, os.Rename(before, after))
+	reg, err := os.ReadFile(filepath.Join(after, "artifacts", registry.RegistryFile))
+	require.NoError(t, err)
+	lines := bytes.SplitAfter(reg, []byte("\n"))
+	lines = lines[:len(lines)-1]
+
+	// The transcripts are only read: each iteration copies the store alone.
+	x := filepath.Join(after, "a", "x.jsonl")
+	ys := []string{filepath.Join(after, "b", "y.jsonl"), filepath.Join(after, "b", "z.jsonl")}
+	raceIterations(t, func(t *testing.T, dir string, rng *rand.Rand) {
+		store := filepath.Join(dir, "artifacts")
+		copyTree(t, filepath.Join(after, "artifacts"), store)
+		moved, cut := rng.IntN(2) == 0, rng.IntN(len(lines)+1)
+		if !moved && cut == len(lines) {
+			cut = rng.IntN(len(lines)) // one of the two, at least
+		}
+		var kept []byte
+		for _, l := range lines[:cut] {
+			if !moved {
+				l = bytes.ReplaceAll(l, []byte(before), []byte(after))
+			}
+			kept = append(kept, l...)
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(store, registry.RegistryFile), kept, 0o600))
+		age(t, store)
+		why := fmt.Sprintf("moved %v, registry cut to %d of %d lines", moved, cut, len(lines))
+
+		rep, err := fsck.GC(context.Background(), registry.Open(store), []string{x},
+			fsck.GCOptions{Remove: true, Now: time.Now()})
+		require.NoError(t, err, why)
+		assertRestores(t, append([]string{x}, ys...), store, why)
+		assert.Empty(t, rep.Collected, "%s: gc deleted what the other folder may need", why)
+
+		// What --prune-missing deletes is what verify said it would, and
+		// so never what x refers to.
+		v, err := fsck.Verify(context.Background(), registry.Open(store), []string{x})
+		require.NoError(t, err)
+		var promised []string
+		for _, f := range v.Findings {
+			if strings.HasSuffix(f.Message, "gc --prune-missing would delete it") || strings.HasSuffix(f.Message, "gc would delete it") {
+				promised = append(promised, f.Path)
+			}
+		}
+		rep, err = fsck.GC(context.Background(), registry.Open(store), []string{x},
+			fsck.GCOptions{Remove: true, PruneMissing: true, Now: time.Now()})
+		require.NoError(t, err, why)
+		var deleted []string
+		for _, c := range rep.Collected {
+			deleted = append(deleted, c.Path)
+		}
+		assert.ElementsMatch(t, promised, deleted, why)
+	})
+}
+
+// raceIterations runs one iteration of a scenario in a directory of its
+// own each time, and logs the figures make soak prints.
+func raceIterations(t *testing.T, iteration func(t *testing.T, dir string, rng *rand.Rand)) {
+	n := iterationsToRun(t)
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("TT_SOAK_SEED"); s != "" {
+		var err error
+		seed, err = strconv.ParseUint(s, 10, 64)
+		require.NoError(t, err)
+	}
+	rng := rand.New(rand.NewPCG(seed, seed))
+	base := memTempDir(t)
+	start := time.Now()
+	for i := 0; i < n && !t.Failed(); i++ {
+		dir := filepath.Join(base, strconv.Itoa(i))
+		require.NoError(t, os.Mkdir(dir, 0o700))
+		iteration(t, dir, rng)
+		require.NoError(t, os.RemoveAll(dir))
+	}
+	if !t.Failed() {
+		t.Logf("%d iterations, no artifact lost, in %v (TT_SOAK_SEED=%d)", n, time.Since(start).Round(time.Millisecond), seed)
+	}
+}
+
+// racer runs a migration and a collection at once. A collection is much
+// shorter than a migration, so it starts after a random delay of up to
+// about as long as a migration takes: each instant of the migration is as
+// likely to be raced as the next.
+type racer struct{ span time.Duration }
+
+// run migrates path into store while gc --yes runs on it with opts, and
+// checks that the migration succeeded and that the transcript restores.
+func (r *racer) run(t *testing.T, path, store string, opts fsck.GCOptions, rng *rand.Rand) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	r.span = max(r.span, time.Millisecond)
+	delay := time.Duration(rng.Int64N(int64(3 * r.span / 2)))
+	opts.Remove = true
+	var (
+		wg    sync.WaitGroup
+		start = make(chan struct{})
+		sum   migrate.Summary
+		took  time.Duration
+		gcErr error
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		<-start
+		began := time.Now()
+		sum = migrate.Run(context.Background(), []migrate.Input{{Path: path, Rel: filepath.Base(path), Explicit: true, Size: fi.Size()}},
+			migrate.Options{Store: store, Jobs: 1})
+		took = time.Since(began)
+	}()
+	go func() {
+		defer wg.Done()
+		<-start
+		time.Sleep(delay)
+		opts.Now = time.Now()
+		_, gcErr = fsck.GC(context.Background(), registry.Open(store), []string{path}, opts)
+	}()
+	close(start)
+	wg.Wait()
+	// The mean of recent migrations, not the longest: one stalled by the
+	// disk would make every later delay too long.
+	r.span = (7*r.span + took) / 8
+	require.NoError(t, gcErr)
+	require.Equal(t, 1, sum.Migrated, "%+v", sum.Results)
+	assertRestores(t, []string{path}, store, "")
+}
+
+// memTempDir returns a temporary directory in memory (tmpfs) where the
+// system has one, else t.TempDir(): the races are the same, and the
+// iterations do not wait for a disk that other programs may keep busy.
+func memTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", "fsck-"+t.Name()+"-")
+	if err != nil {
+		return t.TempDir()
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// assertRestores checks that every reference in the transcripts at paths
+// resolves to an intact artifact of store.
+func assertRestores(t *testing.T, paths []string, store, why string) {
+	t.Helper()
+	rep, err := fsck.Verify(context.Background(), registry.Open(store), paths)
+	require.NoError(t, err)
+	for _, f := range rep.Findings {
+		assert.NotEqual(t, fsck.Error, f.Severity, "%s: %s", why, f)
+	}
+}
+
+func migrateOne(t *testing.T, path, store string) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	sum := migrate.Run(context.Background(), []migrate.Input{{Path: path, Rel: filepath.Base(path), Explicit: true, Size: fi.Size()}},
+		migrate.Options{Store: store, Jobs: 1})
+	require.Equal(t, 1, sum.Migrated, "%+v", sum.Results)
+}
+
+// copyTree copies the regular files under src to dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(src, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		if e.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o700)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o600)
+	}))
+}
+
+// age makes every artifact of store older than the default grace period.
+func age(t *testing.T, store string) {
+	t.Helper()
+	old := time.Now().Add(-aged)
+	require.NoError(t, registry.Open(store).Objects(func(o registry.Object) error {
+		return os.Chtimes(o.Path, old, old)
+	}, func(string, error) {}))
+}
