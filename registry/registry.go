@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -239,6 +240,32 @@ func (e *BadLineError) Error() string {
 
 func (e *BadLineError) Unwrap() error { return e.Err }
 
+// recordError says in a few words what is wrong with a registry line that
+// did not decode to a record, err being the decoder's error: the fast
+// decoder's own message is a dump of the line. The slower standard
+// decoder, only on this rare path, tells where the JSON breaks or which
+// field has the wrong type.
+func recordError(line []byte, err error) error {
+	if err == nil {
+		return errors.New("a record without a hash")
+	}
+	var (
+		r  Record
+		se *json.SyntaxError
+		te *json.UnmarshalTypeError
+	)
+	jerr := json.Unmarshal(line, &r)
+	switch {
+	case errors.As(jerr, &se):
+		return fmt.Errorf("not JSON (at byte %d of the line)", se.Offset)
+	case errors.As(jerr, &te) && te.Field != "":
+		return fmt.Errorf("not a record: %q is a JSON %s", te.Field, te.Value)
+	case errors.As(jerr, &te):
+		return fmt.Errorf("not a record: a JSON %s", te.Value)
+	}
+	return errors.New("not a record")
+}
+
 // Records calls fn for every record in the registry, in order. A torn last
 // line is skipped; a bad line elsewhere is passed to bad, and reading goes
 // on. A missing registry has no records.
@@ -271,9 +298,7 @@ func (s *Store) RecordsAt(fn func(r Record, line int, offset int64) error, bad f
 		if len(line) > 0 {
 			var r Record
 			if uerr := api.Unmarshal(line, &r); uerr != nil || r.Hash == "" {
-				if uerr == nil {
-					uerr = errors.New("no hash")
-				}
+				uerr = recordError(line, uerr)
 				if bad != nil {
 					bad(&BadLineError{Path: s.RegistryPath(), Line: n, Offset: offset, Err: uerr})
 				}

@@ -238,6 +238,9 @@ func TestBadLines(t *testing.T) {
 		return off
 	}
 	wantLines := []int{2, 4, 5, 6, 7, 8, 9, 10, 11}
+	wantErrs := []string{"not JSON (at byte 1 of the line)", "a record without a hash", "not JSON (at byte 1 of the line)",
+		"not JSON (at byte 20 of the line)", `not a record: "hash" is a JSON number`, "not JSON (at byte 14 of the line)",
+		"not JSON (at byte 13 of the line)", "not a record: a JSON array", "a record without a hash"}
 	require.Len(t, bad, len(wantLines))
 	for i, n := range wantLines {
 		e := bad[i]
@@ -245,7 +248,8 @@ func TestBadLines(t *testing.T) {
 		assert.Equal(t, n, e.Line)
 		assert.Equal(t, offset(n), e.Offset, "line %d", n)
 		assert.Error(t, e.Err)
-		assert.Contains(t, e.Error(), fmt.Sprintf("%s:%d: byte %d: bad registry record", s.RegistryPath(), n, offset(n)))
+		assert.Contains(t, e.Error(), fmt.Sprintf("%s:%d: byte %d: bad registry record: ", s.RegistryPath(), n, offset(n)))
+		assert.Equal(t, wantErrs[i], e.Err.Error(), "line %d: a few words, not the decoder's dump", n)
 		var be *BadLineError
 		assert.True(t, errors.As(error(e), &be))
 		assert.Equal(t, e.Err, errors.Unwrap(e))

@@ -634,13 +634,21 @@ func (s *Store) Resolve(id string) (Digest, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Digest{}, err
 	}
-	var matches []string
+	var matches, damaged []string
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), id) && e.Type().IsRegular() {
-			if _, err := ParseDigest(e.Name()); err == nil {
-				matches = append(matches, e.Name())
-			}
+		if _, err := ParseDigest(e.Name()); err != nil || !strings.HasPrefix(e.Name(), id) {
+			continue
 		}
+		if e.Type().IsRegular() {
+			matches = append(matches, e.Name())
+		} else {
+			damaged = append(damaged, e.Name())
+		}
+	}
+	if len(matches) == 0 && len(damaged) == 1 {
+		// The one object named so is not a file: opening it says so,
+		// where "not found" would mislead.
+		matches = damaged
 	}
 	switch len(matches) {
 	case 0:
@@ -668,9 +676,6 @@ func (s *Store) Size(d Digest) (int64, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return 0, err
-	}
-	if !fi.Mode().IsRegular() {
-		return 0, fmt.Errorf("%s: %w: not a regular file", s.Path(d), ErrCorrupt)
 	}
 	return fi.Size(), nil
 }
@@ -775,7 +780,32 @@ func (s *Store) openObject(path string) (*os.File, error) {
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, fmt.Errorf("%s: %w: it %w", path, ErrCorrupt, ErrLinked)
 	}
-	return f, err
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("%s: %w: it is a %s, not a file", path, ErrCorrupt, kind(fi.Mode()))
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// kind names what a file of mode m is.
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
 }
 
 // readObject reads a whole object file as openObject opens it.
