@@ -218,10 +218,13 @@ func largestFirst(inputs []Input, jobs int) []int {
 	return order
 }
 
-// storeSet shares one Store per directory between workers.
+// storeSet shares one Store per directory between the workers of a run,
+// and the Sweeper that finds the temporary files killed runs left, with
+// one listing per directory.
 type storeSet struct {
-	mu sync.Mutex
-	m  map[string]*storeEntry
+	mu    sync.Mutex
+	m     map[string]*storeEntry
+	temps safefile.Sweeper
 }
 
 type storeEntry struct {
@@ -384,7 +387,7 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 			res.Err = fmt.Errorf("%s: %w; nothing was written", in.Path, err)
 			return res
 		}
-		removeTemps(in.Path, dest, opts)
+		removeTemps(&stores.temps, in.Path, dest, opts)
 		store.removeStaleTemps()
 		if opts.Out != "" {
 			if err := safefile.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
@@ -684,11 +687,11 @@ func checkWritable(dest string, store *registry.Store) error {
 // migration). In place, the caller holds the transcript's lock, which
 // every writer of those files takes, so they are all leftovers; beside an
 // --out destination only old ones are taken for leftovers.
-func removeTemps(path, dest string, opts Options) {
+func removeTemps(temps *safefile.Sweeper, path, dest string, opts Options) {
 	inPlace := opts.Out == ""
-	_, _ = safefile.RemoveTemps(dest, inPlace)
+	_, _ = temps.Remove(dest, inPlace)
 	if inPlace {
-		_, _ = safefile.RemoveTemps(path+".bak", true)
+		_, _ = temps.Remove(path+".bak", true)
 	}
 }
 

@@ -174,6 +174,7 @@ func eachLine(src io.Reader, at io.ReaderAt, path string, fn func(l transcript.L
 // written to a temporary file and renamed only when the whole file was
 // restored.
 func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summary {
+	var temps safefile.Sweeper // of the directories of the files replaced
 	results := forEach(ctx, inputs, opts.Jobs, func(in Input) FileResult {
 		dest := in.Path
 		if !opts.InPlace {
@@ -204,7 +205,7 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 				res.Err = err
 				return res
 			}
-			_, _ = safefile.RemoveTemps(dest, true)
+			_, _ = temps.Remove(dest, true)
 		}
 		state := &agentState{}
 		if inPlace {
