@@ -102,6 +102,8 @@ func TestPutFreshens(t *testing.T) {
 	old := time.Now().Add(-3 * time.Hour)
 	require.NoError(t, os.Chtimes(s.Path(d), old, old))
 
+	// A later run: this Store has not checked the object yet.
+	s = Open(s.Dir())
 	_, created, err := s.Put(data)
 	require.NoError(t, err)
 	assert.False(t, created)
@@ -111,8 +113,35 @@ func TestPutFreshens(t *testing.T) {
 
 	require.ErrorIs(t, freshen(filepath.Join(s.Dir(), "gone")), fs.ErrNotExist)
 	require.NoError(t, os.Remove(s.Path(d)))
+	s = Open(s.Dir())
 	_, created, err = s.Put(data)
 	require.NoError(t, err)
 	assert.True(t, created)
 	require.NoError(t, s.Verify(d))
+}
+
+// TestPutChecksOncePerRun: a Store reads an object it wrote or checked
+// once; later Puts of the same digest, one per reference, read nothing
+// (the bytes changed behind its back go unseen), until a read of the
+// object finds it damaged. Another Store (a later run) reads it again.
+func TestPutChecksOncePerRun(t *testing.T) {
+	s := newStore(t)
+	data := []byte("one artifact, many references")
+	d := mustPut(t, s, data)
+	require.NoError(t, os.WriteFile(s.Path(d), []byte("changed behind the store's back"), 0o600))
+
+	_, created, err := s.Put(data)
+	require.NoError(t, err)
+	assert.False(t, created, "checked once: not read again")
+
+	_, created, err = Open(s.Dir()).Put(data)
+	require.NoError(t, err)
+	assert.True(t, created, "a later run reads it, finds it damaged and writes it anew")
+	require.NoError(t, s.Verify(d))
+
+	require.NoError(t, os.WriteFile(s.Path(d), []byte("changed again"), 0o600))
+	require.ErrorIs(t, s.Verify(d), ErrCorrupt)
+	_, created, err = s.Put(data)
+	require.NoError(t, err)
+	assert.True(t, created, "a read that found it damaged makes Put look again")
 }

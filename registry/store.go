@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
 	"golang.org/x/sys/unix"
@@ -63,6 +64,10 @@ type Store struct {
 	pending []Digest
 	// unsynced holds the objects written but not yet fsynced and renamed.
 	unsynced map[Digest]*safefile.File
+	// checked holds the objects this Store wrote (once renamed into
+	// place), or found intact and freshened, with when: a Put of one of them within recheckAfter
+	// reads nothing (work once per distinct artifact, not per reference).
+	checked  map[Digest]time.Time
 	commitMu sync.Mutex // held by commitUnsynced
 	syncMu   sync.Mutex // held by Sync, so that one waits for another's to end
 	// noSyncFS is set once syncfs is known not to stand in for fsyncs on
@@ -95,7 +100,8 @@ func Open(dir string) *Store {
 	if err != nil {
 		abs = dir // no working directory: dir is as good as it gets
 	}
-	return &Store{dir: dir, abs: abs, dirty: map[string]bool{}, made: map[string]bool{}, durable: map[Digest]bool{}, unsynced: map[Digest]*safefile.File{}}
+	return &Store{dir: dir, abs: abs, dirty: map[string]bool{}, made: map[string]bool{}, durable: map[Digest]bool{}, unsynced: map[Digest]*safefile.File{},
+		checked: map[Digest]time.Time{}}
 }
 
 // Dir returns the store's root directory.
@@ -212,8 +218,9 @@ func (s *Store) put(d Digest, write func(io.Writer) error, check bool) (created 
 func (s *Store) found(d Digest, path string) (bool, error) {
 	s.mu.Lock()
 	_, written := s.unsynced[d]
+	at, seen := s.checked[d]
 	s.mu.Unlock()
-	if written {
+	if written || seen && time.Since(at) < recheckAfter {
 		return true, nil
 	}
 	err := s.verify(path, d)
@@ -226,6 +233,7 @@ func (s *Store) found(d Digest, path string) (bool, error) {
 	switch {
 	case err == nil:
 		s.mu.Lock()
+		s.checked[d] = time.Now()
 		if !s.durable[d] {
 			s.dirty[filepath.Dir(path)] = true
 			s.dirty[filepath.Join(s.dir, ObjectsDir)] = true
@@ -240,6 +248,13 @@ func (s *Store) found(d Digest, path string) (bool, error) {
 		return false, err
 	}
 }
+
+// recheckAfter is how long an object this Store checked (or wrote) is
+// taken to be there, intact, without reading it again: while this Store
+// holds the store's lock no collector that locks deletes it, and one that
+// does not keeps what is younger than its grace (at least 10 minutes),
+// which a check, freshening the object, renews.
+const recheckAfter = time.Minute
 
 // maxUnsynced bounds the objects written but not yet committed, each of
 // which holds an open file: a batch as large as the limit on open files
@@ -305,6 +320,7 @@ func (s *Store) commitUnsynced() error {
 		if err == nil {
 			s.dirty[filepath.Dir(path)] = true
 			s.pending = append(s.pending, d)
+			s.checked[d] = time.Now()
 		}
 		s.mu.Unlock()
 		if err != nil && first == nil {
@@ -571,7 +587,19 @@ func (s *Store) Verify(d Digest) error {
 	if err := s.committed(d); err != nil {
 		return err
 	}
-	return s.verify(s.Path(d), d)
+	return s.forgetOn(d, s.verify(s.Path(d), d))
+}
+
+// forgetOn returns err, and when it is not nil forgets that object d was
+// checked: a read that finds it missing or damaged makes the next Put
+// look again, and write it anew.
+func (s *Store) forgetOn(d Digest, err error) error {
+	if err != nil {
+		s.mu.Lock()
+		delete(s.checked, d)
+		s.mu.Unlock()
+	}
+	return err
 }
 
 // Get returns the bytes of object d after checking that they hash to d.
@@ -583,12 +611,12 @@ func (s *Store) Get(d Digest) ([]byte, error) {
 	data, err := s.readObject(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w", d, ErrNotFound)
+			err = fmt.Errorf("%s: %w", d, ErrNotFound)
 		}
-		return nil, err
+		return nil, s.forgetOn(d, err)
 	}
 	if Sum(data) != d {
-		return nil, fmt.Errorf("%s: %w: its bytes do not hash to its name", path, ErrCorrupt)
+		return nil, s.forgetOn(d, fmt.Errorf("%s: %w: its bytes do not hash to its name", path, ErrCorrupt))
 	}
 	return data, nil
 }
@@ -692,14 +720,15 @@ func (s *Store) Open(d Digest) (io.ReadCloser, error) {
 	f, err := s.openObject(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w", d, ErrNotFound)
+			err = fmt.Errorf("%s: %w", d, ErrNotFound)
 		}
-		return nil, err
+		return nil, s.forgetOn(d, err)
 	}
-	return &verifyingReader{f: f, path: path, want: d, h: sha256.New()}, nil
+	return &verifyingReader{s: s, f: f, path: path, want: d, h: sha256.New()}, nil
 }
 
 type verifyingReader struct {
+	s    *Store
 	f    *os.File
 	path string
 	want Digest
@@ -710,7 +739,7 @@ func (r *verifyingReader) Read(p []byte) (int, error) {
 	n, err := r.f.Read(p)
 	r.h.Write(p[:n])
 	if err == io.EOF && !bytes.Equal(r.h.Sum(nil), r.want[:]) {
-		return n, fmt.Errorf("%s: %w: its bytes do not hash to its name", r.path, ErrCorrupt)
+		return n, r.s.forgetOn(r.want, fmt.Errorf("%s: %w: its bytes do not hash to its name", r.path, ErrCorrupt))
 	}
 	return n, err
 }
