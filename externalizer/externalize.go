@@ -48,6 +48,9 @@ type Externalizer struct {
 	// Open reads artifacts back: a line that looks migrated counts as
 	// migrated only when it restores.
 	Open Opener
+	// Summaries, when set, describes each artifact once for all the
+	// Externalizers that share it: a run's.
+	Summaries *Summaries
 
 	scratch []byte // decoded artifact bytes, reused from one artifact to the next
 	// calls are the tool calls of the lines rewritten so far: a result
@@ -283,7 +286,9 @@ func (x *Externalizer) store(h hole, s *Site, big *BigLine) (Artifact, Form, err
 	}
 	p := encodePiece(x.scratch, h)
 	a.Digest, a.Data, a.Size, a.Media = registry.Sum(p.data), p.data, len(p.data), p.media
-	a.kind, a.Summary = describeIn(p.data, p.media, ctx).describe()
+	a.kind, a.Summary = x.Summaries.describe(a.Digest, ctx, func() (kind, string) {
+		return describeIn(p.data, p.media, ctx).describe()
+	})
 	if err := x.Put(a); err != nil {
 		return Artifact{}, "", err
 	}

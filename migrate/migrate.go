@@ -218,13 +218,14 @@ func largestFirst(inputs []Input, jobs int) []int {
 	return order
 }
 
-// storeSet shares one Store per directory between the workers of a run,
-// and the Sweeper that finds the temporary files killed runs left, with
-// one listing per directory.
+// storeSet shares between the workers of a run one Store per directory,
+// the Sweeper that finds the temporary files killed runs left with one
+// listing per directory, and the summaries of the artifacts described.
 type storeSet struct {
-	mu    sync.Mutex
-	m     map[string]*storeEntry
-	temps safefile.Sweeper
+	mu        sync.Mutex
+	m         map[string]*storeEntry
+	temps     safefile.Sweeper
+	summaries externalizer.Summaries
 }
 
 type storeEntry struct {
@@ -379,7 +380,8 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 		}
 		return nil
 	}
-	x := &externalizer.Externalizer{Format: format, Threshold: opts.Threshold, PathFor: pathFor, Put: put, Open: store.Open}
+	x := &externalizer.Externalizer{Format: format, Threshold: opts.Threshold, PathFor: pathFor, Put: put, Open: store.Open,
+		Summaries: &stores.summaries}
 
 	var out *safefile.File
 	if !opts.DryRun {
