@@ -322,7 +322,7 @@ func checkFile(ctx context.Context, path string, opts CheckOptions, c *checked) 
 		if err != nil || root.Kind() != transcript.Object {
 			return nil // no site, and no marker that could restore
 		}
-		names.see(root)
+		names.see(format, root)
 		if opts.MaxInline > 0 && root.Len() >= opts.MaxInline {
 			sites = payloads(format, root, opts.MaxInline, sites[:0])
 			tools := names.line(sites)

@@ -266,7 +266,7 @@ func (s *stats) file(ctx context.Context, path string) error {
 		line := Counts{Lines: 1, Bytes: n}
 		all, big = all[:0], big[:0]
 		if format != nil && obj {
-			fs.names.see(root)
+			fs.names.see(format, root)
 			all = format.Sites(root, 1, all)
 			big = payloads(format, root, s.opts.Threshold, big)
 		}

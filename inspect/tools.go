@@ -20,52 +20,14 @@ type toolNames struct {
 
 func newToolNames() *toolNames { return &toolNames{calls: map[string]string{}} }
 
-// see remembers the tool calls of an entry: tool_use blocks of Claude Code
-// (in progress lines too), toolCall blocks of pi, Codex function, custom
-// tool and shell calls (in a rollout's payload or bare), and the
-// tool_calls of chat messages.
-func (n *toolNames) see(root transcript.Value) {
-	remember := func(id transcript.Value, name string) {
-		if len(n.calls) < maxCalls && id.Kind() == transcript.String {
-			n.calls[id.Text()] = name
+// see remembers the tool calls of an entry, where format f says they
+// are.
+func (n *toolNames) see(f externalizer.Format, root transcript.Value) {
+	f.Calls(root, func(c externalizer.Call) {
+		if len(n.calls) < maxCalls && c.ID != "" {
+			n.calls[c.ID] = c.Name
 		}
-	}
-	for _, at := range []externalizer.Pointer{{"message", "content"}, {"data", "message", "message", "content"}} {
-		content, _ := at.Resolve(root)
-		content.Elems(func(_ int, b transcript.Value) bool {
-			if t, _ := b.Get("type"); t.IsString("tool_use") || t.IsString("toolCall") {
-				id, _ := b.Get("id")
-				name, _ := b.Get("name")
-				remember(id, name.Text())
-			}
-			return true
-		})
-	}
-	payload, _ := root.Get("payload")
-	for _, item := range []transcript.Value{root, payload} {
-		t, _ := item.Get("type")
-		id, _ := item.Get("call_id")
-		switch {
-		case t.IsString("function_call"), t.IsString("custom_tool_call"):
-			name, _ := item.Get("name")
-			remember(id, name.Text())
-		case t.IsString("local_shell_call"):
-			remember(id, "local_shell")
-		}
-	}
-	chat := func(_ int, msg transcript.Value) bool {
-		calls, _ := msg.Get("tool_calls")
-		calls.Elems(func(_ int, c transcript.Value) bool {
-			id, _ := c.Get("id")
-			name, _ := externalizer.Pointer{"function", "name"}.Resolve(c)
-			remember(id, name.Text())
-			return true
-		})
-		return true
-	}
-	chat(0, root)
-	msgs, _ := root.Get("messages")
-	msgs.Elems(chat)
+	})
 }
 
 // of returns the tool a site is the output of, UnknownTool for the answer
