@@ -68,12 +68,8 @@ type piece struct {
 func encodePiece(scratch []byte, h hole) piece {
 	raw := h.v.Raw()
 	if h.body {
-		if text, style, ok := transcript.AppendTextFormBare(scratch[:0], raw); ok {
-			form := FormJSBare
-			if style == transcript.StyleASCII {
-				form = FormASCIIBare
-			}
-			return piece{data: text, form: form, media: MediaText}
+		if p, ok := textPiece(scratch, raw, true); ok {
+			return p
 		}
 		// Escapes no style writes: the JSON bytes, restored as they are.
 		return piece{data: raw, form: FormRaw, media: MediaJSON}
@@ -91,15 +87,30 @@ func encodePiece(scratch []byte, h hole) piece {
 				return piece{data: data, form: FormBase64, media: imageMedia(h.mime, data)}
 			}
 		}
-		if text, style, ok := transcript.AppendTextForm(scratch[:0], raw); ok {
-			form := FormJS
-			if style == transcript.StyleASCII {
-				form = FormASCII
-			}
-			return piece{data: text, form: form, media: MediaText}
+		if p, ok := textPiece(scratch, inner, false); ok {
+			return p
 		}
 	}
 	return piece{data: raw, form: FormRaw, media: MediaJSON}
+}
+
+// textPiece returns the text of inner, the inside of a string literal,
+// as an artifact in the form whose style encodes it back exactly, bare
+// (without quotes) or not; ok is false when no style does.
+func textPiece(scratch, inner []byte, bare bool) (piece, bool) {
+	text, style, ok := transcript.AppendTextFormBare(scratch[:0], inner)
+	if !ok {
+		return piece{}, false
+	}
+	forms := [2][2]Form{{FormJS, FormASCII}, {FormJSBare, FormASCIIBare}}
+	b, a := 0, 0
+	if bare {
+		b = 1
+	}
+	if style == transcript.StyleASCII {
+		a = 1
+	}
+	return piece{data: text, form: forms[b][a], media: MediaText}, true
 }
 
 // dataURL returns the base64 data inside a string holding a data: URL

@@ -156,17 +156,23 @@ func TestIsTemp(t *testing.T) {
 	}
 }
 
-// TestRemoveTemps: an owner removes every temporary file of its name, and
-// only those; others remove only old ones.
-func TestRemoveTemps(t *testing.T) {
+// tempDir returns a new directory and a function that makes an empty
+// file of it, last changed age ago.
+func tempDir(t *testing.T) (string, func(name string, age time.Duration) string) {
 	dir := t.TempDir()
-	write := func(name string, age time.Duration) string {
+	return dir, func(name string, age time.Duration) string {
 		p := filepath.Join(dir, name)
 		require.NoError(t, os.WriteFile(p, nil, 0o600))
 		when := time.Now().Add(-age)
 		require.NoError(t, os.Chtimes(p, when, when))
 		return p
 	}
+}
+
+// TestRemoveTemps: an owner removes every temporary file of its name, and
+// only those; others remove only old ones.
+func TestRemoveTemps(t *testing.T) {
+	dir, write := tempDir(t)
 	long := strings.Repeat("l", 120)
 	files := map[string]string{
 		"young":        write(".s.jsonl.tmp-1", 0),
@@ -221,14 +227,7 @@ func TestRemoveTemps(t *testing.T) {
 // of the directory: a temporary file made after that listing is left for
 // its writer.
 func TestSweeper(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name string, age time.Duration) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, nil, 0o600))
-		when := time.Now().Add(-age)
-		require.NoError(t, os.Chtimes(p, when, when))
-		return p
-	}
+	dir, write := tempDir(t)
 	long := strings.Repeat("l", 120)
 	files := map[string]string{
 		"young":       write(".s.jsonl.tmp-1", 0),
