@@ -267,11 +267,14 @@ func holeMin(threshold int) int {
 // JSON between them stays literal. When that literal JSON is large or not
 // valid UTF-8, the whole site is one hole.
 func cutSite(site transcript.Value, head int, threshold int, image bool, mime string, big *BigLine) []hole {
-	// A cut string keeps its head when the stub's kept bytes hold it.
-	if head > 0 && site.Kind() == transcript.String && (big == nil || !big.cuts(site.Start, site.Start+1+head)) {
+	min := holeMin(threshold)
+	// The head stays inline when the body after it is large enough to be
+	// an artifact of its own (else the string goes whole), and, for a cut
+	// string, when the stub's kept bytes hold it.
+	if body := site.End - 1 - (site.Start + 1 + head); head > 0 && site.Kind() == transcript.String && body >= min &&
+		(big == nil || !big.cuts(site.Start, site.Start+1+head)) {
 		return []hole{{v: transcript.Value{Buf: site.Buf, Start: site.Start + 1 + head, End: site.End - 1}, body: true}}
 	}
-	min := holeMin(threshold)
 	var holes []hole
 	var walk func(v transcript.Value, image bool, mime string)
 	walk = func(v transcript.Value, image bool, mime string) {

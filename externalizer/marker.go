@@ -109,14 +109,11 @@ type markerAt struct {
 	end int
 }
 
-// locate finds the value edit e of the marker at replaced, which must lie
-// before the marker: members after it were added by someone else.
+// locate finds the value edit e of the marker at replaced, among the
+// entry's members before the marker: those after it were added by
+// someone else, even one named like a member the migration edited.
 func (at markerAt) locate(root transcript.Value, e edit) (undo, error) {
-	u, err := locate(root, e)
-	if err == nil && u.end > at.mem.Value.End {
-		err = fmt.Errorf("%w: %s is after the marker", ErrBadMarker, e.At)
-	}
-	return u, err
+	return locate(root, e, at.mem.Key.Start)
 }
 
 // findMarker returns where the last member of root called MarkerKey is.

@@ -94,3 +94,28 @@ func (p Pointer) resolveDup(root transcript.Value, dup int) (transcript.Value, b
 	}
 	return vals[len(vals)-1-dup], true
 }
+
+// resolveBefore is Resolve, or resolveDup for a dup over 0, with the
+// first token taken among the members of root that end by limit: the
+// members an entry had before its marker.
+func (p Pointer) resolveBefore(root transcript.Value, limit, dup int) (transcript.Value, bool) {
+	if len(p) == 0 || root.Kind() != transcript.Object {
+		return transcript.Value{}, false
+	}
+	var vals []transcript.Value
+	root.Members(func(m transcript.Member) bool {
+		if m.Value.End <= limit && m.Key.IsString(p[0]) {
+			vals = append(vals, m.Value)
+		}
+		return true
+	})
+	switch {
+	case len(p) == 1 && dup >= 0 && dup < len(vals):
+		return vals[len(vals)-1-dup], true
+	case len(p) == 1 || len(vals) == 0:
+		return transcript.Value{}, false
+	case dup == 0:
+		return p[1:].Resolve(vals[len(vals)-1])
+	}
+	return p[1:].resolveDup(vals[len(vals)-1], dup)
+}

@@ -182,15 +182,12 @@ func (u undo) write(w io.Writer, writePart func(io.Writer, part, string) error) 
 }
 
 // locate finds the span of the migrated line that an edit changed.
-func locate(root transcript.Value, e edit) (undo, error) {
+func locate(root transcript.Value, e edit, limit int) (undo, error) {
 	ptr, ok := ParsePointer(e.At)
 	if !ok {
 		return undo{}, fmt.Errorf("%w: bad pointer %q", ErrBadMarker, e.At)
 	}
-	v, ok := ptr.Resolve(root)
-	if e.Dup != 0 {
-		v, ok = ptr.resolveDup(root, e.Dup)
-	}
+	v, ok := ptr.resolveBefore(root, limit, e.Dup)
 	if !ok {
 		return undo{}, fmt.Errorf("%w: nothing at %q", ErrBadMarker, e.At)
 	}

@@ -332,8 +332,12 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 			return res
 		}
 	}
+	dest := Dest(in, opts.Out)
+	res.Dest = dest
+	// An --out naming the transcript's own folder replaces it too.
+	inPlace := opts.Out == "" || sameFile(dest, fi)
 	state := &agentState{}
-	if !opts.DryRun && opts.Out == "" {
+	if !opts.DryRun && inPlace {
 		if state, err = lockAgentState(in.Path); err != nil {
 			res.Err = fmt.Errorf("%s: %w; left untouched", in.Path, err)
 			return res
@@ -351,8 +355,6 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 		return res
 	}
 	res.Format = format.Name()
-	dest := Dest(in, opts.Out)
-	res.Dest = dest
 	store := stores.get(StoreFor(opts.Store, dest))
 	pathFor := PathFor(store.Store, opts.StoreAs)
 	var putErr error // a failure of the store, not of the input
@@ -389,7 +391,7 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 			res.Err = fmt.Errorf("%s: %w; nothing was written", in.Path, err)
 			return res
 		}
-		removeTemps(&stores.temps, in.Path, dest, opts)
+		removeTemps(&stores.temps, in.Path, dest, inPlace)
 		store.removeStaleTemps()
 		if opts.Out != "" {
 			if err := safefile.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
@@ -490,7 +492,7 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 	done := StatusMigrated
 	if !changed {
 		done = StatusUnchanged
-		if opts.Out == "" || opts.DryRun {
+		if inPlace || opts.DryRun {
 			res.Status = done
 			res.BytesAfter = res.BytesBefore
 			return res
@@ -509,7 +511,7 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 		return res
 	}
 	bak := ""
-	if opts.Backup && opts.Out == "" {
+	if opts.Backup && inPlace {
 		if bak, err = backup(in.Path, fi); err != nil {
 			res.Err = err
 			return res
@@ -689,8 +691,7 @@ func checkWritable(dest string, store *registry.Store) error {
 // migration). In place, the caller holds the transcript's lock, which
 // every writer of those files takes, so they are all leftovers; beside an
 // --out destination only old ones are taken for leftovers.
-func removeTemps(temps *safefile.Sweeper, path, dest string, opts Options) {
-	inPlace := opts.Out == ""
+func removeTemps(temps *safefile.Sweeper, path, dest string, inPlace bool) {
 	_, _ = temps.Remove(dest, inPlace)
 	if inPlace {
 		_, _ = temps.Remove(path+".bak", true)

@@ -19,12 +19,20 @@ func StoreFor(opt, path string) string {
 	if opt != "" {
 		return opt
 	}
-	dir, root := filepath.Dir(path), SessionRoot(path)
-	if root != dir {
-		beside := filepath.Join(dir, StoreDirName)
-		if fi, err := os.Stat(beside); err == nil && fi.IsDir() {
-			return beside
-		}
+	// The session root is read from folder names: from the absolute path,
+	// so that the store does not depend on how the path was spelled.
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	dir := filepath.Dir(path)
+	beside := filepath.Join(dir, StoreDirName)
+	root := SessionRoot(abs)
+	if root == filepath.Dir(abs) {
+		return beside // as spelled, for the messages that name it
+	}
+	if fi, err := os.Stat(beside); err == nil && fi.IsDir() {
+		return beside
 	}
 	return filepath.Join(root, StoreDirName)
 }

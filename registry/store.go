@@ -805,7 +805,9 @@ func (s *Store) openObject(path string) (*os.File, error) {
 			return nil, err
 		}
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	// O_NONBLOCK: an object that is a named pipe would block the open
+	// until something wrote to it; reads of a regular file ignore it.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, fmt.Errorf("%s: %w: it %w", path, ErrCorrupt, ErrLinked)
 	}
