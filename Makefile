@@ -36,9 +36,15 @@ lint:
 	$(GO) run $(STATICCHECK) ./...
 
 # The whole-corpus benchmark: generates (once, cached in BENCH_DIR) a
-# corpus of BENCH_SIZE bytes, measures migrate, rehydrate and check next to
-# cp, jq and SHA-256, and writes the table into README.md. Knobs:
-# BENCH_DIR, BENCH_SIZE, BENCH_FILES, BENCH_BIGLINE, REPS (see the script).
+# corpus of BENCH_SIZE bytes, a real-shaped Claude Code project folder and
+# two folders of many sessions; measures migrate, rehydrate and check next
+# to cp, jq and SHA-256, migrate on the real-shaped folder and on
+# ../shared/corpus (when present) next to SHA-256 in two processes, and
+# migrate, check --store, verify, rehydrate and gc per file on the two
+# folders; and writes the tables into README.md. Knobs: BENCH_DIR,
+# BENCH_SIZE, BENCH_FILES, BENCH_BIGLINE, BENCH_CC_SESSIONS, BENCH_SHARED,
+# BENCH_SHARED_COPIES, BENCH_FOLDER_SMALL, BENCH_FOLDER_LARGE, REPS (see
+# the script).
 bench: build
 	BENCH_README=1 GO=$(GO) ./scripts/bench.sh $(BIN)
 

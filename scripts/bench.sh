@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Measure transcript-tool on a generated corpus, next to the floor (cp -r
 # and sync), jq doing a similar rewrite and Go's SHA-256 over the same
-# bytes, and print a markdown table of medians (make bench):
+# bytes; then on a Claude Code project folder shaped like real ones (and on
+# ../shared/corpus when present) next to SHA-256 over the same bytes in two
+# processes; then migrate, check --store, verify, rehydrate and gc on
+# folders of BENCH_FOLDER_SMALL and BENCH_FOLDER_LARGE sessions; and print
+# markdown tables of medians (make bench):
 #
 #   scripts/bench.sh BIN
 #
@@ -11,7 +15,16 @@
 #   BENCH_SIZE     total size of the session files (default 1GB)
 #   BENCH_FILES    number of session files (default 200)
 #   BENCH_BIGLINE  length of the one huge line measured apart (default 300MB)
-#   REPS           runs of each measurement; the table shows medians (default 3)
+#   BENCH_CC_SESSIONS   sessions of the real-shaped project folder (default 200;
+#                  a fourth of them with a subagent, 24 tool calls a session on
+#                  average, returning 128 distinct payloads of median 16 KB)
+#   BENCH_SHARED   real transcripts measured when present (default
+#                  ../shared/corpus from the repository's root; "" skips them)
+#   BENCH_SHARED_COPIES  copies of BENCH_SHARED measured together (default 20)
+#   BENCH_FOLDER_SMALL, BENCH_FOLDER_LARGE  sessions of the two one-folder
+#                  trees (default 1000 and 8000; 2.5 tool calls a session on
+#                  average, a distinct payload of median 6 KB per 4 sessions)
+#   REPS           runs of each measurement; the tables show medians (default 3)
 #   BENCH_README=1 also write the results between the bench markers of README.md
 #   GO             the go command (default go)
 #
@@ -22,9 +35,10 @@
 # of deleting many is many times slower, so nothing is deleted between
 # runs. Before each run, its input is read into the page cache and sync
 # flushes what earlier runs left to write.
-# With the defaults a run needs about 21 GB free in BENCH_DIR (each round
-# writes about 6.5 times BENCH_SIZE and 1.5 times BENCH_BIGLINE), and the
-# deletion at its end slows a run started within minutes of it.
+# With the defaults a run needs about 24 GB free in BENCH_DIR (each round
+# writes about 6.5 times BENCH_SIZE and 1.5 times BENCH_BIGLINE, and about
+# 1 GB for the other trees), and the deletion at its end slows a run
+# started within minutes of it.
 set -euo pipefail
 export LC_ALL=C
 
@@ -39,6 +53,11 @@ BENCH_DIR=${BENCH_DIR:-${TMPDIR:-/tmp}/transcript-tool-bench}
 BENCH_SIZE=${BENCH_SIZE:-1GB}
 BENCH_FILES=${BENCH_FILES:-200}
 BENCH_BIGLINE=${BENCH_BIGLINE:-300MB}
+BENCH_CC_SESSIONS=${BENCH_CC_SESSIONS:-200}
+BENCH_SHARED=${BENCH_SHARED-$root/../shared/corpus}
+BENCH_SHARED_COPIES=${BENCH_SHARED_COPIES:-20}
+BENCH_FOLDER_SMALL=${BENCH_FOLDER_SMALL:-1000}
+BENCH_FOLDER_LARGE=${BENCH_FOLDER_LARGE:-8000}
 REPS=${REPS:-3}
 seed=1
 
@@ -47,10 +66,12 @@ die() {
 	exit 1
 }
 
-for cmd in jq /usr/bin/time "$bin"; do
+for cmd in jq sha256sum /usr/bin/time "$bin"; do
 	command -v "$cmd" >/dev/null || die "$cmd not found"
 done
-case $REPS in '' | *[!0-9]* | 0) die "REPS=$REPS: want a positive number" ;; esac
+for knob in REPS BENCH_CC_SESSIONS BENCH_SHARED_COPIES BENCH_FOLDER_SMALL BENCH_FOLDER_LARGE; do
+	case ${!knob} in '' | *[!0-9]* | 0) die "$knob=${!knob}: want a positive number" ;; esac
+done
 
 # Where the results go, checked before anything is measured.
 readme=$root/README.md
@@ -71,20 +92,31 @@ trap 'rm -rf "$work" ${readme_tmp:+"$readme_tmp"}' EXIT
 (cd "$root" && "$GO" build -o "$work/genbench" ./internal/benchgen/cmd/genbench &&
 	"$GO" build -o "$work/hashbench" ./internal/benchgen/cmd/hashbench)
 
-# The corpus, generated into the work directory and renamed into place;
-# an outdated one is moved into the work directory, to be deleted at the
-# end.
-corpus=$BENCH_DIR/corpus
-gen=(-size "$BENCH_SIZE" -files "$BENCH_FILES" -bigline "$BENCH_BIGLINE" -seed "$seed")
-stamp=$("$work/genbench" -stamp "${gen[@]}")
-if [ "$(cat "$corpus/stamp" 2>/dev/null || true)" != "$stamp" ]; then
-	echo "== generating the corpus into $corpus ($stamp)" >&2
-	/usr/bin/time -f "   %e s, %M KiB peak RSS" "$work/genbench" -out "$work/corpus" "${gen[@]}" >&2
-	if [ -e "$corpus" ]; then
-		mv "$corpus" "$work/outdated-corpus"
+# corpus NAME GENBENCH-ARGS...: the corpus BENCH_DIR/NAME, generated into
+# the work directory and renamed into place unless its stamp matches; an
+# outdated one is moved into the work directory, to be deleted at the end.
+corpus() {
+	local name=$1 dir=$BENCH_DIR/$1 stamp
+	shift
+	stamp=$("$work/genbench" -stamp "$@")
+	if [ "$(cat "$dir/stamp" 2>/dev/null || true)" != "$stamp" ]; then
+		echo "== generating $dir ($stamp)" >&2
+		/usr/bin/time -f "   %e s, %M KiB peak RSS" "$work/genbench" -out "$work/$name" "$@" >&2
+		if [ -e "$dir" ]; then
+			mv "$dir" "$work/outdated-$name"
+		fi
+		mv "$work/$name" "$dir"
 	fi
-	mv "$work/corpus" "$corpus"
-fi
+	[ -d "$dir/sessions" ] || die "$dir is incomplete; delete it to generate it again"
+}
+
+corpus=$BENCH_DIR/corpus
+corpus corpus -size "$BENCH_SIZE" -files "$BENCH_FILES" -bigline "$BENCH_BIGLINE" -seed "$seed"
+project=$BENCH_DIR/project
+corpus project -project -sessions "$BENCH_CC_SESSIONS" -calls 24 -distinct 128 -payload 16KB -subagents -seed "$seed"
+for n in "$BENCH_FOLDER_SMALL" "$BENCH_FOLDER_LARGE"; do
+	corpus "folder-$n" -project -sessions "$n" -calls 2 -distinct $(((n + 3) / 4 > 4 ? (n + 3) / 4 : 4)) -payload 6KB -seed "$seed"
+done
 sessions=$corpus/sessions
 bigdir=$corpus/bigline
 [ -d "$sessions" ] && [ -f "$bigdir/big.jsonl" ] || die "$corpus is incomplete; delete it to generate it again"
@@ -112,8 +144,10 @@ exec xargs -0 -P "$1" -n 1 sh -c 'exec jq -c "$JQ_FILTER" "$1" >"$OUT/${1##*/}"'
 EOF
 chmod +x "$work/jq.sh"
 
-# timed ROW BYTES OKMAX OUT INPUT CMD...: run CMD once with its stdout to
-# OUT and record its wall, user and system seconds and peak RSS. An exit
+# timed ROW AMOUNT OKMAX OUT INPUT CMD...: run CMD once with its stdout to
+# OUT and record, under the table $section, its wall, user and system
+# seconds and peak RSS; AMOUNT is the input's bytes (its files in the
+# table folder). An exit
 # status over OKMAX fails the benchmark. The files under INPUT, what CMD
 # reads, are read once before, so that every command starts with its
 # input in the page cache: some virtual machines (this project's among
@@ -132,7 +166,7 @@ timed() {
 		exit 1
 	fi
 	read -r wall user sys rss < <(tail -n 1 "$work/time")
-	printf '%s|%s|%s|%s|%s|%s\n' "$row" "$bytes" "$wall" "$user" "$sys" "$rss" >>"$work/runs"
+	printf '%s|%s|%s|%s|%s|%s|%s\n' "$section" "$row" "$bytes" "$wall" "$user" "$sys" "$rss" >>"$work/runs"
 	printf '   %-44s %8.2f s wall %8.2f s user %8.2f s sys %8.1f MiB\n' "$row" "$wall" "$user" "$sys" "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" >&2
 }
 
@@ -145,6 +179,7 @@ migrated_all() {
 
 big_mb=$(awk -v b="$big_bytes" 'BEGIN { printf "%.0f", b / 1e6 }')
 tt=("$bin" --progress never)
+section=main
 for rep in $(seq "$REPS"); do
 	echo "== run $rep of $REPS" >&2
 	out=$work/out/$rep
@@ -176,46 +211,194 @@ for rep in $(seq "$REPS"); do
 	fi
 done
 
-# The report: how it was measured, then one row of medians per
-# measurement, in the order they ran.
+# restored_all SUMMARY ORIG OUT: fail unless rehydrate's SUMMARY reports
+# no failure and OUT holds the transcripts of ORIG byte for byte.
+restored_all() {
+	grep -q '^restored [0-9]* of [0-9]* files (0 failed)$' "$1" || die "rehydrate failed: $(cat "$1")"
+	diff -r -q -x artifacts "$2" "$3" >&2 || die "ROUND TRIP FAILED: $3 differs from $2"
+}
+
+# sha256sum over the files of a list, 16 files a process, two processes
+# at a time.
+cat >"$work/sha2.sh" <<'EOF'
+#!/bin/sh
+# sha2.sh LIST
+exec xargs -0 -P 2 -n 16 sha256sum <"$1"
+EOF
+chmod +x "$work/sha2.sh"
+
+# Real-shaped trees: the generated project folder, and BENCH_SHARED_COPIES
+# copies of BENCH_SHARED in a temporary tree (its files are read-only, and
+# so many copies make a run long enough to time), each file's copies in
+# its folder. Each tree is copied, migrated, migrate's output copied, and
+# the tree hashed by sha256sum in two processes and by Go's SHA-256 on two
+# workers.
+trees=("generated project:$project/sessions")
+shared_note=
+if [ -n "$BENCH_SHARED" ] && [ -d "$BENCH_SHARED" ]; then
+	shared=$work/shared
+	for i in $(seq "$BENCH_SHARED_COPIES"); do
+		while IFS= read -r -d '' f; do
+			rel=${f#"$BENCH_SHARED"/}
+			mkdir -p "$shared/$(dirname "$rel")"
+			cp "$f" "$shared/$(dirname "$rel")/$i-$(basename "$rel")"
+		done < <(find "$BENCH_SHARED" -type f -name '*.jsonl' -print0)
+	done
+	chmod -R u+w "$shared"
+	shared_label="$(basename "$(dirname "$BENCH_SHARED")")/$(basename "$BENCH_SHARED") ×$BENCH_SHARED_COPIES"
+	trees+=("$shared_label:$shared")
+else
+	shared_note="${BENCH_SHARED:-BENCH_SHARED} is absent or BENCH_SHARED is empty: its rows are skipped."
+	echo "   note: $shared_note" >&2
+fi
+declare -a tree_migrated tree_label
+section=shape
+for rep in $(seq "$REPS"); do
+	echo "== real-shaped trees, run $rep of $REPS" >&2
+	for i in "${!trees[@]}"; do
+		label=${trees[$i]%%:*} tree=${trees[$i]#*:} out=$work/out/shape-$i-$rep
+		bytes=$(total_size "$tree")
+		find "$tree" -type f -print0 | sort -z >"$work/shape-files-$i"
+		timed "$label: cp -r, then sync (the floor)" "$bytes" 0 /dev/null "$tree" sh -c 'cp -r "$1" "$2" && sync' sh "$tree" "$out-cp"
+		timed "$label: migrate --jobs 2" "$bytes" 0 "$out-migrate.txt" "$tree" "${tt[@]}" migrate --jobs 2 --out "$out-m" "$tree"
+		timed "$label: cp -r of migrate's output, then sync" "$bytes" 0 /dev/null "$out-m" sh -c 'cp -r "$1" "$2" && sync' sh "$out-m" "$out-cpm"
+		timed "$label: sha256sum, 2 processes" "$bytes" 0 /dev/null "$tree" "$work/sha2.sh" "$work/shape-files-$i"
+		timed "$label: Go SHA-256, 2 workers" "$bytes" 0 /dev/null "$tree" "$work/hashbench" -jobs 2 "$tree"
+		if [ "$rep" -eq 1 ]; then
+			grep -q '^migrated [0-9]* of [0-9]* files ([0-9]* unchanged, 0 skipped, 0 failed)$' "$out-migrate.txt" ||
+				die "migrate failed on $tree: $(cat "$out-migrate.txt")"
+			tree_label[i]=$label
+			tree_migrated[i]=$(grep -E '^(migrated|bytes|artifacts)' "$out-migrate.txt" | paste -sd ';' - | sed 's/;/; /g')
+			"${tt[@]}" rehydrate --out "$out-r" "$out-m" >"$out-rehydrate.txt"
+			restored_all "$out-rehydrate.txt" "$tree" "$out-r"
+			echo "   round trip: the rehydrated tree is identical to $label" >&2
+		fi
+	done
+done
+
+# Sessions in one folder: each command on the folder of
+# BENCH_FOLDER_SMALL sessions, then on that of BENCH_FOLDER_LARGE; the
+# store is the one migrate makes in the folder it writes.
+section=folder
+for rep in $(seq "$REPS"); do
+	echo "== sessions in one folder, run $rep of $REPS" >&2
+	for n in "$BENCH_FOLDER_SMALL" "$BENCH_FOLDER_LARGE"; do
+		tree=$BENCH_DIR/folder-$n/sessions out=$work/out/folder-$n-$rep
+		files=$(find "$tree" -type f -name '*.jsonl' | wc -l)
+		timed "$n: migrate --jobs 2" "$files" 0 "$out-migrate.txt" "$tree" "${tt[@]}" migrate --jobs 2 --out "$out-m" "$tree"
+		store=$(find "$out-m" -mindepth 2 -maxdepth 2 -type d -name artifacts)
+		[ -d "$store" ] || die "no store under $out-m"
+		timed "$n: check --store" "$files" 0 /dev/null "$out-m" "${tt[@]}" check --store "$store" "$out-m"
+		timed "$n: verify" "$files" 0 /dev/null "$out-m" "${tt[@]}" verify --store "$store" "$out-m"
+		timed "$n: rehydrate --out" "$files" 0 "$out-rehydrate.txt" "$out-m" "${tt[@]}" rehydrate --out "$out-r" "$out-m"
+		timed "$n: gc --yes (deletes nothing)" "$files" 0 /dev/null "$out-m" "${tt[@]}" gc --yes --store "$store" "$out-m"
+		if [ "$rep" -eq 1 ]; then
+			restored_all "$out-rehydrate.txt" "$tree" "$out-r"
+			echo "   round trip: the rehydrated folder of $n is identical" >&2
+		fi
+	done
+done
+
+# The report: how it was measured, then one table per section, one row of
+# medians per measurement, in the order they ran.
+awk -F'|' '
+function median(list,   v, n, i, j, t) {
+	n = split(list, v, " ")
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+	return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+}
+{ k = $1 "|" $2 }
+!(k in amount) { order[++rows] = k; amount[k] = $3 }
+{ wall[k] = wall[k] " " $4; user[k] = user[k] " " $5; sys[k] = sys[k] " " $6; rss[k] = rss[k] " " $7 }
+END {
+	for (i = 1; i <= rows; i++) {
+		k = order[i]
+		printf "%s|%s|%s|%s|%s|%s\n", k, amount[k], median(wall[k]), median(user[k]), median(sys[k]), median(rss[k])
+	}
+}' "$work/runs" >"$work/medians"
+
 cpu=$(grep -m 1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: *//')
 ram=$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
 fstype=$(df -T "$BENCH_DIR" | awk 'NR == 2 { print $2 }')
-command="BENCH_SIZE=$BENCH_SIZE BENCH_FILES=$BENCH_FILES BENCH_BIGLINE=$BENCH_BIGLINE REPS=$REPS ./scripts/bench.sh $1"
+command="BENCH_SIZE=$BENCH_SIZE BENCH_FILES=$BENCH_FILES BENCH_BIGLINE=$BENCH_BIGLINE BENCH_CC_SESSIONS=$BENCH_CC_SESSIONS BENCH_SHARED_COPIES=$BENCH_SHARED_COPIES BENCH_FOLDER_SMALL=$BENCH_FOLDER_SMALL BENCH_FOLDER_LARGE=$BENCH_FOLDER_LARGE REPS=$REPS ./scripts/bench.sh $1"
+if [ "$REPS" -eq 1 ]; then runs="One run each"; else runs="Medians of $REPS runs"; fi
 {
 	echo "Machine: $(nproc) cores ($cpu), $ram RAM, $fstype; $("$GO" version | awk '{ print $3, $4 }'); $(date -u +%Y-%m-%d)."
-	echo "Corpus: $(cat "$corpus/description")."
-	echo "Migrated (--jobs 1): $migrated."
 	echo "Command: \`$command\`."
-	if [ "$REPS" -eq 1 ]; then runs="One run each"; else runs="Medians of $REPS runs"; fi
-	echo "$runs. MB/s is input MB (10^6 bytes: the session files, or the huge line's file in its rows) per wall second;"
-	echo "each command's input is read into the page cache just before it runs; cp, migrate and rehydrate make their output durable (sync, fsync, syncfs), jq does not."
+	echo "$runs; each command's input is read into the page cache just before it runs; cp, migrate and rehydrate make their output durable (sync, fsync, syncfs), jq and the hashes write nothing."
 	echo
-	awk -F'|' '
-	function median(list,   v, n, i, j, t) {
-		n = split(list, v, " ")
-		for (i = 2; i <= n; i++)
-			for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
-		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+	echo "**Mixed corpus.** $(cat "$corpus/description")."
+	echo "Migrated (--jobs 1): $migrated."
+	echo "MB/s is input MB (10^6 bytes: the session files, or the huge line's file in its rows) per wall second."
+	echo
+	awk -F'|' '$1 == "main" {
+		r = $2; order[++rows] = r; mbs[r] = $3 / 1e6 / ($4 > 0 ? $4 : 0.005)
+		w[r] = $4; u[r] = $5; s[r] = $6; m[r] = $7
+		if (r ~ /floor/) floor = mbs[r]
+		if (r ~ /SHA-256, 2/) sha = mbs[r]
 	}
-	!($1 in bytes) { order[++rows] = $1; bytes[$1] = $2 }
-	{ wall[$1] = wall[$1] " " $3; user[$1] = user[$1] " " $4; sys[$1] = sys[$1] " " $5; rss[$1] = rss[$1] " " $6 }
 	END {
-		for (i = 1; i <= rows; i++) {
-			r = order[i]
-			w[r] = median(wall[r])
-			mbs[r] = bytes[r] / 1e6 / (w[r] > 0 ? w[r] : 0.005)
-			if (r ~ /floor/) floor = mbs[r]
-			if (r ~ /SHA-256, 2/) sha = mbs[r]
-		}
 		print "| run | MB/s | wall s | user s | sys s | peak RSS MiB | × floor | × SHA-256 (2) |"
 		print "|---|--:|--:|--:|--:|--:|--:|--:|"
 		for (i = 1; i <= rows; i++) {
 			r = order[i]
-			printf "| %s | %.1f | %.2f | %.2f | %.2f | %.1f | %.2f | %.3f |\n", r, mbs[r], w[r],
-				median(user[r]), median(sys[r]), median(rss[r]) / 1024, mbs[r] / floor, mbs[r] / sha
+			printf "| %s | %.1f | %.2f | %.2f | %.2f | %.1f | %.2f | %.3f |\n", r, mbs[r], w[r], u[r], s[r], m[r] / 1024, mbs[r] / floor, mbs[r] / sha
 		}
-	}' "$work/runs"
+	}' "$work/medians"
+	echo
+	echo "**Real-shaped Claude Code data.** Generated project: $(cat "$project/description")."
+	if [ -n "$shared_note" ]; then
+		echo "$shared_note"
+	else
+		echo "$shared_label: every transcript of $(realpath "$BENCH_SHARED") ($(find "$BENCH_SHARED" -type f -name '*.jsonl' -printf '%s\n' | awk '{ s += $1 } END { printf "%d files, %.1f MB", NR, s / 1e6 }')), copied $BENCH_SHARED_COPIES times into a temporary tree (the copies of a file side by side in its folder)."
+	fi
+	for i in "${!tree_label[@]}"; do
+		echo "Migrated, ${tree_label[i]}: ${tree_migrated[i]}."
+	done
+	echo "MB/s is input MB per wall second; the ratios compare rows of one tree, run in the same round; sha256sum runs 16 files a process, two processes at a time."
+	echo
+	awk -F'|' '$1 == "shape" {
+		r = $2; t = r; sub(/: .*/, "", t); order[++rows] = r; tree[r] = t
+		mbs[r] = $3 / 1e6 / ($4 > 0 ? $4 : 0.005); w[r] = $4; u[r] = $5; s[r] = $6; m[r] = $7
+		if (r ~ /floor/) floor[t] = mbs[r]
+		if (r ~ /sha256sum, 2/) sha[t] = mbs[r]
+		if (r ~ /Go SHA-256, 2/) gosha[t] = mbs[r]
+	}
+	END {
+		print "| run | MB/s | wall s | user s | sys s | peak RSS MiB | × floor | × sha256sum (2 processes) | × Go SHA-256 (2) |"
+		print "|---|--:|--:|--:|--:|--:|--:|--:|--:|"
+		for (i = 1; i <= rows; i++) {
+			r = order[i]; t = tree[r]
+			printf "| %s | %.1f | %.2f | %.2f | %.2f | %.1f | %.2f | %.3f | %.3f |\n", r, mbs[r], w[r], u[r], s[r], m[r] / 1024,
+				mbs[r] / floor[t], mbs[r] / sha[t], mbs[r] / gosha[t]
+		}
+	}' "$work/medians"
+	echo
+	echo "**Sessions in one folder.** $BENCH_FOLDER_SMALL sessions: $(cat "$BENCH_DIR/folder-$BENCH_FOLDER_SMALL/description")."
+	echo "$BENCH_FOLDER_LARGE sessions: the same shape, $(sed 's/^one Claude Code project folder of //' "$BENCH_DIR/folder-$BENCH_FOLDER_LARGE/description")."
+	echo "Every command but migrate reads the tree and the store migrate wrote (--out); rehydrate and check run on all cores; gc --yes finds nothing to delete."
+	echo
+	awk -F'|' -v small="$BENCH_FOLDER_SMALL" -v large="$BENCH_FOLDER_LARGE" '
+	function thousands(n,   s) {
+		s = sprintf("%d", n)
+		while (s ~ /[0-9][0-9][0-9][0-9]/) sub(/[0-9][0-9][0-9]($|,)/, ",&", s)
+		return s
+	}
+	$1 == "folder" {
+		n = $2; sub(/: .*/, "", n); c = $2; sub(/^[^:]*: /, "", c)
+		if (!(c in seen)) { seen[c] = 1; order[++rows] = c }
+		w[n, c] = $4; per[n, c] = 1000 * $4 / $3
+	}
+	END {
+		printf "| command | %s sessions: s | ms a file | %s sessions: s | ms a file | per file, %s / %s |\n", thousands(small), thousands(large), thousands(large), thousands(small)
+		print "|---|--:|--:|--:|--:|--:|"
+		for (i = 1; i <= rows; i++) {
+			c = order[i]
+			printf "| %s | %.2f | %.2f | %.2f | %.2f | %.2f |\n", c, w[small, c], per[small, c], w[large, c], per[large, c],
+				per[large, c] / (per[small, c] > 0 ? per[small, c] : 0.001)
+		}
+	}' "$work/medians"
 } >"$work/report.md"
 
 echo

@@ -1,7 +1,10 @@
-// Package benchgen writes the corpus that `make bench` measures
+// Package benchgen writes the corpora that `make bench` measures
 // transcript-tool on: session transcripts of a chosen total size in the pi /
 // OpenClaw and Claude Code formats, whose tool output is sized as in the
-// field, and a transcript holding one huge line.
+// field, and a transcript holding one huge line (Generate); and one Claude
+// Code project folder of many sessions that read the same files and run
+// the same commands again and again, each result twice on its line, as in
+// real project folders (GenerateProject).
 //
 // # Layout
 //
@@ -27,15 +30,17 @@
 // (details.aggregated) and Claude Code (toolUseResult) do, and some repeat
 // an earlier one, so that deduplication has work to do.
 //
+// GenerateProject's layout is written on it.
+//
 // # Determinism
 //
-// The corpus is a pure function of Options: the same options give the same
+// A corpus is a pure function of Options (of Project): the same options give the same
 // bytes on every platform. Randomness comes from PCG (math/rand/v2); sizes
 // are computed in integer arithmetic, because functions such as math.Exp
 // may differ in the last bit between architectures; PNG images are
 // assembled here from stored deflate blocks rather than by image/png, whose
-// output may change between releases. Version changes whenever the bytes
-// for given options change.
+// output may change between releases. Version (ProjectVersion) changes
+// whenever the bytes for given options change.
 //
 // # Durability and memory
 //
@@ -161,16 +166,7 @@ func Generate(dir string, o Options) (Stats, error) {
 	if err := o.validate(); err != nil {
 		return Stats{}, err
 	}
-	parent := filepath.Dir(dir)
-	if err := safefile.MkdirAll(parent, 0o755); err != nil {
-		return Stats{}, err
-	}
-	if err := safefile.Mkdir(dir, 0o755); errors.Is(err, fs.ErrExist) {
-		return Stats{}, fmt.Errorf("benchgen: %s exists: the corpus is written into a new directory", dir)
-	} else if err != nil {
-		return Stats{}, err
-	}
-	if err := safefile.SyncDir(parent); err != nil {
+	if err := newDir(dir); err != nil {
 		return Stats{}, err
 	}
 	st, err := writeSessions(filepath.Join(dir, "sessions"), o)
@@ -190,6 +186,20 @@ func Generate(dir string, o Options) (Stats, error) {
 		return st, err
 	}
 	return st, writeText(filepath.Join(dir, "stamp"), Stamp(o)+"\n")
+}
+
+// newDir creates dir, which must not exist, and its parents, durably.
+func newDir(dir string) error {
+	parent := filepath.Dir(dir)
+	if err := safefile.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	if err := safefile.Mkdir(dir, 0o755); errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("benchgen: %s exists: the corpus is written into a new directory", dir)
+	} else if err != nil {
+		return err
+	}
+	return safefile.SyncDir(parent)
 }
 
 // writeFile writes the file name atomically with what fill writes through

@@ -24,10 +24,14 @@ type arr []any
 
 // text is a payload string: size JSON bytes (without the quotes) of text of
 // kind drawn from seed. The same text written twice gives the same bytes.
+// A numbered text is the same lines as Claude Code's Read tool shows them
+// to the model: each behind its line number and an arrow, then a notice;
+// it is longer than size.
 type text struct {
-	seed uint64
-	kind kind
-	size int
+	seed     uint64
+	kind     kind
+	size     int
+	numbered bool
 }
 
 // picture is a payload string holding the base64 of a PNG image of about size

@@ -82,6 +82,7 @@ type session struct {
 	id       string // the session's id
 	last     string // id (pi) or uuid (Claude Code) of the last entry
 	openclaw bool   // OpenClaw: exec results duplicated in details.aggregated
+	agent    string // Claude Code: the subagent's id, in a subagent's transcript
 	recent   []text // the last payloads, some of which come again
 }
 
@@ -302,8 +303,11 @@ func (s *session) claudeLine(body, tail obj) obj {
 	if s.last != "" {
 		parent = s.last
 	}
-	l := obj{{"parentUuid", parent}, {"isSidechain", false}, {"userType", "external"}, {"cwd", cwd},
+	l := obj{{"parentUuid", parent}, {"isSidechain", s.agent != ""}, {"userType", "external"}, {"cwd", cwd},
 		{"sessionId", s.id}, {"version", "2.1.6"}, {"gitBranch", "main"}}
+	if s.agent != "" {
+		l = append(l, member{"agentId", s.agent})
+	}
 	l = append(l, body...)
 	s.last = s.uuid()
 	ts, _ := s.tick()

@@ -1,12 +1,16 @@
-// Command genbench writes the benchmark corpus of package benchgen into a
+// Command genbench writes a benchmark corpus of package benchgen into a
 // new directory and prints what it wrote:
 //
 //	genbench -out DIR -size 1GB -files 200 -bigline 300MB -seed 1
+//	genbench -project -out DIR -sessions 200 -calls 24 -distinct 256 -payload 16KB -subagents -seed 1
 //
-// Sizes take units: 4096, 100MB (10^8 bytes), 512KiB. With -stamp it
-// prints the stamp the corpus for those options would carry, and writes
-// nothing: scripts/bench.sh compares it with DIR/stamp to decide whether to
-// generate the corpus again.
+// The first writes the mixed corpus (benchgen.Generate); with -project,
+// one Claude Code project folder whose sessions return the same few
+// payloads many times (benchgen.GenerateProject). Sizes take units: 4096,
+// 100MB (10^8 bytes), 512KiB. With -stamp it prints the stamp the corpus
+// for those options would carry, and writes nothing: scripts/bench.sh
+// compares it with DIR/stamp to decide whether to generate the corpus
+// again.
 package main
 
 import (
@@ -30,8 +34,36 @@ func run(args []string, stdout, stderr io.Writer) int {
 	bigLine := fs.String("bigline", "300MB", "length of the line of bigline/big.jsonl; 0: no such file")
 	seed := fs.Uint64("seed", 1, "seed of the corpus")
 	stamp := fs.Bool("stamp", false, "print the corpus's stamp and write nothing")
+	project := fs.Bool("project", false, "write one Claude Code project folder instead")
+	sessions := fs.Int("sessions", 200, "-project: number of sessions")
+	calls := fs.Int("calls", 24, "-project: mean number of tool calls of a session")
+	distinct := fs.Int("distinct", 256, "-project: distinct files and command outputs the calls return")
+	payload := fs.String("payload", "16KB", "-project: median size of a distinct payload")
+	subagents := fs.Bool("subagents", false, "-project: every fourth session has a subagent transcript")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if !*stamp && (*out == "" || fs.NArg() > 0) {
+		return fail(stderr, 2, fmt.Errorf("usage: genbench -out DIR [-size SIZE] [-files N] [-bigline SIZE] [-seed N]\n"+
+			"       genbench -project -out DIR [-sessions N] [-calls N] [-distinct N] [-payload SIZE] [-subagents] [-seed N]"))
+	}
+	if *project {
+		p := benchgen.Project{Seed: *seed, Sessions: *sessions, Calls: *calls, Distinct: *distinct, Subagents: *subagents}
+		n, err := inspect.ParseSize(*payload)
+		if err != nil {
+			return fail(stderr, 2, fmt.Errorf("-payload: %w", err))
+		}
+		p.PayloadSize = int(min(n, 1<<30))
+		if *stamp {
+			fmt.Fprintln(stdout, benchgen.ProjectStamp(p))
+			return 0
+		}
+		st, err := benchgen.GenerateProject(*out, p)
+		if err != nil {
+			return fail(stderr, 1, err)
+		}
+		fmt.Fprintln(stdout, st)
+		return 0
 	}
 	o := benchgen.Options{Seed: *seed, Files: *files}
 	var err error
@@ -44,9 +76,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *stamp {
 		fmt.Fprintln(stdout, benchgen.Stamp(o))
 		return 0
-	}
-	if *out == "" || fs.NArg() > 0 {
-		return fail(stderr, 2, fmt.Errorf("usage: genbench -out DIR [-size SIZE] [-files N] [-bigline SIZE] [-seed N]"))
 	}
 	st, err := benchgen.Generate(*out, o)
 	if err != nil {
