@@ -147,16 +147,16 @@ func Verify(ctx context.Context, store *registry.Store, transcripts []string) (R
 	}
 
 	missing := map[registry.Digest]bool{}
-	err = store.RecordsAt(func(r registry.Record, line int, offset int64) error {
+	err = store.RecordsAt(func(r registry.Record, at registry.Pos) error {
 		rep.Records++
 		d, err := registry.ParseDigest(r.Hash)
 		if err != nil {
-			rep.add(Finding{Severity: Error, Path: store.RegistryPath(), Line: line, Offset: offset, Message: "bad registry record: " + err.Error()})
+			rep.add(Finding{Severity: Error, Path: at.Path, Line: at.Line, Offset: at.Offset, Message: "bad registry record: " + err.Error()})
 			return nil
 		}
 		if _, ok := objects[d]; !ok && !missing[d] {
 			missing[d] = true
-			rep.add(Finding{Severity: Error, Path: store.RegistryPath(), Line: line, Offset: offset,
+			rep.add(Finding{Severity: Error, Path: at.Path, Line: at.Line, Offset: at.Offset,
 				Message: fmt.Sprintf("records artifact %s, which is not in the store", d)})
 		}
 		return nil
@@ -181,14 +181,14 @@ func Verify(ctx context.Context, store *registry.Store, transcripts []string) (R
 	if err != nil {
 		return rep, err
 	}
-	gone := slices.SortedFunc(maps.Keys(cl.goneAt), func(a, b string) int { return cl.goneAt[a].line - cl.goneAt[b].line })
+	gone := slices.SortedFunc(maps.Keys(cl.goneAt), func(a, b string) int { return cl.goneAt[a].index - cl.goneAt[b].index })
 	for _, src := range gone {
 		at := cl.goneAt[src]
 		msg := fmt.Sprintf("%d records name %s, which no longer exists", at.records, src)
 		if src == "" {
 			msg = fmt.Sprintf("%d records name no transcript", at.records)
 		}
-		rep.add(Finding{Severity: Info, Path: store.RegistryPath(), Line: at.line, Offset: at.offset,
+		rep.add(Finding{Severity: Info, Path: at.Path, Line: at.Line, Offset: at.Offset,
 			Message: msg + " (moved?): gc keeps the artifacts only they name unless --prune-missing"})
 	}
 	for _, d := range sortedDigests(objects) {

@@ -248,10 +248,11 @@ type claims struct {
 	goneAt map[string]recordAt
 }
 
-// recordAt is where a record is, and how many records name its source.
+// recordAt is where a record is, its index in the registry's order, and
+// how many records name its source.
 type recordAt struct {
-	line    int
-	offset  int64
+	registry.Pos
+	index   int
 	records int
 }
 
@@ -293,7 +294,9 @@ func readClaims(store *registry.Store, transcripts []string) (*claims, error) {
 		return s
 	}
 	cl := &claims{m: map[registry.Digest]claim{}, goneAt: map[string]recordAt{}}
-	err := store.RecordsAt(func(r registry.Record, line int, offset int64) error {
+	index := 0
+	err := store.RecordsAt(func(r registry.Record, pos registry.Pos) error {
+		index++
 		d, err := registry.ParseDigest(r.Hash)
 		if err != nil {
 			return nil
@@ -307,7 +310,7 @@ func readClaims(store *registry.Store, transcripts []string) (*claims, error) {
 			c.gone, c.goneSource = true, r.Source
 			at, ok := cl.goneAt[r.Source]
 			if !ok {
-				at = recordAt{line: line, offset: offset}
+				at = recordAt{Pos: pos, index: index}
 			}
 			at.records++
 			cl.goneAt[r.Source] = at

@@ -2,6 +2,7 @@ package fsck_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -111,4 +112,80 @@ func TestGCLock(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, rep.Objects)
 	assert.NoDirExists(t, missing)
+}
+
+// TestGCCompactsSegments: the registry of two writers and of an earlier
+// version, three files, is one segment after gc --yes, holding the
+// records of what the store still holds; a dry run leaves it as it is.
+// Verify reports a record of a missing artifact at its segment's line.
+func TestGCCompactsSegments(t *testing.T) {
+	dir := t.TempDir()
+	given := filepath.Join(dir, "given.jsonl")
+	other := filepath.Join(dir, "other.jsonl")
+	for _, p := range []string{given, other} {
+		require.NoError(t, os.WriteFile(p, []byte(`{"role":"user","content":"hi"}`+"\n"), 0o600))
+	}
+	storeDir := filepath.Join(dir, "artifacts")
+	old := time.Now().Add(-2 * time.Hour)
+	var digests []registry.Digest
+	for i, src := range []string{given, other, other} {
+		w := registry.Open(storeDir)
+		d, _, err := w.Put([]byte(fmt.Sprintf("artifact %d", i)))
+		require.NoError(t, err)
+		require.NoError(t, os.Chtimes(w.Path(d), old, old))
+		rec := registry.Record{Hash: d.String(), Source: src, CreatedAt: "2025-01-01T00:00:00Z"}
+		if i == 2 {
+			// The earlier version's registry.jsonl.
+			line, err := json.Marshal(rec)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join(storeDir, registry.RegistryFile), append(line, '\n'), 0o600))
+		} else {
+			require.NoError(t, w.Append([]registry.Record{rec}))
+		}
+		require.NoError(t, w.Release())
+		digests = append(digests, d)
+	}
+	files := func() []string {
+		segs, err := filepath.Glob(filepath.Join(storeDir, registry.SegmentsDir, "*.jsonl"))
+		require.NoError(t, err)
+		if _, err := os.Stat(filepath.Join(storeDir, registry.RegistryFile)); err == nil {
+			segs = append(segs, filepath.Join(storeDir, registry.RegistryFile))
+		}
+		return segs
+	}
+	require.Len(t, files(), 3)
+
+	_, err := fsck.GC(context.Background(), registry.Open(storeDir), []string{given}, fsck.GCOptions{Grace: time.Hour, Now: time.Now()})
+	require.NoError(t, err)
+	assert.Len(t, files(), 3, "a dry run compacted")
+
+	rep, err := fsck.GC(context.Background(), registry.Open(storeDir), []string{given},
+		fsck.GCOptions{Grace: time.Hour, Remove: true, Now: time.Now()})
+	require.NoError(t, err)
+	require.Len(t, rep.Collected, 1)
+	assert.Equal(t, 1, rep.RecordsDropped)
+	require.Len(t, files(), 1, "one segment")
+	var hashes []string
+	require.NoError(t, registry.Open(storeDir).Records(func(r registry.Record) error {
+		hashes = append(hashes, r.Hash)
+		return nil
+	}, func(e *registry.BadLineError) { t.Error(e) }))
+	assert.Equal(t, []string{digests[2].String(), digests[1].String()}, hashes, "the earlier version's record first")
+
+	// A record of an artifact the store lacks, reported where it is.
+	w := registry.Open(storeDir)
+	require.NoError(t, w.Append([]registry.Record{{Hash: digests[0].String(), Source: other, CreatedAt: "2025-01-01T00:00:00Z"}}))
+	require.NoError(t, w.Release())
+	v, err := fsck.Verify(context.Background(), registry.Open(storeDir), nil)
+	require.NoError(t, err)
+	var found []fsck.Finding
+	for _, f := range v.Findings {
+		if f.Severity == fsck.Error {
+			found = append(found, f)
+		}
+	}
+	require.Len(t, found, 1, "%v", v.Findings)
+	assert.Equal(t, w.SegmentPath(), found[0].Path)
+	assert.Equal(t, 1, found[0].Line)
+	assert.Contains(t, found[0].Message, "which is not in the store")
 }

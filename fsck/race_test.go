@@ -69,10 +69,11 @@ func TestGCRaceDeduplicated(t *testing.T) {
 		require.NoError(t, os.WriteFile(path, testsession.Pi("t", 3, 5000), 0o600))
 		opts := fsck.GCOptions{Grace: fsck.DefaultGrace, PruneMissing: true}
 		if rng.IntN(2) == 0 {
-			reg := filepath.Join(store, registry.RegistryFile)
-			data, err := os.ReadFile(reg)
-			require.NoError(t, err)
-			require.NoError(t, os.WriteFile(reg, bytes.ReplaceAll(data, []byte(seedPath), []byte(path)), 0o600))
+			for _, reg := range registryFiles(t, store) {
+				data, err := os.ReadFile(reg)
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(reg, bytes.ReplaceAll(data, []byte(seedPath), []byte(path)), 0o600))
+			}
 			opts.PruneMissing = false
 		}
 		r.run(t, path, store, opts, rng)
@@ -113,10 +114,13 @@ func TestGCMovedTree(t *testing.T) {
 	// Moved: nothing exists where the registry says any more.
 	after := filepath.Join(tmpl, "after")
 	require.NoError(t, os.Rename(before, after))
-	reg, err := os.ReadFile(filepath.Join(after, "artifacts", registry.RegistryFile))
-	require.NoError(t, err)
-	lines := bytes.SplitAfter(reg, []byte("\n"))
-	lines = lines[:len(lines)-1]
+	var lines [][]byte
+	for _, reg := range registryFiles(t, filepath.Join(after, "artifacts")) {
+		data, err := os.ReadFile(reg)
+		require.NoError(t, err)
+		more := bytes.SplitAfter(data, []byte("\n"))
+		lines = append(lines, more[:len(more)-1]...)
+	}
 
 	// The transcripts are only read: each iteration copies the store alone.
 	x := filepath.Join(after, "a", "x.jsonl")
@@ -135,6 +139,9 @@ func TestGCMovedTree(t *testing.T) {
 			}
 			kept = append(kept, l...)
 		}
+		// The registry, cut, as a single-file registry of an earlier
+		// version.
+		require.NoError(t, os.RemoveAll(filepath.Join(store, registry.SegmentsDir)))
 		require.NoError(t, os.WriteFile(filepath.Join(store, registry.RegistryFile), kept, 0o600))
 		age(t, store)
 		why := fmt.Sprintf("moved %v, registry cut to %d of %d lines", moved, cut, len(lines))
@@ -300,4 +307,17 @@ func age(t *testing.T, store string) {
 	require.NoError(t, registry.Open(store).Objects(func(o registry.Object) error {
 		return os.Chtimes(o.Path, old, old)
 	}, func(string, error) {}))
+}
+
+// registryFiles returns the files of the registry of store: the
+// single-file registry of earlier versions, if there, and the segments.
+func registryFiles(t *testing.T, store string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(store, registry.SegmentsDir, "*.jsonl"))
+	require.NoError(t, err)
+	if _, err := os.Stat(filepath.Join(store, registry.RegistryFile)); err == nil {
+		files = append([]string{filepath.Join(store, registry.RegistryFile)}, files...)
+	}
+	require.NotEmpty(t, files)
+	return files
 }

@@ -24,6 +24,7 @@ func TestStoreLinksNeverFollowed(t *testing.T) {
 	writeFile(t, secret, []byte("not an artifact"), 0o600)
 	require.NoError(t, os.Mkdir(filepath.Join(outside, "shard"), 0o700))
 	writeFile(t, filepath.Join(outside, "registry"), []byte("outside\n"), 0o600)
+	writeFile(t, filepath.Join(outside, "segments", "w.jsonl"), []byte("outside\n"), 0o600)
 	before := snapshot(t, outside)
 
 	store := filepath.Join(dir, migrate.StoreDirName)
@@ -76,14 +77,24 @@ func TestStoreLinksNeverFollowed(t *testing.T) {
 			require.NoError(t, os.Remove(filepath.Dir(objectOf(i))))
 		}
 	}
-	reg := filepath.Join(store, registry.RegistryFile)
-	require.NoError(t, os.Remove(reg))
-	require.NoError(t, os.Symlink(filepath.Join(outside, "registry"), reg))
-	sum = migrateRun(t, migrate.Options{}, c)
-	r = result(t, sum, c)
-	assert.Equal(t, migrate.StatusFailed, r.Status)
-	assert.ErrorIs(t, r.Err, registry.ErrLinked)
-	assert.Equal(t, cData, readFile(t, c))
+	// The segments' directory linked to a folder or a file, and the
+	// single-file registry of earlier versions linked to a file.
+	segs, legacy := filepath.Join(store, registry.SegmentsDir), filepath.Join(store, registry.RegistryFile)
+	for _, link := range []struct{ at, to string }{
+		{segs, filepath.Join(outside, "segments")},
+		{segs, filepath.Join(outside, "registry")},
+		{legacy, filepath.Join(outside, "registry")},
+	} {
+		for _, p := range []string{segs, legacy} {
+			require.NoError(t, os.RemoveAll(p))
+		}
+		require.NoError(t, os.Symlink(link.to, link.at))
+		sum = migrateRun(t, migrate.Options{}, c)
+		r = result(t, sum, c)
+		assert.Equal(t, migrate.StatusFailed, r.Status, "%s -> %s", link.at, link.to)
+		assert.ErrorIs(t, r.Err, registry.ErrLinked, "%s -> %s", link.at, link.to)
+		assert.Equal(t, cData, readFile(t, c))
+	}
 
 	assert.Equal(t, before, snapshot(t, outside), "nothing outside the store was touched")
 }

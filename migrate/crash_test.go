@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -203,15 +204,40 @@ func state(t *testing.T, root string) (map[string]string, map[string][]registry.
 	for path, desc := range snapshot(t, root) {
 		rel, err := filepath.Rel(root, path)
 		require.NoError(t, err)
-		switch name := filepath.Base(rel); {
-		case name == registry.RegistryFile:
-			records[filepath.Dir(rel)] = normalized(t, filepath.Dir(path), root)
-		case strings.HasPrefix(name, registry.RegistryFile+".torn-"):
-		default:
+		if store, ok := registryOf(rel); ok {
+			if _, done := records[store]; !done {
+				records[store] = normalized(t, filepath.Join(root, store), root)
+			}
+		} else if !tornAside(rel) {
 			tree[rel] = desc
 		}
 	}
 	return tree, records
+}
+
+// registryOf returns the store (relative as rel is) whose registry the
+// file rel is part of: the single-file registry of earlier versions, or a
+// segment.
+func registryOf(rel string) (store string, ok bool) {
+	name, dir := filepath.Base(rel), filepath.Dir(rel)
+	switch {
+	case name == registry.RegistryFile:
+		return dir, true
+	case filepath.Base(dir) == registry.SegmentsDir && strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, "."):
+		return filepath.Dir(dir), true
+	}
+	return "", false
+}
+
+// tornAside reports whether rel is a file that a torn registry tail was
+// set aside in.
+func tornAside(rel string) bool {
+	i := strings.LastIndex(rel, ".torn-")
+	if i < 0 {
+		return false
+	}
+	_, ok := registryOf(rel[:i])
+	return ok
 }
 
 // checkInterrupted checks a tree left by a run that failed or was killed:
@@ -261,16 +287,19 @@ func (ref *reference) checkInterrupted(t *testing.T, root string, crashed bool) 
 			return err
 		}
 		name := d.Name()
+		store, isRegistry := registryOf(rel)
 		switch {
 		case allowed[rel]:
 		case safefile.IsTemp(name):
 			assert.True(t, crashed, "temporary file left behind: %s", rel)
-		case name == registry.RegistryFile:
-			stores = append(stores, filepath.Dir(rel))
+		case isRegistry:
+			if !slices.Contains(stores, store) {
+				stores = append(stores, store)
+			}
 			data := readFile(t, path)
 			assert.True(t, crashed || len(data) == 0 || data[len(data)-1] == '\n', "%s has a torn tail", rel)
 		case name == registry.LockFile && filepath.Base(filepath.Dir(rel)) == migrate.StoreDirName:
-		case strings.HasPrefix(name, registry.RegistryFile+".torn-"):
+		case tornAside(rel):
 			assert.True(t, crashed, "%s: torn registry tail without a crash", rel)
 		case filepath.Base(filepath.Dir(filepath.Dir(rel))) == registry.ObjectsDir:
 			assert.Equal(t, name, sha(t, path), "%s: an artifact is not complete", rel)

@@ -173,7 +173,7 @@ func checkFailure(t *testing.T, sc *scenario, root string, sum migrate.Summary, 
 // to root), migrate refuses the transcript before it writes anything, and
 // goes on with the others.
 func TestFaultRefusesUnwritable(t *testing.T) {
-	for _, where := range []string{"", migrate.StoreDirName, filepath.Join(migrate.StoreDirName, registry.ObjectsDir), filepath.Join(migrate.StoreDirName, registry.RegistryFile)} {
+	for _, where := range []string{"", migrate.StoreDirName, filepath.Join(migrate.StoreDirName, registry.ObjectsDir), filepath.Join(migrate.StoreDirName, registry.SegmentsDir)} {
 		t.Run("dir/"+where, func(t *testing.T) {
 			root := t.TempDir()
 			ro, rw := filepath.Join(root, "ro"), filepath.Join(root, "rw")
@@ -304,18 +304,24 @@ func TestModesUnderUmask(t *testing.T) {
 					writeFile(t, filepath.Join(src, rel), testsession.Pi(rel, 2, payload), mode)
 				}
 			}
-			registryFile := filepath.Join(src, migrate.StoreDirName, registry.RegistryFile)
+			storeDir := filepath.Join(src, migrate.StoreDirName)
 
 			old := syscall.Umask(umask)
 			sum := migrateRun(t, migrate.Options{Out: out}, src)
 			assert.Equal(t, 3, sum.Migrated, "%+v", sum.Results)
 			sum = migrateRun(t, migrate.Options{Backup: true}, src)
 			assert.Equal(t, 3, sum.Migrated, "%+v", sum.Results)
-			// A torn registry tail, set aside by the next append.
-			f, err := os.OpenFile(registryFile, os.O_WRONLY|os.O_APPEND, 0)
+			// A torn registry tail, set aside by a compaction.
+			segs, err := filepath.Glob(filepath.Join(storeDir, registry.SegmentsDir, "*.jsonl"))
+			if err == nil && len(segs) > 0 {
+				var f *os.File
+				if f, err = os.OpenFile(segs[0], os.O_WRONLY|os.O_APPEND, 0); err == nil {
+					_, err = f.WriteString(`{"torn`)
+					_ = f.Close()
+				}
+			}
 			if err == nil {
-				_, err = f.WriteString(`{"torn`)
-				_ = f.Close()
+				_, err = registry.Open(storeDir).Compact(func(registry.Record) bool { return true })
 			}
 			if err == nil {
 				writeFile(t, filepath.Join(src, "d.jsonl"), testsession.Pi("d", 1, 2*payload), modes["d.jsonl"])
@@ -324,8 +330,9 @@ func TestModesUnderUmask(t *testing.T) {
 			}
 			syscall.Umask(old)
 			require.NoError(t, err)
+			require.NotEmpty(t, segs)
 
-			torn, err := filepath.Glob(registryFile + ".torn-*")
+			torn, err := filepath.Glob(segs[0] + ".torn-*")
 			require.NoError(t, err)
 			assert.Len(t, torn, 1)
 			var storeFiles, storeDirs int
@@ -383,6 +390,7 @@ func TestRemovesTempFilesOfKilledRun(t *testing.T) {
 		filepath.Join(dir, ".s.jsonl.bak.tmp-456"):                      true,
 		filepath.Join(shard, "."+filepath.Base(names[0])+".tmp-1"):      true,
 		filepath.Join(store, ".registry.jsonl.torn-1.tmp-2"):            true,
+		filepath.Join(store, registry.SegmentsDir, ".x.jsonl.tmp-7"):    true,
 		filepath.Join(shard, ".young.tmp-3"):                            false,
 		filepath.Join(dir, ".other.jsonl.tmp-4"):                        false, // another transcript's
 		filepath.Join(dir, ".s.jsonl.tmp-x"):                            false, // not a temporary file name

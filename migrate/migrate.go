@@ -677,7 +677,7 @@ func checkWritable(dest string, store *registry.Store) error {
 		filepath.Dir(dest),
 		store.Dir(),
 		filepath.Join(store.Dir(), registry.ObjectsDir),
-		store.RegistryPath(),
+		filepath.Join(store.Dir(), registry.SegmentsDir),
 	} {
 		if err := safefile.Writable(p); err != nil {
 			return err

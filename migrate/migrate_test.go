@@ -226,7 +226,8 @@ func TestMigrateTwiceChangesNothing(t *testing.T) {
 	require.Equal(t, 1, first.Migrated)
 	require.Equal(t, 4, first.Written)
 	store := filepath.Join(dir, migrate.StoreDirName)
-	migrated, objs, reg := sha(t, path), objects(t, store), sha(t, filepath.Join(store, registry.RegistryFile))
+	migrated, objs, reg := sha(t, path), objects(t, store), registryState(t, store)
+	require.Len(t, reg, 1, "one segment")
 
 	second := migrateRun(t, migrate.Options{}, path)
 
@@ -237,8 +238,23 @@ func TestMigrateTwiceChangesNothing(t *testing.T) {
 	assert.Equal(t, second.BytesBefore, second.BytesAfter)
 	assert.Equal(t, migrated, sha(t, path), "a second migration changed the transcript")
 	assert.Equal(t, objs, objects(t, store), "a second migration wrote artifacts")
-	assert.Equal(t, reg, sha(t, filepath.Join(store, registry.RegistryFile)), "a second migration appended to the registry")
+	assert.Equal(t, reg, registryState(t, store), "a second migration appended to the registry")
 	assert.Equal(t, orig, rehydrate(t, path, ""))
+}
+
+// registryState returns the SHA-256 of each registry file of store, by
+// name: the single-file registry of earlier versions and the segments.
+func registryState(t *testing.T, store string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for path := range snapshot(t, store) {
+		if rel, err := filepath.Rel(store, path); err == nil {
+			if _, ok := registryOf(rel); ok {
+				m[rel] = sha(t, path)
+			}
+		}
+	}
+	return m
 }
 
 func TestMigrateOutMirrorsTree(t *testing.T) {
@@ -356,6 +372,8 @@ func TestCollect(t *testing.T) {
 		"a.jsonl", "sub/b.jsonl", "sub/deep/c.jsonl", // the transcripts
 		"artifacts/registry.jsonl", "artifacts/objects/aa/x.jsonl", // the default store
 		"sub/mystore/registry.jsonl", "sub/mystore/old.jsonl", // a store by its content
+		"sub/segstore/registry/w.jsonl", "sub/segstore/lock", "sub/segstore/old.jsonl", // a store by its segments
+		"sub/notstore/registry/r.jsonl",    // a folder with a "registry" folder is no store
 		"sub/artifacts/objects/aa/y.jsonl", // a default store before its registry
 		"sub/objects/d.jsonl",              // not a store: no registry, another name
 		".hidden.jsonl", ".git/x.jsonl",    // hidden
@@ -384,10 +402,18 @@ func TestCollect(t *testing.T) {
 			filepath.Join("sub", "b.jsonl") + " explicit=false",
 			filepath.Join("sub", "deep", "c.jsonl") + " explicit=false",
 			filepath.Join("sub", "objects", "d.jsonl") + " explicit=false",
+			filepath.Join("sub", "notstore", "registry", "r.jsonl") + " explicit=false",
 		}, rels(inputs))
 		for _, in := range inputs {
 			assert.Equal(t, filepath.Join(root, in.Rel), in.Path)
 			assert.Equal(t, int64(3), in.Size)
+		}
+	})
+	t.Run("a store walked itself", func(t *testing.T) {
+		for _, store := range []string{"sub/segstore", "sub/mystore"} {
+			inputs, err := migrate.Collect([]string{filepath.Join(root, store)})
+			require.NoError(t, err)
+			assert.Equal(t, []string{"old.jsonl explicit=false"}, rels(inputs), "%s: its registry was taken for a session", store)
 		}
 	})
 	t.Run("named twice", func(t *testing.T) {
@@ -395,7 +421,7 @@ func TestCollect(t *testing.T) {
 		inputs, err := migrate.Collect([]string{a, root, a, filepath.Join(root, "sub", "..", "a.jsonl")})
 		require.NoError(t, err)
 		assert.Equal(t, []string{"a.jsonl explicit=true"}, rels(inputs[:1]))
-		assert.Len(t, inputs, 4)
+		assert.Len(t, inputs, 5)
 	})
 	t.Run("named file", func(t *testing.T) {
 		inputs, err := migrate.Collect([]string{filepath.Join(root, "notes.txt")})
@@ -611,7 +637,7 @@ func TestMigrateJobsGiveSameOutput(t *testing.T) {
 		for path, desc := range snapshot(t, out) {
 			rel, err := filepath.Rel(out, path)
 			require.NoError(t, err)
-			if filepath.Base(rel) != registry.RegistryFile {
+			if _, ok := registryOf(rel); !ok {
 				m[rel] = desc
 			}
 		}

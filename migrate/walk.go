@@ -22,7 +22,8 @@ type Input struct {
 }
 
 // Collect expands paths into transcripts: files as given, directories
-// searched recursively for *.jsonl and *.jsonl.zst. Artifact stores, hidden and temporary
+// searched recursively for *.jsonl and *.jsonl.zst. Artifact stores (and
+// the registry of a store that is itself walked), hidden and temporary
 // files, and symbolic links found while walking are skipped, but for the
 // agents' homes (.claude, .codex, .pi, .openclaw), of which only the session
 // folders are searched, whether named or found (see agentHome). A file
@@ -84,13 +85,16 @@ func Collect(paths []string) ([]Input, error) {
 						}
 						return filepath.SkipDir
 					}
-					if path != start && (strings.HasPrefix(name, ".") || isStore(path)) {
+					if path != start && (strings.HasPrefix(name, ".") || isStore(path)) ||
+						name == registry.SegmentsDir && isStore(filepath.Dir(path)) {
+						// A store, and the registry of a store walked
+						// itself: its segments are JSONL, never sessions.
 						return filepath.SkipDir
 					}
 					return nil
 				}
 				if !d.Type().IsRegular() || strings.HasPrefix(name, ".") || !(strings.HasSuffix(name, ".jsonl") || compressed(name)) ||
-					notSession(name) {
+					notSession(name) || name == registry.RegistryFile && isStore(filepath.Dir(path)) {
 					return nil
 				}
 				info, err := d.Info()
@@ -177,13 +181,24 @@ func notSession(name string) bool {
 	return strings.HasSuffix(name, ".trajectory.jsonl")
 }
 
-// isStore reports whether dir is an artifact store: it has a registry, or
-// it is called like the default store and has objects.
+// isStore reports whether dir is an artifact store: it has a single-file
+// registry, or a registry directory beside objects or the store's lock
+// (a folder that merely has a "registry" subfolder is no store), or it is
+// called like the default store and has objects.
 func isStore(dir string) bool {
 	if exists(filepath.Join(dir, registry.RegistryFile)) {
 		return true
 	}
-	return filepath.Base(dir) == StoreDirName && exists(filepath.Join(dir, registry.ObjectsDir))
+	objects := exists(filepath.Join(dir, registry.ObjectsDir))
+	if isDir(filepath.Join(dir, registry.SegmentsDir)) && (objects || exists(filepath.Join(dir, registry.LockFile))) {
+		return true
+	}
+	return filepath.Base(dir) == StoreDirName && objects
+}
+
+func isDir(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.IsDir()
 }
 
 func exists(path string) bool {

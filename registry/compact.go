@@ -1,22 +1,25 @@
 package registry
 
 import (
-	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
 
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
 )
 
-// openLocked opens the registry under its exclusive lock, making sure the
-// locked file is still the one at its path: Compact replaces the registry
-// by renaming a new file over it, and a writer that was waiting for the
-// lock of the old file must not append to a file no longer there.
+// openLocked opens the single-file registry under its exclusive lock,
+// making sure the locked file is still the one at its path. Versions
+// before segments appended to it under that lock, so Compact takes it too
+// until it has removed the file: such a writer waiting for it then finds
+// the file gone and makes a new one, which readers read (see the package
+// doc, # Compaction).
 func (s *Store) openLocked(flag int) (*lockedfile.File, error) {
 	path := s.RegistryPath()
 	for {
@@ -42,56 +45,134 @@ func (s *Store) openLocked(flag int) (*lockedfile.File, error) {
 	}
 }
 
-// Compact rewrites the registry without the records keep refuses, by
-// writing a new file and renaming it over the old one under the registry's
-// lock. Lines that do not parse are kept as they are, never dropped; a
-// torn last line is set aside first, as Append does. It returns how many
+// Compact merges the registry, the single-file registry of earlier
+// versions and every segment, into one new segment without the records
+// keep refuses, and then removes the files it merged; see the package
+// doc, # Compaction, for why no reader loses a record meanwhile. Lines
+// that do not parse are kept as they are, never dropped; a torn last line
+// is set aside in a file beside its own. A registry that is one segment
+// already, with nothing to drop, is left as it is. It returns how many
 // records it dropped.
+//
+// The caller holds the store's lock exclusively (LockExclusive), so that
+// no writer appends to a segment meanwhile.
 func (s *Store) Compact(keep func(Record) bool) (int, error) {
 	s.appendMu.Lock()
 	defer s.appendMu.Unlock()
-	f, err := s.openLocked(os.O_RDWR)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
+	legacy, err := s.openLocked(os.O_RDWR)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
 		return 0, fmt.Errorf("open registry: %w", err)
+	default:
+		defer legacy.Close()
 	}
-	defer f.Close()
-	end, err := s.repairTail(f.File)
+	files, err := s.openRegistry()
 	if err != nil {
 		return 0, err
 	}
-	out, err := safefile.Create(s.RegistryPath(), filePerm)
+	defer closeAll(files)
+	if len(files) == 0 {
+		return 0, nil
+	}
+
+	// First what each file holds, for the new segment's header, which
+	// comes before its lines.
+	var h header
+	ends := make([]int64, len(files))
+	for i, rf := range files {
+		sum := sha256.New()
+		if ends[i], err = rf.scan(sum, func([]byte, int, int64) error { return nil }); err != nil {
+			return 0, fmt.Errorf("read registry %s: %w", rf.path, err)
+		}
+		h.Compacts = append(h.Compacts, covered{File: rf.name, Size: ends[i], SHA256: hex.EncodeToString(sum.Sum(nil))})
+	}
+
+	dir := filepath.Join(s.dir, SegmentsDir)
+	made := false
+	if err := safefile.Mkdir(dir, dirPerm); err == nil {
+		made = true
+	} else if !errors.Is(err, fs.ErrExist) {
+		return 0, fmt.Errorf("create registry directory: %w", err)
+	}
+	if err := notLinked(dir); err != nil {
+		return 0, err
+	}
+	out, err := safefile.Create(s.segmentPath(newWriter(s.shard)), filePerm)
 	if err != nil {
 		return 0, err
 	}
 	defer out.Abort()
-	dropped := 0
-	br := bufio.NewReaderSize(io.NewSectionReader(f.File, 0, end), 64<<10)
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
+	b, err := api.Marshal(h)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := out.Write(append(b, '\n')); err != nil {
+		return 0, err
+	}
+	dropped, partial := 0, false
+	for _, rf := range files {
+		partial = partial || rf.from > 0
+		_, err := rf.scan(nil, func(line []byte, _ int, _ int64) error {
 			var r Record
 			if uerr := api.Unmarshal(line, &r); uerr == nil && r.Hash != "" && !keep(r) {
 				dropped++
-			} else if _, werr := out.Write(line); werr != nil {
-				return 0, werr
+				return nil
 			}
-		}
-		if err == io.EOF {
-			break
-		}
+			_, err := out.Write(line)
+			return err
+		})
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("compact registry %s: %w", rf.path, err)
 		}
 	}
-	if dropped == 0 {
-		return 0, nil
+	if dropped == 0 && len(files) == 1 && files[0].name != RegistryFile && !partial && ends[0] == files[0].size {
+		return 0, nil // one segment already
 	}
+	// The new segment is durable under its name before anything it holds
+	// is removed.
 	if err := out.Commit(); err != nil {
 		return 0, err
 	}
-	s.known = nil // the records Append remembers are those of the old file
+	if made {
+		if err := safefile.SyncDir(s.dir); err != nil {
+			return 0, err
+		}
+	}
+	removedLegacy := false
+	for i, rf := range files {
+		if !unchanged(rf) {
+			continue // appended to meanwhile, by a writer without the lock: the header says how much it holds
+		}
+		if err := setAside(rf, ends[i]); err != nil {
+			return 0, err
+		}
+		if err := os.Remove(rf.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return 0, fmt.Errorf("remove compacted registry %s: %w", rf.path, err)
+		}
+		removedLegacy = removedLegacy || rf.name == RegistryFile
+	}
+	if err := safefile.SyncDir(dir); err != nil {
+		return 0, err
+	}
+	if removedLegacy {
+		if err := safefile.SyncDir(s.dir); err != nil {
+			return 0, err
+		}
+	}
+	// This Store's segment is merged: its next Append starts another, and
+	// reads the registry again.
+	s.dropSegment()
 	return dropped, nil
+}
+
+// unchanged reports whether rf is still at its path, as long as when it
+// was opened.
+func unchanged(rf *regFile) bool {
+	opened, err := rf.f.Stat()
+	if err != nil {
+		return false
+	}
+	now, err := os.Lstat(rf.path)
+	return err == nil && os.SameFile(opened, now) && now.Size() == rf.size
 }

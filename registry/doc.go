@@ -1,11 +1,18 @@
 // Package registry is the content-addressed artifact store and its
-// append-only registry.
+// append-only registry of where each artifact came from.
 //
 // # Layout
 //
-//	<store>/objects/<hh>/<64 hex>   artifact bytes, named by their SHA-256
-//	<store>/registry.jsonl          one Record per line, append-only
-//	<store>/lock                    held shared by writers, exclusively by gc
+//	<store>/objects/<hh>/<64 hex>      artifact bytes, named by their SHA-256
+//	<store>/registry/<writer>.jsonl    append-only segments, one per writer, merged on read
+//	<store>/registry.jsonl             the single-file registry of earlier versions, still read
+//	<store>/lock                       held shared by writers, exclusively by gc
+//
+// A registry file holds one Record per line, as JSON. A writer's id
+// (Writer.ID) names the time its segment was started, its host, its
+// process id, a sequence number that tells apart the writers of one
+// process (each Store is one, even two Stores of one process on one
+// store), and its shard, if it has one.
 //
 // # Guarantees
 //
@@ -15,13 +22,74 @@
 // Every read re-hashes the bytes: an object whose bytes do not match its
 // name is reported as ErrCorrupt, never served, and Put replaces it.
 //
-// Registry lines are appended under an exclusive file lock, one write per
-// line, and fsynced. A torn last line (a crash mid-append) is set aside in a
-// file beside the registry and truncated before anything is appended after
-// it; readers skip it. A bad line elsewhere is reported to the reader, never
-// dropped silently. A record the registry already holds (equal but for its
-// creation time) is not appended again, so a run that was killed and run
-// again leaves the registry as one run would.
+// A Store appends only to its own segment, so no two writers, on one
+// machine or on several sharing the store, ever append to one file. The
+// segment is created with O_EXCL on the first Append that has a line to
+// write (a crash leaves it empty or with whole lines and perhaps a torn
+// last one, never a half-named file); its lines are written one write
+// each, after the objects they name are durable, and fsynced, with the
+// segment's directory entry, before Append returns: before the caller
+// renames the transcript that refers to them into place. A Store never
+// appends after a torn line: when a write or fsync fails it leaves that
+// segment and starts another. A record the registry already holds
+// (equal but for its creation time) is not appended again, so a run that
+// was killed and run again leaves the registry holding what one run
+// would. The single-file registry is never appended to.
+//
+// # Reading
+//
+// Readers merge the single-file registry first, then the segments sorted
+// by name: a deterministic order that, with the start time first in a
+// writer's id, is roughly the order the writers started in. A torn last
+// line of any file is skipped (its writer is dead, or will not append
+// after it); a bad line elsewhere is reported with its file, line and
+// byte offset, never dropped silently. Readers take no lock.
+//
+// # Compaction
+//
+// Compact, which gc runs holding the store's lock exclusively, merges
+// every file of the registry into one new segment and only then removes
+// the files it merged. The new segment starts with a header line,
+// {"compacts":[{"file":...,"size":...,"sha256":...}]}, naming each file it
+// merged with the length it merged (up to its last whole line) and the
+// SHA-256 of its bytes up to there. The argument that no reader loses or
+// doubles a record:
+//
+//   - The new segment is written to a hidden temporary file, fsynced,
+//     renamed into place and its directory fsynced before any file it
+//     merged is removed. So at every instant the files present hold every
+//     record: first the old files; then the old files and the new
+//     segment; then the new segment and fewer old files; then the new
+//     segment.
+//   - A reader lists the files and opens them all before it reads a line.
+//     If a file it listed is gone when it opens it, a compaction removed
+//     it, and had renamed its new segment into place first: the reader
+//     closes everything and lists again (it has passed nothing on yet).
+//     Once every file is open, removals no longer matter: an open file
+//     stays readable. Each file is read up to its size when opened.
+//   - A file named in the header of a segment the reader opened, that
+//     still has the bytes the header describes, is read only past them:
+//     the new segment holds those lines. So a reader that opens both the
+//     new segment and files it merged, not yet removed (or left by a
+//     compaction killed before its removals), passes each line on once.
+//     The hash, not the name alone, identifies the file merged: a writer
+//     of an earlier version that makes registry.jsonl anew after a
+//     compaction removed it has its records read, not taken as merged.
+//   - No writer appends to a file while it is merged: writers of this
+//     version append only while holding the store's lock shared, and of
+//     earlier versions hold the single-file registry's own lock, which
+//     Compact holds until it has removed that file. A writer whose
+//     segment was compacted away finds it gone at its next Append and
+//     starts a new segment with a new id; segment names are never used
+//     twice. Against writers that take no lock, Compact keeps any file
+//     that is not at its path with the size it had when opened, just
+//     before removing it, and readers read past the length merged.
+//   - A torn last line is copied to a file beside its own before the file
+//     is removed.
+//
+// Compaction thus costs one pass over the registry to hash it and one to
+// copy it; a reader pays for the header check only while files a
+// compaction merged are still there.
 //
 // # Locking
 //
@@ -30,11 +98,11 @@
 // write looks for an object, and keeps it until Release, so that a
 // collector, which takes it exclusively (LockExclusive), never runs
 // between a writer's finding or writing an object and the transcript that
-// refers to it being in place; see package fsck, # Collection. Writers do
-// not hinder one another. An object found (to deduplicate onto it) has its
-// modification time set to now before anything refers to it, for
-// collectors that do not take the lock and count a grace period instead.
-// Readers take no lock.
+// refers to it being in place, nor while a writer appends to its segment;
+// see package fsck, # Collection. Writers do not hinder one another. An
+// object found (to deduplicate onto it) has its modification time set to
+// now before anything refers to it, for collectors that do not take the
+// lock and count a grace period instead. Readers take no lock.
 //
 // Temporary files of writers killed before their rename are hidden
 // (".<name>.tmp-<digits>") and removed by RemoveStaleTemps once they are

@@ -15,9 +15,10 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
 )
 
-// TestAppendSkipsKnownRecords: a record the registry holds, whatever its
-// creation time, is not appended again, by this Store or by another one
-// (another process); a record that differs in any other field is.
+// TestAppendSkipsKnownRecords: a record the registry holds, in any of its
+// files, whatever its creation time, is not appended again, by this Store
+// or by another one (another process); a record that differs in any other
+// field is.
 func TestAppendSkipsKnownRecords(t *testing.T) {
 	s := newStore(t)
 	require.NoError(t, s.Append([]Record{record(0), record(1)}))
@@ -27,23 +28,29 @@ func TestAppendSkipsKnownRecords(t *testing.T) {
 	later.CreatedAt = "2030-01-01T00:00:00Z"
 	require.NoError(t, s.Append([]Record{record(0), later}))
 	assert.Equal(t, once, readRegistry(t, s), "this Store appended a known record")
-	require.NoError(t, Open(s.Dir()).Append([]Record{later, record(0)}))
-	assert.Equal(t, once, readRegistry(t, s), "another Store appended a known record")
+	other := Open(s.Dir())
+	require.NoError(t, other.Append([]Record{later, record(0)}))
+	assert.Empty(t, other.SegmentPath(), "another Store appended a known record")
+	assert.Len(t, segments(t, s.Dir()), 1)
 
-	other := record(1)
-	other.Source = "/elsewhere.jsonl"
-	require.NoError(t, s.Append([]Record{other, other, record(2)}))
-	assert.Equal(t, []Record{record(0), record(1), other, record(2)}, allRecords(t, s))
+	changed := record(1)
+	changed.Source = "/elsewhere.jsonl"
+	require.NoError(t, s.Append([]Record{changed, changed, record(2)}))
+	assert.Equal(t, []Record{record(0), record(1), changed, record(2)}, allRecords(t, s))
 
-	// Lines another writer added since are read too.
+	// Lines another writer added since are read too, in its segment and
+	// in the single-file registry.
 	fresh := Open(s.Dir())
 	require.NoError(t, fresh.Append([]Record{record(3)}))
-	appendRaw(t, s, string(mustMarshal(t, record(4)))+"\n")
-	require.NoError(t, fresh.Append([]Record{record(4), record(3)}))
-	assert.Len(t, allRecords(t, s), 6)
+	appendRaw(t, s.SegmentPath(), line(t, record(4)))
+	appendRaw(t, s.RegistryPath(), line(t, record(5)))
+	require.NoError(t, fresh.Append([]Record{record(5), record(4), record(3)}))
+	assert.Len(t, allRecords(t, s), 7)
+	assert.Equal(t, line(t, record(3)), string(readRegistry(t, fresh)))
 
-	// A registry replaced by another file is read again from its start.
-	require.NoError(t, os.Rename(s.RegistryPath(), s.RegistryPath()+".old"))
+	// A registry whose files are replaced is read again from the start.
+	require.NoError(t, os.Rename(filepath.Join(s.Dir(), SegmentsDir), filepath.Join(s.Dir(), "old")))
+	require.NoError(t, os.Remove(s.RegistryPath()))
 	require.NoError(t, fresh.Append([]Record{record(0)}))
 	assert.Equal(t, []Record{record(0)}, allRecords(t, s))
 }
@@ -56,22 +63,29 @@ func mustMarshal(t *testing.T, r Record) []byte {
 }
 
 // TestAppendAfterTornRecord: a record torn by a crash is not a known
-// record: it is set aside and appended whole.
+// record: the next writer appends it whole, to its own segment, and the
+// Store that tore it starts a new one rather than append after the tear.
 func TestAppendAfterTornRecord(t *testing.T) {
 	s := newStore(t)
 	require.NoError(t, s.Append([]Record{record(0)}))
-	line := mustMarshal(t, record(1))
-	appendRaw(t, s, string(line[:len(line)/2]))
+	torn := s.SegmentPath()
+	l := line(t, record(1))
+	appendRaw(t, torn, l[:len(l)/2])
 
-	require.NoError(t, s.Append([]Record{record(0), record(1)}))
-
+	next := Open(s.Dir())
+	require.NoError(t, next.Append([]Record{record(0), record(1)}))
+	assert.Equal(t, l, string(readRegistry(t, next)))
 	assert.Equal(t, []Record{record(0), record(1)}, allRecords(t, s))
-	assert.Len(t, tornFiles(t, s), 1)
+
+	require.NoError(t, s.Append([]Record{record(2)}))
+	assert.NotEqual(t, torn, s.SegmentPath())
+	assert.Equal(t, []Record{record(0), record(1), record(2)}, allRecords(t, s))
+	assert.Empty(t, tornFiles(t, s))
 }
 
-// TestAppendFailureReadsAgain: when the fsync of the registry fails, the
+// TestAppendFailureReadsAgain: when the fsync of the segment fails, the
 // lines written may be lost; the next Append must not take them for
-// known.
+// known, and writes them to a new segment.
 func TestAppendFailureReadsAgain(t *testing.T) {
 	s := newStore(t)
 	require.NoError(t, s.Append([]Record{record(0)}))
@@ -90,15 +104,42 @@ func TestAppendFailureReadsAgain(t *testing.T) {
 	s = newStore(t)
 	in = &fault.Injector{At: fsync, Action: fault.Fail, Err: 5}
 	require.NoError(t, s.Append([]Record{record(0)}))
+	first := s.SegmentPath()
 	uninstall = in.Install()
 	err := s.Append([]Record{record(1)})
 	uninstall()
 	require.Error(t, err)
 	// What the page cache held is gone, as after a failed writeback.
-	require.NoError(t, os.Truncate(s.RegistryPath(), int64(len(mustMarshal(t, record(0)))+1)))
+	require.NoError(t, os.Truncate(first, int64(len(mustMarshal(t, record(0)))+1)))
 
 	require.NoError(t, s.Append([]Record{record(1)}))
+	assert.NotEqual(t, first, s.SegmentPath())
 	assert.Equal(t, []Record{record(0), record(1)}, allRecords(t, s))
+}
+
+// TestReadAcrossCompaction: a compaction that ends between a reader's
+// listing of the registry and its opening of the files removes files the
+// reader listed; the reader lists again and reads every record once.
+func TestReadAcrossCompaction(t *testing.T) {
+	s := newStore(t)
+	appendRaw(t, s.RegistryPath(), line(t, record(0)))
+	for i := 1; i <= 3; i++ {
+		require.NoError(t, Open(s.Dir()).Append([]Record{record(i)}))
+	}
+	compactions, busy := 0, false
+	listed = func() {
+		if !busy && compactions < 2 { // two in a row: the reader lists three times
+			busy = true
+			defer func() { busy = false }()
+			compactions++
+			require.NoError(t, Open(s.Dir()).Append([]Record{record(10 + compactions)}))
+			_, err := Open(s.Dir()).Compact(func(Record) bool { return true })
+			require.NoError(t, err)
+		}
+	}
+	defer func() { listed = func() {} }()
+	assert.Equal(t, []Record{record(0), record(1), record(2), record(3), record(11), record(12)}, allRecords(t, s))
+	assert.Equal(t, 2, compactions)
 }
 
 // syncModes runs test with the store's directories and objects made
@@ -200,12 +241,14 @@ func TestRemoveStaleTemps(t *testing.T) {
 	gone := []string{
 		mk(filepath.Join(shard, "."+d.String()+".tmp-1"), true),
 		mk(filepath.Join(s.Dir(), ".registry.jsonl.torn-5.tmp-2"), true),
+		mk(filepath.Join(s.Dir(), SegmentsDir, ".x.jsonl.tmp-6"), true),
 	}
 	kept := []string{
 		mk(filepath.Join(shard, "."+d.String()+".tmp-3"), false),
 		mk(filepath.Join(s.Dir(), ObjectsDir, "not-a-shard", ".x.tmp-4"), true),
 		mk(filepath.Join(s.Dir(), ObjectsDir, ".y.tmp-5"), true),
 		mk(filepath.Join(shard, "README"), true),
+		mk(filepath.Join(s.Dir(), SegmentsDir, ".y.jsonl.tmp-7"), false),
 		s.Path(d),
 	}
 	require.NoError(t, os.Chtimes(s.Path(d), old, old))
@@ -342,7 +385,8 @@ func TestAppendRefusesUndurableObject(t *testing.T) {
 		err = s.Append([]Record{record(7)})
 		require.Error(t, err, "B's record was appended")
 		assert.Contains(t, err.Error(), d.String())
-		assert.NoFileExists(t, s.RegistryPath())
+		assert.Empty(t, s.SegmentPath())
+		assert.NoDirExists(t, filepath.Join(s.Dir(), SegmentsDir))
 
 		// Stored again, it is durable, and its record goes in.
 		_, created, err = s.PutSum(d, data)

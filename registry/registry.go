@@ -1,13 +1,11 @@
 package registry
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,18 +35,40 @@ type Record struct {
 
 var api = sonic.ConfigStd
 
-// RegistryPath returns the path of the store's registry file.
+// RegistryPath returns the path of the store's single-file registry,
+// which versions before segments appended to: it is still read, never
+// appended to, and compacted away by Compact.
 func (s *Store) RegistryPath() string { return filepath.Join(s.dir, RegistryFile) }
 
-// Append adds records to the registry, one write per line, under an
-// exclusive lock, and fsyncs it. A torn last line left by an earlier crash is
-// first moved to a file beside the registry and cut off.
+// SegmentPath returns the path of the segment this Store appends to, or ""
+// before its first Append that writes a line.
+func (s *Store) SegmentPath() string {
+	s.appendMu.Lock()
+	defer s.appendMu.Unlock()
+	return s.seg
+}
+
+// SetShard makes the segments this Store starts from now on name shard in
+// their writer's id (see Writer.ID).
+func (s *Store) SetShard(shard Shard) {
+	s.appendMu.Lock()
+	defer s.appendMu.Unlock()
+	s.shard = shard
+}
+
+// Append adds records to this Store's own segment, one write per line,
+// and fsyncs it (and, for a segment it has just created, its directory)
+// before it returns. The segment is created on the first Append that has
+// a line to write; if it is gone (compacted by a collector) or its last
+// write failed, a new one is started, so that no line is ever appended
+// after a torn one.
 //
-// A record the registry already holds, the same in every field but its
-// creation time, is not appended again: a run that was killed after its
-// append and is run again, or a transcript rehydrated and migrated again,
-// leaves the registry as one run would. The Store remembers the records it
-// has read, so each Append reads only the lines added since the last one.
+// A record the registry already holds, in any of its files, the same in
+// every field but its creation time, is not appended again: a run that
+// was killed after its append and is run again, or a transcript
+// rehydrated and migrated again, leaves the registry as one run would.
+// The Store remembers the records it has read, so each Append reads only
+// the lines added since the last one.
 func (s *Store) Append(recs []Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -67,31 +87,11 @@ func (s *Store) Append(recs []Record) error {
 	}
 	s.appendMu.Lock()
 	defer s.appendMu.Unlock()
-	path := s.RegistryPath()
-	_, statErr := os.Stat(path)
-	f, err := s.openLocked(os.O_RDWR | os.O_CREATE)
-	if err != nil {
-		return fmt.Errorf("open registry: %w", err)
+	if err := s.readKnown(); err != nil {
+		return fmt.Errorf("read registry: %w", err)
 	}
-	defer f.Close()
-	created := os.IsNotExist(statErr)
-	if created {
-		// Past the umask, like every file of the store.
-		if err := f.Chmod(filePerm); err != nil {
-			return fmt.Errorf("open registry: %w", err)
-		}
-	}
-	end, err := s.repairTail(f.File)
-	if err != nil {
-		return err
-	}
-	if err := s.readKnown(f.File, end); err != nil {
-		return fmt.Errorf("read registry %s: %w", path, err)
-	}
-	if _, err := f.Seek(end, io.SeekStart); err != nil {
-		return err
-	}
-	var line []byte
+	var lines [][]byte
+	fresh := map[recordKey]bool{} // the keys of lines
 	for _, r := range recs {
 		b, err := api.Marshal(r)
 		if err != nil {
@@ -101,25 +101,113 @@ func (s *Store) Append(recs []Record) error {
 		if err != nil {
 			return err
 		}
-		if s.known[k] {
+		if s.known[k] || fresh[k] {
 			continue
 		}
-		line = append(append(line[:0], b...), '\n')
-		if _, err := safefile.Write(f.File, line); err != nil {
-			return fmt.Errorf("append to registry %s: %w", path, err)
-		}
-		s.known[k] = true
-		s.knownEnd += int64(len(line))
+		fresh[k] = true
+		lines = append(lines, append(b, '\n'))
 	}
-	if err := safefile.Sync(f.File); err != nil {
-		// The lines written may be lost: read them again next time.
-		s.known = nil
-		return fmt.Errorf("fsync registry %s: %w", path, err)
+	if len(lines) == 0 {
+		return nil // nothing new: no segment is created for nothing
+	}
+	f, created, err := s.openSegment()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for _, line := range lines {
+		if _, err := safefile.Write(f, line); err != nil {
+			s.dropSegment()
+			return fmt.Errorf("append to registry %s: %w", f.Name(), err)
+		}
+		s.segEnd += int64(len(line))
+	}
+	if err := safefile.Sync(f); err != nil {
+		// The lines written may be lost: the next Append starts a new
+		// segment, and takes nothing it has not read for known.
+		s.dropSegment()
+		return fmt.Errorf("fsync registry %s: %w", f.Name(), err)
 	}
 	if created {
-		return safefile.SyncDir(s.dir) // the registry's own entry
+		// The segment's own entry, and the directory's on its first
+		// creation (or on this Store's first meeting it: a run killed
+		// before that fsync may have made it).
+		if err := safefile.SyncDir(filepath.Dir(f.Name())); err != nil {
+			s.dropSegment()
+			return err
+		}
+		if !s.segDirSynced {
+			if err := safefile.SyncDir(s.dir); err != nil {
+				s.dropSegment()
+				return err
+			}
+			s.segDirSynced = true
+		}
+	}
+	for k := range fresh {
+		s.known[k] = true
+	}
+	if m, ok := s.marks[s.segName]; ok {
+		m.end, m.size = s.segEnd, s.segEnd
+		s.marks[s.segName] = m
 	}
 	return nil
+}
+
+// openSegment opens this Store's segment to append to, creating a new
+// one, with O_EXCL, if it has none, if it is gone or if it does not end
+// where this Store's last write did. The caller holds appendMu.
+func (s *Store) openSegment() (f *os.File, created bool, err error) {
+	if s.seg != "" {
+		if err := safefile.Intercept(safefile.Op{Kind: safefile.KindOpen, Path: s.seg}); err != nil {
+			return nil, false, fmt.Errorf("open registry %s: %w", s.seg, err)
+		}
+		f, err := os.OpenFile(s.seg, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if err == nil {
+			if fi, serr := f.Stat(); serr == nil && fi.Mode().IsRegular() && fi.Size() == s.segEnd {
+				return f, false, nil
+			}
+			f.Close() // not as this Store left it: start another
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, false, fmt.Errorf("open registry %s: %w", s.seg, err)
+		}
+		// What it held readKnown has just read, if it is still there.
+		s.seg, s.segName, s.segEnd = "", "", 0
+	}
+	dir := filepath.Join(s.dir, SegmentsDir)
+	if err := safefile.Mkdir(dir, dirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, false, fmt.Errorf("create registry directory: %w", err)
+	}
+	if err := notLinked(dir); err != nil {
+		return nil, false, err
+	}
+	for try := 0; ; try++ {
+		path := s.segmentPath(newWriter(s.shard))
+		if err := safefile.Intercept(safefile.Op{Kind: safefile.KindOpen, Path: path}); err != nil {
+			return nil, false, fmt.Errorf("create registry %s: %w", path, err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, filePerm)
+		if errors.Is(err, fs.ErrExist) && try < 10 {
+			continue // another writer's id after all: the next has another sequence number
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("create registry %s: %w", path, err)
+		}
+		// Past the umask, like every file of the store.
+		if err := setPerm(f); err != nil {
+			f.Close()
+			return nil, false, fmt.Errorf("create registry %s: %w", path, err)
+		}
+		s.seg, s.segName, s.segEnd = path, SegmentsDir+"/"+filepath.Base(path), 0
+		return f, true, nil
+	}
+}
+
+// dropSegment makes the next Append start a new segment and read the
+// registry again: the last write to this one may be torn or lost.
+func (s *Store) dropSegment() {
+	s.seg, s.segName, s.segEnd = "", "", 0
+	s.known = nil
 }
 
 // recordKey identifies a record whatever its creation time.
@@ -135,95 +223,127 @@ func keyOf(r Record) (recordKey, error) {
 	return recordKey(sum[:16]), nil
 }
 
-// readKnown adds to s.known the records of f's lines up to end that it has
-// not read yet. If f is not the file it read before, or is shorter than
-// what it read (replaced or cut by another tool), it starts over.
-func (s *Store) readKnown(f *os.File, end int64) error {
+// mark is how much of one registry file readKnown has read.
+type mark struct {
+	ino       uint64
+	end, size int64 // past the last whole line read; the size then
+}
+
+// readKnown adds to s.known the records of every registry file's whole
+// lines that it has not read yet. If a file it read is gone, or is not
+// the file it read before, or is shorter than what it read (compacted,
+// replaced or cut by another tool), it starts over: a compaction may have
+// dropped records. The caller holds appendMu.
+func (s *Store) readKnown() error {
+	for try := 0; ; try++ {
+		again, err := s.tryReadKnown()
+		if err != nil || !again {
+			return err
+		}
+		if try == maxListings {
+			return errors.New("the registry keeps changing")
+		}
+	}
+}
+
+// tryReadKnown is one attempt of readKnown; again says that the registry
+// changed under it and that it must start over.
+func (s *Store) tryReadKnown() (again bool, err error) {
+	names, err := s.registryNames()
+	if err != nil {
+		return false, err
+	}
+	if s.known != nil {
+		listed := make(map[string]bool, len(names))
+		for _, n := range names {
+			listed[n] = true
+		}
+		for n := range s.marks {
+			if !listed[n] {
+				s.known = nil
+				break
+			}
+		}
+	}
+	if s.known == nil {
+		s.known, s.marks = map[recordKey]bool{}, map[string]mark{}
+	}
+	for _, name := range names {
+		f, err := openNoFollow(filepath.Join(s.dir, filepath.FromSlash(name)))
+		if errors.Is(err, fs.ErrNotExist) {
+			s.known = nil
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		again, err := s.readKnownFile(name, f)
+		f.Close()
+		if again || err != nil {
+			return again, err
+		}
+	}
+	return false, nil
+}
+
+// readKnownFile is readKnown for one open file.
+func (s *Store) readKnownFile(name string, f *os.File) (again bool, err error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return err
+		return false, err
+	}
+	if !fi.Mode().IsRegular() {
+		return false, fmt.Errorf("registry %s is a %s, not a file", f.Name(), kind(fi.Mode()))
 	}
 	var ino uint64
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		ino = st.Ino
 	}
-	if s.known == nil || ino != s.knownIno || end < s.knownEnd {
-		s.known, s.knownEnd, s.knownIno = map[recordKey]bool{}, 0, ino
+	m, seen := s.marks[name]
+	if seen && (m.ino != ino || fi.Size() < m.end) {
+		s.known = nil
+		return true, nil
 	}
-	br := bufio.NewReaderSize(io.NewSectionReader(f, s.knownEnd, end-s.knownEnd), 64<<10)
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			// Only whole lines come before end; a bad one is the readers'
-			// business, not a record to compare with.
-			var r Record
-			if api.Unmarshal(line, &r) == nil && r.Hash != "" {
-				k, err := keyOf(r)
-				if err != nil {
-					return err
-				}
-				s.known[k] = true
+	if seen && fi.Size() == m.size {
+		return false, nil
+	}
+	rf := &regFile{name: name, path: f.Name(), f: f, size: fi.Size(), from: m.end}
+	end, err := rf.scan(nil, func(line []byte, _ int, _ int64) error {
+		// A bad line is the readers' business, not a record to compare
+		// with; so is a compacted segment's header.
+		var r Record
+		if api.Unmarshal(line, &r) == nil && r.Hash != "" {
+			k, err := keyOf(r)
+			if err != nil {
+				return err
 			}
-			s.knownEnd += int64(len(line))
+			s.known[k] = true
 		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+		return nil
+	})
+	if err != nil {
+		return false, err
 	}
+	s.marks[name] = mark{ino: ino, end: end, size: fi.Size()}
+	return false, nil
 }
 
-// repairTail returns the length of f up to its last newline, first setting
-// aside and truncating any bytes after it.
-func (s *Store) repairTail(f *os.File) (int64, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, err
+// setAside copies the bytes of rf past end, a torn last line, to a file
+// beside it, "<name>.torn-<nanoseconds>", before rf is removed: a crash
+// mid-append leaves them, and they are never dropped silently.
+func setAside(rf *regFile, end int64) error {
+	if end == rf.size {
+		return nil
 	}
-	size := fi.Size()
-	if size == 0 {
-		return 0, nil
+	tail := make([]byte, rf.size-end)
+	if _, err := rf.f.ReadAt(tail, end); err != nil {
+		return err
 	}
-	end, err := lastNewline(f, size)
-	if err != nil {
-		return 0, err
-	}
-	if end == size {
-		return size, nil
-	}
-	tail := make([]byte, size-end)
-	if _, err := f.ReadAt(tail, end); err != nil {
-		return 0, err
-	}
-	aside := fmt.Sprintf("%s.torn-%s", s.RegistryPath(), strconv.FormatInt(time.Now().UnixNano(), 10))
+	aside := rf.path + ".torn-" + strconv.FormatInt(time.Now().UnixNano(), 10)
 	if err := safefile.WriteFile(aside, tail, filePerm); err != nil {
-		return 0, fmt.Errorf("set aside torn registry tail: %w", err)
+		return fmt.Errorf("set aside torn registry tail: %w", err)
 	}
-	if err := safefile.Truncate(f, end); err != nil {
-		return 0, fmt.Errorf("truncate torn registry tail: %w", err)
-	}
-	return end, safefile.Sync(f)
-}
-
-// lastNewline returns the offset just past the last '\n' in f, or 0.
-func lastNewline(f *os.File, size int64) (int64, error) {
-	buf := make([]byte, 64<<10)
-	for pos := size; pos > 0; {
-		n := int64(len(buf))
-		if pos < n {
-			n = pos
-		}
-		pos -= n
-		if _, err := f.ReadAt(buf[:n], pos); err != nil {
-			return 0, err
-		}
-		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
-			return pos + int64(i) + 1, nil
-		}
-	}
-	return 0, nil
+	return nil
 }
 
 // BadLineError reports a registry line that does not parse.
@@ -266,52 +386,46 @@ func recordError(line []byte, err error) error {
 	return errors.New("not a record")
 }
 
-// Records calls fn for every record in the registry, in order. A torn last
-// line is skipped; a bad line elsewhere is passed to bad, and reading goes
-// on. A missing registry has no records.
+// Pos is where a registry line is: its file, its number in the file
+// (from 1) and the byte offset where it starts.
+type Pos struct {
+	Path   string
+	Line   int
+	Offset int64
+}
+
+// Records calls fn for every record in the registry: those of the
+// single-file registry of earlier versions, then those of each segment,
+// segments sorted by name, each file in order (see the package doc,
+// # Reading). A torn last line of any file is skipped; a bad line
+// elsewhere is passed to bad, and reading goes on. A missing registry has
+// no records.
 func (s *Store) Records(fn func(r Record) error, bad func(*BadLineError)) error {
-	return s.RecordsAt(func(r Record, _ int, _ int64) error { return fn(r) }, bad)
+	return s.RecordsAt(func(r Record, _ Pos) error { return fn(r) }, bad)
 }
 
 // RecordsAt is Records for a caller that reports on records: fn is also
-// given the record's line number (from 1) and the byte offset where the
-// line starts.
-func (s *Store) RecordsAt(fn func(r Record, line int, offset int64) error, bad func(*BadLineError)) error {
-	if err := notLinked(s.RegistryPath()); err != nil {
-		return err
-	}
-	f, err := os.Open(s.RegistryPath())
+// given where the record's line is.
+func (s *Store) RecordsAt(fn func(r Record, at Pos) error, bad func(*BadLineError)) error {
+	files, err := s.openRegistry()
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
 		return err
 	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
-	var offset int64
-	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 && line[len(line)-1] != '\n' {
-			return nil // torn tail: a writer will set it aside
-		}
-		if len(line) > 0 {
+	defer closeAll(files)
+	for _, rf := range files {
+		_, err := rf.scan(nil, func(line []byte, n int, off int64) error {
 			var r Record
 			if uerr := api.Unmarshal(line, &r); uerr != nil || r.Hash == "" {
-				uerr = recordError(line, uerr)
 				if bad != nil {
-					bad(&BadLineError{Path: s.RegistryPath(), Line: n, Offset: offset, Err: uerr})
+					bad(&BadLineError{Path: rf.path, Line: n, Offset: off, Err: recordError(line, uerr)})
 				}
-			} else if ferr := fn(r, n, offset); ferr != nil {
-				return ferr
+				return nil
 			}
-			offset += int64(len(line))
-		}
-		if err == io.EOF {
-			return nil
-		}
+			return fn(r, Pos{Path: rf.path, Line: n, Offset: off})
+		})
 		if err != nil {
 			return err
 		}
 	}
+	return nil
 }

@@ -10,10 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/transcript-tool/transcript-tool/internal/safefile"
 )
 
 func record(i int) Record {
@@ -45,29 +48,56 @@ func allRecords(t *testing.T, s *Store) []Record {
 	return recs
 }
 
+// readRegistry returns the bytes of s's own segment.
 func readRegistry(t *testing.T, s *Store) []byte {
 	t.Helper()
-	b, err := os.ReadFile(s.RegistryPath())
+	require.NotEmpty(t, s.SegmentPath(), "no segment")
+	b, err := os.ReadFile(s.SegmentPath())
 	require.NoError(t, err)
 	return b
 }
 
-func appendRaw(t *testing.T, s *Store, data string) {
+// appendRaw appends data to the file at path, creating it (and its
+// directory), as a writer that crashed, or a writer of an earlier version,
+// would have left it.
+func appendRaw(t *testing.T, path, data string) {
 	t.Helper()
-	require.NoError(t, os.MkdirAll(s.Dir(), 0o700))
-	f, err := os.OpenFile(s.RegistryPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	require.NoError(t, err)
 	_, err = f.WriteString(data)
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 }
 
-func tornFiles(t *testing.T, s *Store) []string {
+// line returns r's registry line.
+func line(t *testing.T, r Record) string {
 	t.Helper()
-	names, err := filepath.Glob(s.RegistryPath() + ".torn-*")
+	return string(mustMarshal(t, r)) + "\n"
+}
+
+// segments lists the segments of the store in dir.
+func segments(t *testing.T, dir string) []string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, SegmentsDir, "*"+segmentExt))
 	require.NoError(t, err)
 	return names
 }
+
+// tornFiles lists the files torn tails were set aside in.
+func tornFiles(t *testing.T, s *Store) []string {
+	t.Helper()
+	var names []string
+	for _, pattern := range []string{s.RegistryPath() + ".torn-*", filepath.Join(s.Dir(), SegmentsDir, "*.torn-*")} {
+		more, err := filepath.Glob(pattern)
+		require.NoError(t, err)
+		names = append(names, more...)
+	}
+	return names
+}
+
+// keepAll is the keep of a Compact that only merges.
+func keepAll(Record) bool { return true }
 
 func TestAppendRecords(t *testing.T) {
 	s := newStore(t)
@@ -135,6 +165,10 @@ func TestRecordsStopsOnCallbackError(t *testing.T) {
 	assert.Equal(t, 2, n)
 }
 
+// TestTornTail: a torn last line, in the single-file registry or in the
+// segment of a writer killed mid-append, is skipped by readers and never
+// appended after; a compaction sets it aside, byte for byte, before it
+// removes its file.
 func TestTornTail(t *testing.T) {
 	tests := []struct {
 		name string
@@ -148,52 +182,82 @@ func TestTornTail(t *testing.T) {
 		{"CR only", "\r"},
 	}
 	for _, tt := range tests {
-		for _, only := range []bool{false, true} {
-			name := tt.name
-			if only {
-				name += " in an otherwise empty registry"
-			}
-			t.Run(name, func(t *testing.T) {
-				s := newStore(t)
-				var good []Record
-				var intact []byte
-				if !only {
-					good = []Record{record(0), record(1)}
-					require.NoError(t, s.Append(good))
-					intact = readRegistry(t, s)
+		for _, legacy := range []bool{false, true} {
+			for _, only := range []bool{false, true} {
+				name := tt.name + map[bool]string{false: " in a segment", true: " in the single-file registry"}[legacy]
+				if only {
+					name += ", otherwise empty"
 				}
-				appendRaw(t, s, tt.tail)
+				t.Run(name, func(t *testing.T) {
+					s := newStore(t)
+					var good []Record
+					path := s.RegistryPath()
+					if !legacy {
+						path = s.segmentPath(newWriter(Shard{}))
+					}
+					if !only {
+						good = []Record{record(0), record(1)}
+						appendRaw(t, path, line(t, record(0))+line(t, record(1)))
+					}
+					appendRaw(t, path, tt.tail)
+					torn, err := os.ReadFile(path)
+					require.NoError(t, err)
 
-				// Readers skip the torn tail.
-				assert.Equal(t, good, allRecords(t, s))
+					// Readers skip the torn tail.
+					assert.Equal(t, good, allRecords(t, s))
 
-				// A writer sets it aside, cuts it off and appends after
-				// the last intact line.
-				require.NoError(t, s.Append([]Record{record(2)}))
-				torn := tornFiles(t, s)
-				require.Len(t, torn, 1)
-				aside, err := os.ReadFile(torn[0])
-				require.NoError(t, err)
-				assert.True(t, aside != nil && string(aside) == tt.tail, "set-aside bytes differ: %d bytes", len(aside))
+					// A writer appends to its own segment, never after it.
+					require.NoError(t, s.Append([]Record{record(2)}))
+					assert.NotEqual(t, path, s.SegmentPath())
+					after, err := os.ReadFile(path)
+					require.NoError(t, err)
+					assert.True(t, bytes.Equal(torn, after), "the torn file was changed")
+					assert.Equal(t, line(t, record(2)), string(readRegistry(t, s)))
+					assert.Equal(t, append(good, record(2)), allRecords(t, s))
+					assert.Empty(t, tornFiles(t, s))
 
-				data := readRegistry(t, s)
-				assert.True(t, bytes.HasPrefix(data, intact), "intact lines changed")
-				line, err := json.Marshal(record(2))
-				require.NoError(t, err)
-				assert.Equal(t, string(line)+"\n", string(data[len(intact):]))
-				assert.Equal(t, append(good, record(2)), allRecords(t, s))
-			})
+					// A compaction sets the tail aside and removes the file.
+					_, err = s.Compact(keepAll)
+					require.NoError(t, err)
+					assert.NoFileExists(t, path)
+					set := tornFiles(t, s)
+					require.Len(t, set, 1)
+					assert.True(t, strings.HasPrefix(set[0], path+".torn-"), "%s is not beside %s", set[0], path)
+					aside, err := os.ReadFile(set[0])
+					require.NoError(t, err)
+					assert.True(t, string(aside) == tt.tail, "set-aside bytes differ: %d bytes", len(aside))
+					assert.Equal(t, append(good, record(2)), allRecords(t, s))
+				})
+			}
 		}
 	}
 }
 
-func TestTornTailSetAsideOnce(t *testing.T) {
+// TestFailedWriteStartsNewSegment: a Store whose write tore its own
+// segment (the write failed half done) never appends after the torn line:
+// it starts another segment, and the record is appended whole there.
+func TestFailedWriteStartsNewSegment(t *testing.T) {
 	s := newStore(t)
 	require.NoError(t, s.Append([]Record{record(0)}))
-	appendRaw(t, s, "torn")
-	require.NoError(t, s.Append([]Record{record(1)}))
-	require.NoError(t, s.Append([]Record{record(2)}))
-	assert.Len(t, tornFiles(t, s), 1, "an intact registry set something aside")
+	first := s.SegmentPath()
+	safefile.Hook = func(op safefile.Op) error {
+		if op.Kind == safefile.KindWrite && op.Path == first {
+			_, _ = op.File.Write(op.Data[:len(op.Data)/2])
+			return syscall.ENOSPC
+		}
+		return nil
+	}
+	err := s.Append([]Record{record(1)})
+	safefile.Hook = nil
+	require.ErrorIs(t, err, syscall.ENOSPC)
+
+	require.NoError(t, s.Append([]Record{record(1), record(2)}))
+	assert.NotEqual(t, first, s.SegmentPath())
+	assert.Equal(t, line(t, record(1))+line(t, record(2)), string(readRegistry(t, s)))
+	data, err := os.ReadFile(first)
+	require.NoError(t, err)
+	half := line(t, record(1))
+	assert.Equal(t, line(t, record(0))+half[:len(half)/2], string(data), "appended after a torn line")
 	assert.Equal(t, []Record{record(0), record(1), record(2)}, allRecords(t, s))
 }
 
@@ -218,8 +282,11 @@ func TestBadLines(t *testing.T) {
 		"null\n",
 		line(record(2)),
 	}
-	require.NoError(t, os.MkdirAll(s.Dir(), 0o700))
-	require.NoError(t, os.WriteFile(s.RegistryPath(), []byte(strings.Join(lines, "")), 0o600))
+	// The same lines in the single-file registry and in a segment: each
+	// bad line is reported with the file it is in.
+	seg := s.segmentPath(newWriter(Shard{}))
+	appendRaw(t, s.RegistryPath(), strings.Join(lines, ""))
+	appendRaw(t, seg, strings.Join(lines, ""))
 
 	var recs []Record
 	var bad []*BadLineError
@@ -228,7 +295,8 @@ func TestBadLines(t *testing.T) {
 		return nil
 	}, func(e *BadLineError) { bad = append(bad, e) })
 	require.NoError(t, err)
-	assert.Equal(t, []Record{record(0), record(1), record(2)}, recs, "records after a bad line are lost")
+	good := []Record{record(0), record(1), record(2)}
+	assert.Equal(t, append(good, good...), recs, "records after a bad line are lost")
 
 	offset := func(n int) int64 { // byte offset of 1-based line n
 		var off int64
@@ -241,15 +309,18 @@ func TestBadLines(t *testing.T) {
 	wantErrs := []string{"not JSON (at byte 1 of the line)", "a record without a hash", "not JSON (at byte 1 of the line)",
 		"not JSON (at byte 20 of the line)", `not a record: "hash" is a JSON number`, "not JSON (at byte 14 of the line)",
 		"not JSON (at byte 13 of the line)", "not a record: a JSON array", "a record without a hash"}
-	require.Len(t, bad, len(wantLines))
-	for i, n := range wantLines {
-		e := bad[i]
-		assert.Equal(t, s.RegistryPath(), e.Path)
+	require.Len(t, bad, 2*len(wantLines))
+	for i := range bad {
+		e, n, path := bad[i], wantLines[i%len(wantLines)], s.RegistryPath()
+		if i >= len(wantLines) {
+			path = seg
+		}
+		assert.Equal(t, path, e.Path)
 		assert.Equal(t, n, e.Line)
 		assert.Equal(t, offset(n), e.Offset, "line %d", n)
 		assert.Error(t, e.Err)
-		assert.Contains(t, e.Error(), fmt.Sprintf("%s:%d: byte %d: bad registry record: ", s.RegistryPath(), n, offset(n)))
-		assert.Equal(t, wantErrs[i], e.Err.Error(), "line %d: a few words, not the decoder's dump", n)
+		assert.Contains(t, e.Error(), fmt.Sprintf("%s:%d: byte %d: bad registry record: ", path, n, offset(n)))
+		assert.Equal(t, wantErrs[i%len(wantLines)], e.Err.Error(), "line %d: a few words, not the decoder's dump", n)
 		var be *BadLineError
 		assert.True(t, errors.As(error(e), &be))
 		assert.Equal(t, e.Err, errors.Unwrap(e))
@@ -258,16 +329,21 @@ func TestBadLines(t *testing.T) {
 	// Without a bad callback the good records still come through.
 	n := 0
 	require.NoError(t, s.Records(func(Record) error { n++; return nil }, nil))
-	assert.Equal(t, 3, n)
+	assert.Equal(t, 6, n)
 
-	// A bad line in the middle is kept as it is by the next append.
-	before := readRegistry(t, s)
+	// The files with bad lines are left as they are by the next append.
 	require.NoError(t, s.Append([]Record{record(3)}))
-	after := readRegistry(t, s)
-	assert.True(t, bytes.HasPrefix(after, before), "append rewrote earlier lines")
+	for _, path := range []string{s.RegistryPath(), seg} {
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.Equal(t, strings.Join(lines, ""), string(data), "append changed %s", path)
+	}
 	assert.Empty(t, tornFiles(t, s))
 }
 
+// TestConcurrentAppend: writers appending at once, some sharing a Store,
+// write one segment per Store, of whole lines, and readers see every
+// record, each writer's in its order.
 func TestConcurrentAppend(t *testing.T) {
 	const writers, each = 8, 50
 	dir := filepath.Join(t.TempDir(), "artifacts")
@@ -297,13 +373,20 @@ func TestConcurrentAppend(t *testing.T) {
 		require.NoError(t, err, "writer %d", w)
 	}
 
-	data := readRegistry(t, shared)
-	require.True(t, bytes.HasSuffix(data, []byte("\n")))
-	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	assert.Len(t, lines, writers*each)
-	for i, l := range lines {
-		assert.True(t, json.Valid([]byte(l)), "line %d is torn or interleaved: %q", i+1, l)
+	segs := segments(t, dir)
+	assert.Len(t, segs, 1+writers/2, "one segment per Store")
+	total := 0
+	for _, seg := range segs {
+		data, err := os.ReadFile(seg)
+		require.NoError(t, err)
+		require.True(t, bytes.HasSuffix(data, []byte("\n")))
+		lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+		total += len(lines)
+		for i, l := range lines {
+			assert.True(t, json.Valid([]byte(l)), "%s: line %d is torn or interleaved: %q", seg, i+1, l)
+		}
 	}
+	assert.Equal(t, writers*each, total)
 
 	recs := allRecords(t, shared)
 	require.Len(t, recs, writers*each)

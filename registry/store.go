@@ -37,7 +37,8 @@ const (
 // ObjectsDir is the directory of the objects inside a store.
 const ObjectsDir = "objects"
 
-// RegistryFile is the name of the registry inside a store.
+// RegistryFile is the name of the single-file registry of versions before
+// segments (see SegmentsDir): still read, never appended to.
 const RegistryFile = "registry.jsonl"
 
 // ObjectPath returns the path of an object relative to the store root.
@@ -80,12 +81,21 @@ type Store struct {
 	// two workers storing the same payload write it once.
 	puts [256]sync.Mutex
 
-	// appendMu guards known and knownEnd, the keys of the registry's
-	// records and the offset up to which they were read (see Append).
-	appendMu sync.Mutex
-	known    map[recordKey]bool
-	knownEnd int64
-	knownIno uint64
+	// appendMu guards known, the keys of the registry's records, and
+	// marks, how much of each registry file they were read from (see
+	// readKnown); and this Store's segment: its path, its name relative
+	// to the store, its length as this Store wrote it, and the shard of
+	// the segments it starts.
+	appendMu     sync.Mutex
+	known        map[recordKey]bool
+	marks        map[string]mark
+	seg, segName string
+	segEnd       int64
+	shard        Shard
+	// segDirSynced is set once this Store has fsynced the store's
+	// directory after creating a segment: the segments directory's entry
+	// is durable.
+	segDirSynced bool
 
 	// lockMu guards shared, the store's lock file held shared from the
 	// first write until Release (see holdShared).
@@ -408,6 +418,10 @@ func (s *Store) mkdirs(shard string) error {
 // effort: a shard it cannot read is left for the next run.
 func (s *Store) RemoveStaleTemps() int {
 	n, _ := safefile.RemoveStale(s.dir)
+	if _, err := s.readDir(SegmentsDir); err == nil { // not through a link
+		m, _ := safefile.RemoveStale(filepath.Join(s.dir, SegmentsDir))
+		n += m
+	}
 	root := filepath.Join(s.dir, ObjectsDir)
 	shards, _ := s.readDir(ObjectsDir)
 	for _, sh := range shards {

@@ -224,23 +224,32 @@ func testModes(t *testing.T) {
 	s := newStore(t)
 	d := mustPut(t, s, []byte("private"))
 	require.NoError(t, s.Append([]Record{{Hash: d.String(), Site: "x"}}))
-	// A torn tail makes Append write a file beside the registry.
-	f, err := os.OpenFile(s.RegistryPath(), os.O_WRONLY|os.O_APPEND, 0)
+	seg := s.SegmentPath()
+	fi, err := os.Stat(seg)
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o600), fi.Mode(), "%s", seg)
+	// A torn tail makes a compaction write a file beside the segment.
+	f, err := os.OpenFile(seg, os.O_WRONLY|os.O_APPEND, 0)
 	require.NoError(t, err)
 	_, err = f.WriteString(`{"torn`)
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	require.NoError(t, s.Append([]Record{{Hash: d.String(), Site: "y"}}))
-	torn, err := filepath.Glob(s.RegistryPath() + ".torn-*")
+	_, err = s.Compact(func(Record) bool { return true })
+	require.NoError(t, err)
+	torn, err := filepath.Glob(seg + ".torn-*")
 	require.NoError(t, err)
 	require.Len(t, torn, 1)
+	compacted, err := filepath.Glob(filepath.Join(s.Dir(), SegmentsDir, "*.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, compacted, 1)
+	require.NoError(t, s.Append([]Record{{Hash: d.String(), Site: "y"}}))
 
-	for _, dir := range []string{s.Dir(), filepath.Join(s.Dir(), ObjectsDir), filepath.Dir(s.Path(d))} {
+	for _, dir := range []string{s.Dir(), filepath.Join(s.Dir(), ObjectsDir), filepath.Dir(s.Path(d)), filepath.Join(s.Dir(), SegmentsDir)} {
 		fi, err := os.Stat(dir)
 		require.NoError(t, err)
 		assert.Equal(t, fs.ModeDir|0o700, fi.Mode(), "%s", dir)
 	}
-	for _, file := range []string{s.Path(d), s.RegistryPath(), torn[0]} {
+	for _, file := range []string{s.Path(d), s.SegmentPath(), compacted[0], torn[0]} {
 		fi, err := os.Stat(file)
 		require.NoError(t, err)
 		assert.Equal(t, fs.FileMode(0o600), fi.Mode(), "%s", file)

@@ -125,12 +125,12 @@ func listArtifacts(store *registry.Store, f lsFilter, bad func(*registry.BadLine
 		index  int
 		nbad   int
 	)
-	err := store.RecordsAt(func(r registry.Record, line int, offset int64) error {
+	err := store.RecordsAt(func(r registry.Record, at registry.Pos) error {
 		d, err := registry.ParseDigest(r.Hash)
 		if err != nil {
 			// A record of no artifact: reported as a bad line, not listed.
 			nbad++
-			bad(&registry.BadLineError{Path: store.RegistryPath(), Line: line, Offset: offset, Err: err})
+			bad(&registry.BadLineError{Path: at.Path, Line: at.Line, Offset: at.Offset, Err: err})
 			return nil
 		}
 		index++

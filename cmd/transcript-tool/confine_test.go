@@ -76,6 +76,7 @@ func newSentinel(t *testing.T, avoid ...registry.Digest) *sentinel {
 		fmt.Fprintf(&reg, `{"hash":"%s","size":777,"media":"text/plain; charset=utf-8","site":"/message/content","toolCallId":"call_sentinel","summary":"%s","createdAt":"2025-01-01T00:00:00Z"}`+"\n", d, sentinelMark)
 	}
 	writeFile(t, filepath.Join(s.root, registry.RegistryFile), []byte(reg.String()))
+	writeFile(t, filepath.Join(s.root, registry.SegmentsDir, "20250101T000000.000000000Z_sentinel_1_1.jsonl"), []byte(reg.String()))
 	writeFile(t, filepath.Join(s.root, "secret"), []byte(sentinelMark+" secret\n"))
 	writeFile(t, filepath.Join(s.root, "transcript.jsonl"), testsession.Pi(sentinelMark, 2, 5000))
 	require.NoError(t, os.Chmod(filepath.Join(s.root, "secret"), 0o600))
@@ -188,11 +189,33 @@ var storeLayouts = []storeLayout{
 		require.NoError(t, os.Symlink(filepath.Join(s.root, registry.ObjectsDir), objects))
 	}},
 	{"registry is a link", func(t *testing.T, store string, s *sentinel) {
-		reg := filepath.Join(store, registry.RegistryFile)
-		require.NoError(t, os.Remove(reg))
-		require.NoError(t, os.Symlink(filepath.Join(s.root, registry.RegistryFile), reg))
+		// The single-file registry of earlier versions, which is still
+		// read.
+		require.NoError(t, os.Symlink(filepath.Join(s.root, registry.RegistryFile), filepath.Join(store, registry.RegistryFile)))
+	}},
+	{"segments are a link", func(t *testing.T, store string, s *sentinel) {
+		segs := filepath.Join(store, registry.SegmentsDir)
+		require.NoError(t, os.Rename(segs, segs+".real"))
+		require.NoError(t, os.Symlink(filepath.Join(s.root, registry.SegmentsDir), segs))
+	}},
+	{"a segment is a link", func(t *testing.T, store string, s *sentinel) {
+		seg := filepath.Join(store, registry.SegmentsDir, "20250101T000000.000000000Z_link_1_1.jsonl")
+		require.NoError(t, os.Symlink(filepath.Join(s.root, registry.RegistryFile), seg))
 	}},
 	{"no link", func(t *testing.T, store string, s *sentinel) {}},
+}
+
+// registryProblem is what a command that stops at a planted registry line
+// or link says: the file, a segment or the single-file registry.
+const registryProblem = `registry(\.jsonl|/[^:\s]+\.jsonl)|registry is a symbolic link`
+
+// onlySegment returns the one segment of the registry of store.
+func onlySegment(t *testing.T, store string) string {
+	t.Helper()
+	segs, err := filepath.Glob(filepath.Join(store, registry.SegmentsDir, "*.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, segs, 1)
+	return segs[0]
 }
 
 // confinedCase is one command run against a store with planted links.
@@ -234,7 +257,7 @@ func TestConfinedCommands(t *testing.T) {
 			hostile := filepath.Join(work, "hostile.jsonl")
 			writeFile(t, hostile, hostileTranscript(s))
 			requireForgeryRestores(t, s)
-			f, err := os.OpenFile(filepath.Join(store, registry.RegistryFile), os.O_APPEND|os.O_WRONLY, 0)
+			f, err := os.OpenFile(onlySegment(t, store), os.O_APPEND|os.O_WRONLY, 0)
 			require.NoError(t, err)
 			_, err = f.Write(hostileRecords(s))
 			require.NoError(t, err)
@@ -253,11 +276,11 @@ func TestConfinedCommands(t *testing.T) {
 			ok, problems, usage := []int{exitOK}, []int{exitProblems}, []int{exitUsage}
 			problemsOrUsage := []int{exitProblems, exitUsage}
 			cases := []confinedCase{
-				{args: []string{"verify", "--store", store}, codes: problemsOrUsage, says: []string{`registry\.jsonl|objects is a symbolic link`}},
-				{args: []string{"verify", work}, codes: problemsOrUsage, says: []string{`registry\.jsonl|objects is a symbolic link`}},
+				{args: []string{"verify", "--store", store}, codes: problemsOrUsage, says: []string{registryProblem + `|objects is a symbolic link`}},
+				{args: []string{"verify", work}, codes: problemsOrUsage, says: []string{registryProblem + `|objects is a symbolic link`}},
 				{args: []string{"verify", "--json", hostile}, codes: problemsOrUsage, says: []string{`"line": 2,\s+"offset": 112,|symbolic link`}},
-				{args: []string{"ls", "--store", store}, codes: problemsOrUsage, says: []string{`registry\.jsonl`}},
-				{args: []string{"ls", "--json", "--store", store}, codes: problemsOrUsage, says: []string{`registry\.jsonl`}},
+				{args: []string{"ls", "--store", store}, codes: problemsOrUsage, says: []string{registryProblem}},
+				{args: []string{"ls", "--json", "--store", store}, codes: problemsOrUsage, says: []string{registryProblem}},
 				{args: []string{"cat", "--store", store, named}, codes: usage},
 				{args: []string{"cat", "--raw", "--store", store, named}, codes: usage},
 				{args: []string{"cat", "--store", store, named[:8]}, codes: usage},
@@ -269,8 +292,8 @@ func TestConfinedCommands(t *testing.T) {
 				{args: []string{"show", "--rehydrate", hostile}, codes: problems, says: []string{hostileLine, forgedLine}},
 				{args: []string{"show", "--rehydrate", "--full", "--store", store, session}, codes: []int{exitOK, exitProblems}, says: []string{`s\.jsonl:4: byte 534: `}},
 				{args: []string{"show", "--rehydrate", link}, codes: ok, reads: true},
-				{args: []string{"recall", hostile}, codes: []int{exitOK, exitUsage}, says: []string{`registry\.jsonl`}},
-				{args: []string{"recall", "--format", "json", session}, codes: []int{exitOK, exitUsage}, says: []string{`registry\.jsonl`}},
+				{args: []string{"recall", hostile}, codes: []int{exitOK, exitUsage}, says: []string{registryProblem}},
+				{args: []string{"recall", "--format", "json", session}, codes: []int{exitOK, exitUsage}, says: []string{registryProblem}},
 				{args: []string{"check", "--store", store, work}, codes: problems, says: []string{`hostile\.jsonl:2: reference does not restore: .*"\.\./\.\./x"`, `hostile\.jsonl:13: reference does not restore`}},
 				{args: []string{"stats", "--store", store, work}, codes: ok},
 				{args: []string{"rehydrate", hostile}, codes: problems, says: []string{hostileLine}},
@@ -343,7 +366,7 @@ func TestCatHostileIDs(t *testing.T) {
 	text := testsession.Text(1, 5000)
 	d := registry.Sum([]byte(text)).String()
 	id := d
-	f, err := os.OpenFile(filepath.Join(store, registry.RegistryFile), os.O_APPEND|os.O_WRONLY, 0)
+	f, err := os.OpenFile(onlySegment(t, store), os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)
 	rec, err := json.Marshal(registry.Record{Hash: d, Size: 5000, Media: "text/plain; charset=utf-8", Site: "/message/content",
 		ToolCallID: "../../etc/passwd", CreatedAt: "2025-01-01T00:00:00Z"})

@@ -1,0 +1,352 @@
+package registry
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// SegmentsDir is the directory of the registry's segments inside a store:
+// one file per writer, <writer id>.jsonl.
+const SegmentsDir = "registry"
+
+// segmentExt ends the name of every segment; other names in SegmentsDir
+// (temporary files, torn tails set aside) are not segments.
+const segmentExt = ".jsonl"
+
+// Shard is the share of the inputs a writer takes, K of N (the --shard
+// K/N of the command line); the zero Shard is all of them.
+type Shard struct{ K, N int }
+
+// Writer names the writer of one segment.
+type Writer struct {
+	Host  string
+	PID   int
+	Start time.Time // when the segment was started
+	// Seq tells apart the segments one process starts: those of two
+	// Stores opened on one store (two writers, even in one process), and
+	// the new segment a Store starts when a collector has compacted its
+	// last one away.
+	Seq   uint64
+	Shard Shard
+}
+
+// writerSeq numbers the writers of this process.
+var writerSeq atomic.Uint64
+
+// hostname is the host part of this process's writers, read once.
+var hostname = func() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "unknown-host"
+	}
+	return h
+}()
+
+// newWriter returns a Writer that no other segment of this process has
+// had, and that no other process's can have but by a host name, process
+// id and start time all equal.
+func newWriter(shard Shard) Writer {
+	return Writer{Host: hostname, PID: os.Getpid(), Start: time.Now().UTC(), Seq: writerSeq.Add(1), Shard: shard}
+}
+
+// ID returns w's id, the name of its segment without ".jsonl": its start
+// time (UTC, to the nanosecond), host, process id, sequence number and,
+// for a shard, "s<K>of<N>", joined by "_". The start time comes first, so
+// that segments sorted by name, the order readers merge them in, are
+// roughly in the order they were started: the first record of an
+// artifact is then its oldest. The host is cut to 64 bytes of letters,
+// digits, '.' and '-', any other byte made '-', so that the id is a safe
+// file name on every system, and never starts with '.'.
+func (w Writer) ID() string {
+	var host strings.Builder
+	for i := 0; i < len(w.Host) && host.Len() < 64; i++ {
+		c := w.Host[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' {
+			host.WriteByte(c)
+		} else {
+			host.WriteByte('-')
+		}
+	}
+	id := w.Start.UTC().Format("20060102T150405.000000000Z") + "_" + host.String() + "_" +
+		strconv.Itoa(w.PID) + "_" + strconv.FormatUint(w.Seq, 10)
+	if w.Shard.N > 0 {
+		id += fmt.Sprintf("_s%dof%d", w.Shard.K, w.Shard.N)
+	}
+	return id
+}
+
+// segmentPath returns the path of the segment of writer w.
+func (s *Store) segmentPath(w Writer) string {
+	return filepath.Join(s.dir, SegmentsDir, w.ID()+segmentExt)
+}
+
+// header is the first line of a segment written by Compact: the files
+// whose whole lines it holds, each up to a length and identified by the
+// SHA-256 of its bytes up to there, so that a file made anew under a
+// compacted file's name (by a writer of the single-file registry) is
+// never taken for it. It has no "hash", so that no reader takes it for a
+// record.
+type header struct {
+	Compacts []covered `json:"compacts"`
+}
+
+type covered struct {
+	File   string `json:"file"` // relative to the store, with '/'
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+var headerPrefix = []byte(`{"compacts":`)
+
+// regFile is one file of the registry opened by openRegistry.
+type regFile struct {
+	name string // relative to the store, with '/'
+	path string
+	f    *os.File
+	size int64 // when opened: bytes appended since are not read
+	// from is the offset up to which a compacted segment holds the
+	// file's lines, with lines lines before it; reading starts there.
+	from  int64
+	lines int
+	// header is the length of the segment's header line, if it has one.
+	header  int64
+	compact header
+}
+
+func closeAll(files []*regFile) {
+	for _, rf := range files {
+		rf.f.Close()
+	}
+}
+
+// maxListings bounds how often openRegistry lists the registry again
+// because a file it listed was removed before it opened it: once for
+// each compaction that ends meanwhile.
+const maxListings = 100
+
+// openRegistry opens the single-file registry of earlier versions, then
+// every segment, sorted by name, all at once, so that what it returns is
+// one state of the registry (see the package doc, # Compaction): a
+// segment listed and then removed before it is opened was merged into a
+// compacted segment renamed into place before its removal, so the files
+// are listed and opened again. A file that an opened compacted segment
+// holds is read only past what it holds. A store without a registry has
+// no files. The caller closes the files.
+func (s *Store) openRegistry() ([]*regFile, error) {
+	for try := 0; ; try++ {
+		files, err := s.tryOpenRegistry()
+		if errors.Is(err, fs.ErrNotExist) && try < maxListings {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := cover(files); err != nil {
+			closeAll(files)
+			return nil, err
+		}
+		return files, nil
+	}
+}
+
+// tryOpenRegistry lists and opens the registry's files; an error wrapping
+// fs.ErrNotExist says that a file listed was gone when it was opened.
+func (s *Store) tryOpenRegistry() ([]*regFile, error) {
+	names, err := s.registryNames()
+	if err != nil {
+		return nil, err
+	}
+	listed()
+	files := make([]*regFile, 0, len(names))
+	for _, name := range names {
+		path := filepath.Join(s.dir, filepath.FromSlash(name))
+		f, err := openNoFollow(path)
+		if err != nil {
+			closeAll(files)
+			return nil, err
+		}
+		rf := &regFile{name: name, path: path, f: f}
+		files = append(files, rf)
+		fi, err := f.Stat()
+		if err != nil {
+			closeAll(files)
+			return nil, err
+		}
+		if !fi.Mode().IsRegular() {
+			closeAll(files)
+			return nil, fmt.Errorf("registry %s is a %s, not a file", path, kind(fi.Mode()))
+		}
+		rf.size = fi.Size()
+		if name != RegistryFile {
+			if err := rf.readHeader(); err != nil {
+				closeAll(files)
+				return nil, err
+			}
+		}
+	}
+	return files, nil
+}
+
+// listed is called between the listing of the registry's files and their
+// opening, for tests that compact the registry there.
+var listed = func() {}
+
+// registryNames lists the registry's files relative to the store: the
+// single-file registry first, if it is there, then the segments sorted by
+// name, which is the order readers merge them in. Links are refused.
+func (s *Store) registryNames() ([]string, error) {
+	var names []string
+	if _, err := os.Lstat(filepath.Join(s.dir, RegistryFile)); err == nil {
+		names = append(names, RegistryFile)
+	}
+	entries, err := s.readDir(SegmentsDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return names, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries { // sorted by readDir
+		if isSegment(e.Name()) {
+			names = append(names, SegmentsDir+"/"+e.Name())
+		}
+	}
+	return names, nil
+}
+
+// isSegment reports whether a name in SegmentsDir is a segment's.
+func isSegment(name string) bool {
+	return strings.HasSuffix(name, segmentExt) && len(name) > len(segmentExt) && !isTemp(name)
+}
+
+// openNoFollow opens a registry file for reading, refusing a link; the
+// caller checks that it is a file.
+func openNoFollow(path string) (*os.File, error) {
+	// O_NONBLOCK: a named pipe planted under a registry file's name must
+	// not hang the open; it is then refused as not a file.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s %w", path, ErrLinked)
+	}
+	return f, err
+}
+
+// readHeader reads a segment's header line, if it starts with one.
+func (rf *regFile) readHeader() error {
+	if rf.size < int64(len(headerPrefix)) {
+		return nil
+	}
+	br := bufio.NewReader(io.NewSectionReader(rf.f, 0, rf.size))
+	start, err := br.Peek(len(headerPrefix))
+	if err != nil || !bytes.Equal(start, headerPrefix) {
+		return err
+	}
+	line, err := br.ReadBytes('\n')
+	if err == io.EOF {
+		return nil // torn: not a header
+	}
+	if err != nil {
+		return err
+	}
+	var h header
+	if api.Unmarshal(line, &h) != nil {
+		return nil // a bad line, for the readers to report
+	}
+	rf.header, rf.compact = int64(len(line)), h
+	return nil
+}
+
+// cover sets where reading each file starts: past the lines a compacted
+// segment among files holds, when the file still has those very bytes.
+func cover(files []*regFile) error {
+	byName := map[string][]covered{}
+	for _, rf := range files {
+		for _, c := range rf.compact.Compacts {
+			byName[c.File] = append(byName[c.File], c)
+		}
+	}
+	for _, rf := range files {
+		for _, c := range byName[rf.name] {
+			if c.Size <= rf.from || c.Size > rf.size {
+				continue
+			}
+			sum, lines, err := prefixSum(rf.f, c.Size)
+			if err != nil {
+				return fmt.Errorf("read registry %s: %w", rf.path, err)
+			}
+			if sum == c.SHA256 {
+				rf.from, rf.lines = c.Size, lines
+			}
+		}
+	}
+	return nil
+}
+
+// prefixSum returns the hex SHA-256 of f's first n bytes and how many
+// lines they end.
+func prefixSum(f *os.File, n int64) (string, int, error) {
+	h := sha256.New()
+	lines := 0
+	buf := make([]byte, 64<<10)
+	r := io.NewSectionReader(f, 0, n)
+	for {
+		k, err := r.Read(buf)
+		h.Write(buf[:k])
+		lines += bytes.Count(buf[:k], []byte{'\n'})
+		if err == io.EOF {
+			return hex.EncodeToString(h.Sum(nil)), lines, nil
+		}
+		if err != nil {
+			return "", 0, err
+		}
+	}
+}
+
+// scan calls fn for each whole line of rf past what a compacted segment
+// holds, but its header, with the line's number (from 1) and offset, and
+// returns the offset just past the last whole line: a torn last line is
+// never passed. With h, the bytes of rf up to that offset, all of them,
+// are also written to h.
+func (rf *regFile) scan(h hash.Hash, fn func(line []byte, n int, off int64) error) (int64, error) {
+	start, n := rf.from, rf.lines
+	if h != nil {
+		start, n = 0, 0
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(rf.f, start, rf.size-start), 64<<10)
+	off := start
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			n++
+			if h != nil {
+				h.Write(line)
+			}
+			if off >= rf.from && !(off == 0 && rf.header > 0) {
+				if ferr := fn(line, n, off); ferr != nil {
+					return off, ferr
+				}
+			}
+			off += int64(len(line))
+		}
+		if err == io.EOF {
+			return off, nil // a torn tail, if any, is not a line
+		}
+		if err != nil {
+			return off, err
+		}
+	}
+}
