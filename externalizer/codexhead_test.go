@@ -8,16 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestCodexHeadTinyBody: a function_call_output over the threshold
-// because of its header (up to 8 lines of 160 bytes stay inline) but whose
-// output after "Output:\n" is a few bytes. cutSite keeps the head whatever
-// the body's size, so a 5-byte artifact is stored and the line grows (the
-// head is kept inline and copied again into the marker's lit, plus the
-// hint and the marker): 1.4 KB becomes 3 KB at --threshold 1000. A payload
-// below the threshold becomes an artifact, and migrate makes the
-// transcript bigger. Fix: keep the head only when the body is itself
-// large (at least holeMin(threshold)), else store the string whole (or
-// leave it).
+// TestCodexHeadTinyBody: a function_call_output over the threshold only
+// because of Codex's header, with a few bytes of output after "Output:",
+// keeps no head inline: a five-byte artifact and the head copied into the
+// marker would make the line longer than it was.
 func TestCodexHeadTinyBody(t *testing.T) {
 	const threshold = 1000
 	header := strings.Repeat(strings.Repeat("A", 150)+"\n", 7) + "Output:\n"

@@ -8,20 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestAddedDuplicateAfterMarker: members an agent adds after the
-// marker "stay; the line still restores" (962550a). But the edits are
-// still resolved over the whole entry, the added members included: when
-// an added member repeats the key of an edited top-level member (a chat
-// tool message's "content"), Resolve (Dup 0) lands on the added member and
-// restore refuses it as "after the marker", and resolveDup (Dup 1) counts
-// the added member and lands on the wrong earlier one (the hash then
-// fails). Either way the migrated line no longer restores, and a later
-// migrate takes its marker for foreign content and wraps it, so that the
-// artifacts the inner marker needs are referenced by no marker gc reads.
-// No wrong bytes come out (the hash holds), but the line is lost to
-// rehydrate. Fix: resolve the marker's edits among the members before the
-// marker (the root's members up to at.mem), which is what the original
-// had.
+// TestAddedDuplicateAfterMarker: a marker's edits are found among the
+// members the entry had before its marker: a member an agent added after
+// it, named like an edited one (a chat tool message's "content"), is
+// neither taken for the edited member nor counted among its duplicates,
+// and the line restores.
 func TestAddedDuplicateAfterMarker(t *testing.T) {
 	big := jsonString(t, payloadText)
 	for _, tc := range []struct{ name, line string }{

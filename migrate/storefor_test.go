@@ -11,19 +11,10 @@ import (
 	"github.com/transcript-tool/transcript-tool/migrate"
 )
 
-// TestStoreForRelativePath: the default store of a transcript must
-// not depend on how its path is spelled. SessionRoot reads the folder
-// names of the path as given, so a Codex rollout named from inside its day
-// folder ("rollout-….jsonl", or "15/rollout-….jsonl" from the month) has
-// "." as its session root, and its store is the day folder's artifacts/,
-// where the same rollout named by its absolute path has sessions/artifacts.
-// Seen from the CLI: `migrate ~/.codex/sessions/2025/09/15/rollout-A.jsonl`,
-// then `cd ~/.codex/sessions/2025/09/15 && rehydrate rollout-A.jsonl`
-// fails with "artifact not found"; and `migrate rollout-B.jsonl` from
-// there creates 2025/09/15/artifacts, after which StoreFor's "a store
-// beside the transcript" rule sends even the absolute path of A there:
-// A no longer rehydrates, shows or verifies by any path. Fix: make path
-// absolute (filepath.Abs) before SessionRoot/StoreFor look at it.
+// TestStoreForRelativePath: the default store of a transcript does not
+// depend on how its path is spelled: a Codex rollout named from inside its
+// day folder, or from its month folder, has the store of its absolute
+// path, sessions/artifacts, so that what migrate wrote rehydrate finds.
 func TestStoreForRelativePath(t *testing.T) {
 	home := t.TempDir()
 	day := filepath.Join(home, ".codex", "sessions", "2025", "09", "15")

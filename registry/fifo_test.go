@@ -12,13 +12,10 @@ import (
 	"github.com/transcript-tool/transcript-tool/registry"
 )
 
-// TestFIFOObjectDoesNotHang: an object that is a named pipe (planted
-// in the store, or left by a broken copy) is corrupt, like a link or a
-// directory. openObject's fstat comes only after open(2), which on a FIFO
-// blocks until a writer appears: Open, Get, Verify, Resolve of a prefix
-// (which now hands the one damaged match to the open) and Put of the same
-// bytes (found -> verify) hang forever, deaf to SIGTERM. The open must not
-// block (O_NONBLOCK, cleared after the fstat, or an lstat first).
+// TestFIFOObjectDoesNotHang: an object that is a named pipe (planted in
+// the store, or left by a broken copy) is corrupt, like a link or a
+// directory, and is refused at once: opened without blocking, where a
+// plain open(2) of a FIFO waits for a writer, deaf to SIGTERM.
 func TestFIFOObjectDoesNotHang(t *testing.T) {
 	dir := t.TempDir()
 	st := registry.Open(dir)
