@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/store/local"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -26,7 +28,7 @@ type memStore map[registry.Digest][]byte
 func (m memStore) open(d registry.Digest) (io.ReadCloser, error) {
 	data, ok := m[d]
 	if !ok {
-		return nil, fmt.Errorf("%s: %w", d, registry.ErrNotFound)
+		return nil, fmt.Errorf("%s: %w", d, store.ErrNotFound)
 	}
 	return io.NopCloser(bytes.NewReader(data)), nil
 }
@@ -47,7 +49,7 @@ func (m memStore) put(a Artifact) error {
 	return nil
 }
 
-func testPath(d registry.Digest) string { return "artifacts/" + registry.ObjectPath(d) }
+func testPath(d registry.Digest) string { return "artifacts/" + local.ObjectPath(d) }
 
 // roundTrip rewrites every line of input with f and restores it, checking
 // that the restored bytes equal the input. It returns the rewritten bytes

@@ -66,12 +66,14 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"path/filepath"
 	"slices"
 	"sort"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -125,29 +127,27 @@ func (r *Report) add(f Finding) {
 // registry record, and objects no given transcript refers to, are
 // information. It returns an error only when it could not read something
 // it had to (the store's directories, a transcript file).
-func Verify(ctx context.Context, store *registry.Store, transcripts []string) (Report, error) {
-	rep := Report{Store: store.Dir()}
+func Verify(ctx context.Context, st *registry.Store, transcripts []string) (Report, error) {
+	rep := Report{Store: st.Dir()}
 	objects := map[registry.Digest]string{}
-	err := store.Objects(func(o registry.Object) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	err := st.Each(ctx, func(d store.Digest, fi store.FileInfo) error {
 		rep.Objects++
-		rep.Bytes += o.Info.Size()
-		objects[o.Digest] = o.Path
-		if err := store.Verify(o.Digest); err != nil {
-			rep.add(Finding{Severity: Error, Path: o.Path, Message: reason(err)})
+		rep.Bytes += fi.Size
+		path := st.Name(d)
+		objects[d] = path
+		if err := st.Verify(ctx, d); err != nil {
+			rep.add(Finding{Severity: Error, Path: path, Message: reason(err)})
 		}
 		return nil
-	}, func(path string, why error) {
-		rep.add(Finding{Severity: Error, Path: path, Message: why.Error()})
+	}, func(name string, why error) {
+		rep.add(Finding{Severity: Error, Path: filepath.Join(st.Dir(), name), Message: why.Error()})
 	})
 	if err != nil {
 		return rep, err
 	}
 
 	missing := map[registry.Digest]bool{}
-	err = store.RecordsAt(func(r registry.Record, at registry.Pos) error {
+	err = st.RecordsAt(func(r registry.Record, at registry.Pos) error {
 		rep.Records++
 		d, err := registry.ParseDigest(r.Hash)
 		if err != nil {
@@ -170,14 +170,14 @@ func Verify(ctx context.Context, store *registry.Store, transcripts []string) (R
 	referenced := map[registry.Digest]bool{}
 	for _, path := range transcripts {
 		rep.Transcripts++
-		if err := verifyTranscript(ctx, path, store, referenced, &rep); err != nil {
+		if err := verifyTranscript(ctx, path, st, referenced, &rep); err != nil {
 			return rep, err
 		}
 	}
 	rep.References = len(referenced)
 
 	// What gc given the same transcripts would delete, grace aside.
-	cl, err := readClaims(store, transcripts)
+	cl, err := readClaims(st, transcripts)
 	if err != nil {
 		return rep, err
 	}
@@ -219,7 +219,7 @@ func Verify(ctx context.Context, store *registry.Store, transcripts []string) (R
 
 // verifyTranscript rebuilds every migrated line of a transcript into a
 // hash, which checks its artifacts and the rebuilt line.
-func verifyTranscript(ctx context.Context, path string, store *registry.Store, referenced map[registry.Digest]bool, rep *Report) error {
+func verifyTranscript(ctx context.Context, path string, st *registry.Store, referenced map[registry.Digest]bool, rep *Report) error {
 	return migrate.Lines(path, func(l transcript.Line) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -233,7 +233,7 @@ func verifyTranscript(ctx context.Context, path string, store *registry.Store, r
 			referenced[d] = true
 		}
 		if err == nil {
-			_, err = externalizer.RestoreTo(io.Discard, l.Text, start, store.Open)
+			_, err = externalizer.RestoreTo(io.Discard, l.Text, start, st.Opener(ctx))
 		}
 		if err != nil {
 			rep.add(Finding{Severity: Error, Path: path, Line: l.Num, Offset: l.Offset, Message: reason(err)})
@@ -245,9 +245,9 @@ func verifyTranscript(ctx context.Context, path string, store *registry.Store, r
 // reason words an error for a finding.
 func reason(err error) string {
 	switch {
-	case errors.Is(err, registry.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound):
 		return "missing artifact: " + err.Error()
-	case errors.Is(err, registry.ErrCorrupt):
+	case errors.Is(err, store.ErrCorrupt):
 		return "corrupt artifact: " + err.Error()
 	}
 	return err.Error()

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
-	"github.com/transcript-tool/transcript-tool/internal/safefile"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -89,12 +89,12 @@ type GCReport struct {
 // from before it reads the first transcript until the last deletion.
 // Every transcript is read before anything is removed; one that cannot
 // be read, or whose references cannot be, stops GC with nothing removed.
-func GC(ctx context.Context, store *registry.Store, transcripts []string, opts GCOptions) (GCReport, error) {
-	rep := GCReport{Store: store.Dir(), Transcripts: len(transcripts), Removed: opts.Remove}
+func GC(ctx context.Context, st *registry.Store, transcripts []string, opts GCOptions) (GCReport, error) {
+	rep := GCReport{Store: st.Dir(), Transcripts: len(transcripts), Removed: opts.Remove}
 	if opts.Remove {
-		lock, err := store.LockExclusive(ctx, func() {
+		lock, err := st.LockExclusive(ctx, func() {
 			if opts.Waiting != nil {
-				opts.Waiting(store.Dir())
+				opts.Waiting(st.Dir())
 			}
 		})
 		if errors.Is(err, fs.ErrNotExist) {
@@ -103,7 +103,7 @@ func GC(ctx context.Context, store *registry.Store, transcripts []string, opts G
 		if err != nil {
 			return rep, err
 		}
-		defer lock.Unlock()
+		defer lock.Close()
 	}
 	referenced := map[registry.Digest]bool{}
 	for _, path := range transcripts {
@@ -111,20 +111,20 @@ func GC(ctx context.Context, store *registry.Store, transcripts []string, opts G
 			return rep, err
 		}
 	}
-	cl, err := readClaims(store, transcripts)
+	cl, err := readClaims(st, transcripts)
 	if err != nil {
 		return rep, err
 	}
 
-	var doomed []registry.Object
+	var doomed []object
 	elsewhere, gone := map[string]bool{}, map[string]bool{}
-	err = store.Objects(func(o registry.Object) error {
+	err = st.Each(ctx, func(d store.Digest, fi store.FileInfo) error {
 		rep.Objects++
-		if referenced[o.Digest] {
+		if referenced[d] {
 			rep.Referenced++
 			return nil
 		}
-		switch c := cl.of(o.Digest); {
+		switch c := cl.of(d); {
 		case c.elsewhere != "":
 			elsewhere[c.elsewhere] = true
 		case c.gone && !opts.PruneMissing:
@@ -132,10 +132,10 @@ func GC(ctx context.Context, store *registry.Store, transcripts []string, opts G
 			gone[c.goneSource] = true
 		case !c.recorded && !opts.PruneMissing:
 			rep.Unrecorded++
-		case young(o.Info, opts):
+		case young(fi, opts):
 			rep.Young++
 		default:
-			doomed = append(doomed, o)
+			doomed = append(doomed, object{d, fi})
 		}
 		return nil
 	}, func(string, error) {})
@@ -144,11 +144,10 @@ func GC(ctx context.Context, store *registry.Store, transcripts []string, opts G
 	}
 	rep.ElsewhereIn, rep.GoneIn = slices.Sorted(maps.Keys(elsewhere)), slices.Sorted(maps.Keys(gone))
 
-	dirs := map[string]bool{}
-	var removed []registry.Object
+	var removed []store.Digest
 	for _, o := range doomed {
 		if opts.Remove {
-			ok, err := remove(o, opts)
+			ok, err := remove(ctx, st, o.d, opts)
 			if err != nil {
 				return rep, err
 			}
@@ -156,19 +155,16 @@ func GC(ctx context.Context, store *registry.Store, transcripts []string, opts G
 				rep.Young++
 				continue
 			}
-			dirs[filepath.Dir(o.Path)] = true
-			removed = append(removed, o)
+			removed = append(removed, o.d)
 		}
-		rep.Collected = append(rep.Collected, Collected{Path: o.Path, Size: o.Info.Size()})
-		rep.Bytes += o.Info.Size()
-	}
-	for dir := range dirs {
-		if err := safefile.SyncDir(dir); err != nil {
-			return rep, err
-		}
+		rep.Collected = append(rep.Collected, Collected{Path: st.Name(o.d), Size: o.fi.Size})
+		rep.Bytes += o.fi.Size
 	}
 	if opts.Remove {
-		n, err := compact(store, removed)
+		if err := st.Flush(ctx); err != nil {
+			return rep, err
+		}
+		n, err := compact(ctx, st, removed)
 		if err != nil {
 			return rep, fmt.Errorf("compact the registry: %w", err)
 		}
@@ -177,28 +173,36 @@ func GC(ctx context.Context, store *registry.Store, transcripts []string, opts G
 	return rep, nil
 }
 
-// young reports whether an object is within the grace period.
-func young(fi fs.FileInfo, opts GCOptions) bool {
-	return opts.Now.Sub(fi.ModTime()) < opts.Grace
+// object is an object GC found.
+type object struct {
+	d  store.Digest
+	fi store.FileInfo
 }
 
-// remove deletes a doomed object unless it has been freshened since the
+// young reports whether an object is within the grace period.
+func young(fi store.FileInfo, opts GCOptions) bool {
+	return opts.Now.Sub(fi.ModTime) < opts.Grace
+}
+
+// remove deletes a doomed object unless it has been touched since the
 // scan, by a writer that does not take the store's lock: the look just
 // before the deletion narrows that race from the whole scan to an instant.
 // It reports whether it deleted the object; one gone already counts as
 // deleted.
-func remove(o registry.Object, opts GCOptions) (bool, error) {
-	fi, err := os.Lstat(o.Path)
-	if errors.Is(err, fs.ErrNotExist) {
+func remove(ctx context.Context, st *registry.Store, d store.Digest, opts GCOptions) (bool, error) {
+	fi, err := st.Backend().Stat(ctx, store.ObjectHandle(d))
+	switch {
+	case errors.Is(err, store.ErrNotExist):
 		return true, nil
-	}
-	if err != nil {
+	case errors.Is(err, store.ErrNotFile):
+		// Not an object at all: removing it is what a collector of
+		// unreferenced objects does with it.
+	case err != nil:
 		return false, err
-	}
-	if young(fi, opts) {
+	case young(fi, opts):
 		return false, nil
 	}
-	if err := os.Remove(o.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := st.Remove(ctx, d); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -208,19 +212,19 @@ func remove(o registry.Object, opts GCOptions) (bool, error) {
 // of objects already missing, so that it keeps records of what the store
 // holds. The records of an artifact kept stay, whatever transcript they
 // name: they are all that says where it came from.
-func compact(store *registry.Store, removed []registry.Object) (int, error) {
+func compact(ctx context.Context, st *registry.Store, removed []store.Digest) (int, error) {
 	deleted := map[registry.Digest]bool{}
-	for _, o := range removed {
-		deleted[o.Digest] = true
+	for _, d := range removed {
+		deleted[d] = true
 	}
 	present := map[registry.Digest]bool{}
-	if err := store.Objects(func(o registry.Object) error {
-		present[o.Digest] = true
+	if err := st.Each(ctx, func(d store.Digest, _ store.FileInfo) error {
+		present[d] = true
 		return nil
 	}, func(string, error) {}); err != nil {
 		return 0, err
 	}
-	return store.Compact(func(r registry.Record) bool {
+	return st.Compact(func(r registry.Record) bool {
 		d, err := registry.ParseDigest(r.Hash)
 		if err != nil {
 			return true // not a record of an artifact: Verify reports it

@@ -14,6 +14,8 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/fsck"
 	"github.com/transcript-tool/transcript-tool/registry"
+	storepkg "github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // TestGCKeeps: which unreferenced artifacts GC keeps, by what the registry
@@ -51,19 +53,19 @@ func TestGCKeeps(t *testing.T) {
 				}
 				alias := filepath.Join(dir, "alias.jsonl")
 				require.NoError(t, os.Link(given, alias))
-				store := registry.Open(filepath.Join(dir, "artifacts"))
-				d, _, err := store.Put([]byte("the artifact"))
+				store := registry.New(local.New(filepath.Join(dir, "artifacts")))
+				d, _, err := store.Put(context.Background(), []byte("the artifact"))
 				require.NoError(t, err)
 				require.NoError(t, store.Release())
 				if tt.recorded {
 					src := map[string]string{"": "", "given": given, "other": other, "alias": alias, "gone": filepath.Join(dir, "gone.jsonl")}[tt.source]
-					require.NoError(t, store.Append([]registry.Record{{Hash: d.String(), Source: src, CreatedAt: "2025-01-01T00:00:00Z"}}))
+					require.NoError(t, store.Append(context.Background(), []registry.Record{{Hash: d.String(), Source: src, CreatedAt: "2025-01-01T00:00:00Z"}}))
 					require.NoError(t, store.Release())
 				}
 				then := time.Now().Add(-tt.age)
 				require.NoError(t, os.Chtimes(store.Path(d), then, then))
 
-				rep, err := fsck.GC(context.Background(), registry.Open(store.Dir()), []string{given},
+				rep, err := fsck.GC(context.Background(), registry.New(local.New(store.Dir())), []string{given},
 					fsck.GCOptions{Grace: time.Hour, Remove: true, PruneMissing: prune, Now: time.Now()})
 				require.NoError(t, err)
 				deleted := !tt.kept
@@ -72,10 +74,10 @@ func TestGCKeeps(t *testing.T) {
 				}
 				if deleted {
 					assert.Len(t, rep.Collected, 1)
-					assert.ErrorIs(t, store.Verify(d), registry.ErrNotFound)
+					assert.ErrorIs(t, store.Verify(context.Background(), d), storepkg.ErrNotFound)
 				} else {
 					assert.Empty(t, rep.Collected)
-					assert.NoError(t, store.Verify(d))
+					assert.NoError(t, store.Verify(context.Background(), d))
 				}
 			})
 		}
@@ -89,17 +91,17 @@ func TestGCLock(t *testing.T) {
 	dir := t.TempDir()
 	given := filepath.Join(dir, "t.jsonl")
 	require.NoError(t, os.WriteFile(given, []byte("{}\n"), 0o600))
-	writer := registry.Open(filepath.Join(dir, "artifacts"))
-	_, _, err := writer.Put([]byte("being migrated"))
+	writer := registry.New(local.New(filepath.Join(dir, "artifacts")))
+	_, _, err := writer.Put(context.Background(), []byte("being migrated"))
 	require.NoError(t, err)
 
-	_, err = fsck.GC(context.Background(), registry.Open(writer.Dir()), []string{given}, fsck.GCOptions{Now: time.Now()})
+	_, err = fsck.GC(context.Background(), registry.New(local.New(writer.Dir())), []string{given}, fsck.GCOptions{Now: time.Now()})
 	require.NoError(t, err, "a dry run does not wait")
 
 	waited := make(chan string, 1)
 	done := make(chan error)
 	go func() {
-		_, err := fsck.GC(context.Background(), registry.Open(writer.Dir()), []string{given},
+		_, err := fsck.GC(context.Background(), registry.New(local.New(writer.Dir())), []string{given},
 			fsck.GCOptions{Remove: true, PruneMissing: true, Now: time.Now(), Waiting: func(s string) { waited <- s }})
 		done <- err
 	}()
@@ -108,7 +110,7 @@ func TestGCLock(t *testing.T) {
 	require.NoError(t, <-done)
 
 	missing := filepath.Join(dir, "none")
-	rep, err := fsck.GC(context.Background(), registry.Open(missing), []string{given}, fsck.GCOptions{Remove: true, Now: time.Now()})
+	rep, err := fsck.GC(context.Background(), registry.New(local.New(missing)), []string{given}, fsck.GCOptions{Remove: true, Now: time.Now()})
 	require.NoError(t, err)
 	assert.Zero(t, rep.Objects)
 	assert.NoDirExists(t, missing)
@@ -129,8 +131,8 @@ func TestGCCompactsSegments(t *testing.T) {
 	old := time.Now().Add(-2 * time.Hour)
 	var digests []registry.Digest
 	for i, src := range []string{given, other, other} {
-		w := registry.Open(storeDir)
-		d, _, err := w.Put([]byte(fmt.Sprintf("artifact %d", i)))
+		w := registry.New(local.New(storeDir))
+		d, _, err := w.Put(context.Background(), []byte(fmt.Sprintf("artifact %d", i)))
 		require.NoError(t, err)
 		require.NoError(t, os.Chtimes(w.Path(d), old, old))
 		rec := registry.Record{Hash: d.String(), Source: src, CreatedAt: "2025-01-01T00:00:00Z"}
@@ -140,7 +142,7 @@ func TestGCCompactsSegments(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, os.WriteFile(filepath.Join(storeDir, registry.RegistryFile), append(line, '\n'), 0o600))
 		} else {
-			require.NoError(t, w.Append([]registry.Record{rec}))
+			require.NoError(t, w.Append(context.Background(), []registry.Record{rec}))
 		}
 		require.NoError(t, w.Release())
 		digests = append(digests, d)
@@ -155,28 +157,28 @@ func TestGCCompactsSegments(t *testing.T) {
 	}
 	require.Len(t, files(), 3)
 
-	_, err := fsck.GC(context.Background(), registry.Open(storeDir), []string{given}, fsck.GCOptions{Grace: time.Hour, Now: time.Now()})
+	_, err := fsck.GC(context.Background(), registry.New(local.New(storeDir)), []string{given}, fsck.GCOptions{Grace: time.Hour, Now: time.Now()})
 	require.NoError(t, err)
 	assert.Len(t, files(), 3, "a dry run compacted")
 
-	rep, err := fsck.GC(context.Background(), registry.Open(storeDir), []string{given},
+	rep, err := fsck.GC(context.Background(), registry.New(local.New(storeDir)), []string{given},
 		fsck.GCOptions{Grace: time.Hour, Remove: true, Now: time.Now()})
 	require.NoError(t, err)
 	require.Len(t, rep.Collected, 1)
 	assert.Equal(t, 1, rep.RecordsDropped)
 	require.Len(t, files(), 1, "one segment")
 	var hashes []string
-	require.NoError(t, registry.Open(storeDir).Records(func(r registry.Record) error {
+	require.NoError(t, registry.New(local.New(storeDir)).Records(func(r registry.Record) error {
 		hashes = append(hashes, r.Hash)
 		return nil
 	}, func(e *registry.BadLineError) { t.Error(e) }))
 	assert.Equal(t, []string{digests[2].String(), digests[1].String()}, hashes, "the earlier version's record first")
 
 	// A record of an artifact the store lacks, reported where it is.
-	w := registry.Open(storeDir)
-	require.NoError(t, w.Append([]registry.Record{{Hash: digests[0].String(), Source: other, CreatedAt: "2025-01-01T00:00:00Z"}}))
+	w := registry.New(local.New(storeDir))
+	require.NoError(t, w.Append(context.Background(), []registry.Record{{Hash: digests[0].String(), Source: other, CreatedAt: "2025-01-01T00:00:00Z"}}))
 	require.NoError(t, w.Release())
-	v, err := fsck.Verify(context.Background(), registry.Open(storeDir), nil)
+	v, err := fsck.Verify(context.Background(), registry.New(local.New(storeDir)), nil)
 	require.NoError(t, err)
 	var found []fsck.Finding
 	for _, f := range v.Findings {

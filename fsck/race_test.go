@@ -21,6 +21,8 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
+	storepkg "github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // The gc scenarios of issue 19 run this many times each; make soak
@@ -146,7 +148,7 @@ func TestGCMovedTree(t *testing.T) {
 		age(t, store)
 		why := fmt.Sprintf("moved %v, registry cut to %d of %d lines", moved, cut, len(lines))
 
-		rep, err := fsck.GC(context.Background(), registry.Open(store), []string{x},
+		rep, err := fsck.GC(context.Background(), registry.New(local.New(store)), []string{x},
 			fsck.GCOptions{Remove: true, Now: time.Now()})
 		require.NoError(t, err, why)
 		assertRestores(t, append([]string{x}, ys...), store, why)
@@ -154,7 +156,7 @@ func TestGCMovedTree(t *testing.T) {
 
 		// What --prune-missing deletes is what verify said it would, and
 		// so never what x refers to.
-		v, err := fsck.Verify(context.Background(), registry.Open(store), []string{x})
+		v, err := fsck.Verify(context.Background(), registry.New(local.New(store)), []string{x})
 		require.NoError(t, err)
 		var promised []string
 		for _, f := range v.Findings {
@@ -162,7 +164,7 @@ func TestGCMovedTree(t *testing.T) {
 				promised = append(promised, f.Path)
 			}
 		}
-		rep, err = fsck.GC(context.Background(), registry.Open(store), []string{x},
+		rep, err = fsck.GC(context.Background(), registry.New(local.New(store)), []string{x},
 			fsck.GCOptions{Remove: true, PruneMissing: true, Now: time.Now()})
 		require.NoError(t, err, why)
 		var deleted []string
@@ -233,7 +235,7 @@ func (r *racer) run(t *testing.T, path, store string, opts fsck.GCOptions, rng *
 		<-start
 		time.Sleep(delay)
 		opts.Now = time.Now()
-		_, gcErr = fsck.GC(context.Background(), registry.Open(store), []string{path}, opts)
+		_, gcErr = fsck.GC(context.Background(), registry.New(local.New(store)), []string{path}, opts)
 	}()
 	close(start)
 	wg.Wait()
@@ -262,7 +264,7 @@ func memTempDir(t *testing.T) string {
 // resolves to an intact artifact of store.
 func assertRestores(t *testing.T, paths []string, store, why string) {
 	t.Helper()
-	rep, err := fsck.Verify(context.Background(), registry.Open(store), paths)
+	rep, err := fsck.Verify(context.Background(), registry.New(local.New(store)), paths)
 	require.NoError(t, err)
 	for _, f := range rep.Findings {
 		assert.NotEqual(t, fsck.Error, f.Severity, "%s: %s", why, f)
@@ -304,8 +306,9 @@ func copyTree(t *testing.T, src, dst string) {
 func age(t *testing.T, store string) {
 	t.Helper()
 	old := time.Now().Add(-aged)
-	require.NoError(t, registry.Open(store).Objects(func(o registry.Object) error {
-		return os.Chtimes(o.Path, old, old)
+	st := registry.New(local.New(store))
+	require.NoError(t, st.Each(context.Background(), func(d storepkg.Digest, _ storepkg.FileInfo) error {
+		return os.Chtimes(st.Path(d), old, old)
 	}, func(string, error) {}))
 }
 

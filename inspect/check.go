@@ -288,7 +288,11 @@ func checkFile(ctx context.Context, path string, opts CheckOptions, c *checked) 
 	}
 	var restore externalizer.Opener
 	if opts.Store != "" {
-		restore = registry.Open(opts.Store).Open
+		st, err := registry.Open(opts.Store)
+		if err != nil {
+			return err
+		}
+		restore = st.Opener(ctx)
 	}
 	var sites []externalizer.Site
 	names := newToolNames()

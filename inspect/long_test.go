@@ -2,6 +2,7 @@ package inspect_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"image"
 	"image/jpeg"
@@ -19,6 +20,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // longSession has lines longer than migrate.LongLine: two tool results
@@ -174,10 +176,10 @@ func TestCheckTooLargeMigratedLine(t *testing.T) {
 		jsonString(text(1, 5000)) + `}]},"nums":[` + strings.Repeat("1,", 9<<20) + `1]}`
 	dir := tree(t, map[string]string{"s.jsonl": string(testsession.Pi("m", 1, 300))})
 	migrateTree(t, dir)
-	store := registry.Open(filepath.Join(dir, migrate.StoreDirName))
+	store := registry.New(local.New(filepath.Join(dir, migrate.StoreDirName)))
 	pi, _ := externalizer.Lookup("pi")
 	x := &externalizer.Externalizer{Format: pi, Threshold: threshold, PathFor: store.Path, Put: func(a externalizer.Artifact) error {
-		_, _, err := store.PutSum(a.Digest, a.Data)
+		_, _, err := store.PutSum(context.Background(), a.Digest, a.Data)
 		return err
 	}}
 	res, err := x.Rewrite([]byte(line), 0)

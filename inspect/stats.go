@@ -223,7 +223,10 @@ func (s *stats) file(ctx context.Context, path string) error {
 		fs.format = UnknownFormat
 	}
 	storeDir := migrate.StoreFor(s.opts.Store, path)
-	store := registry.Open(storeDir)
+	store, err := registry.Open(storeDir)
+	if err != nil {
+		return err
+	}
 	var imgs lineImages
 	x := &externalizer.Externalizer{
 		Format:    format,
@@ -239,7 +242,7 @@ func (s *stats) file(ctx context.Context, path string) error {
 			}
 			return nil
 		},
-		Open: store.Open,
+		Open: store.Opener(ctx),
 	}
 	var all, big []externalizer.Site
 	err = scan(ctx, t, s.opts.Threshold, false, func(l *line) error {
@@ -315,7 +318,7 @@ func (s *stats) file(ctx context.Context, path string) error {
 		fs.notes = append(fs.notes, Finding{Kind: KindNote, File: path,
 			Message: "unknown transcript format: counted by lines and bytes only; migrate would leave it"})
 	}
-	s.add(fs, store)
+	s.add(ctx, fs, store)
 	return nil
 }
 
@@ -379,7 +382,7 @@ func artifactImageTokens(a externalizer.Artifact) int64 {
 var errHeaderRead = errors.New("image header read")
 
 // add adds the counts of a file read to its end.
-func (s *stats) add(fs *fileStats, store *registry.Store) {
+func (s *stats) add(ctx context.Context, fs *fileStats, store *registry.Store) {
 	s.rep.Files++
 	s.rep.Findings = append(s.rep.Findings, fs.notes...)
 	s.formats.merge(fs.formats)
@@ -411,7 +414,7 @@ func (s *stats) add(fs *fileStats, store *registry.Store) {
 		s.seen[k] = true
 		m.Unique++
 		m.UniqueBytes += size
-		if store.Verify(d) != nil {
+		if store.Verify(ctx, d) != nil {
 			m.New++
 			m.NewBytes += size
 		}

@@ -12,6 +12,8 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
+	storepkg "github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // TestStoreLinksNeverFollowed plants symbolic links inside a store, to an
@@ -29,7 +31,7 @@ func TestStoreLinksNeverFollowed(t *testing.T) {
 
 	store := filepath.Join(dir, migrate.StoreDirName)
 	objectOf := func(i int) string {
-		return registry.Open(store).Path(registry.Sum([]byte(testsession.Text(i, payload))))
+		return registry.New(local.New(store)).Path(registry.Sum([]byte(testsession.Text(i, payload))))
 	}
 
 	// An artifact replaced by a link: rehydrate refuses it as corrupt and
@@ -43,7 +45,7 @@ func TestStoreLinksNeverFollowed(t *testing.T) {
 	require.NoError(t, os.Symlink(secret, obj))
 	var out bytes.Buffer
 	err := migrate.RehydrateTo(&out, a, "", nil)
-	assert.ErrorIs(t, err, registry.ErrCorrupt)
+	assert.ErrorIs(t, err, storepkg.ErrCorrupt)
 	assert.NotContains(t, out.String(), "not an artifact")
 
 	// Migrating the same payload again replaces the link by the artifact.
@@ -68,7 +70,7 @@ func TestStoreLinksNeverFollowed(t *testing.T) {
 	sum := migrateRun(t, migrate.Options{}, c)
 	r := result(t, sum, c)
 	assert.Equal(t, migrate.StatusFailed, r.Status)
-	assert.ErrorIs(t, r.Err, registry.ErrLinked)
+	assert.ErrorIs(t, r.Err, storepkg.ErrLinked)
 	assert.Equal(t, cData, readFile(t, c))
 
 	// A registry that is a link: refused, the transcript left as it was.
@@ -92,7 +94,7 @@ func TestStoreLinksNeverFollowed(t *testing.T) {
 		sum = migrateRun(t, migrate.Options{}, c)
 		r = result(t, sum, c)
 		assert.Equal(t, migrate.StatusFailed, r.Status, "%s -> %s", link.at, link.to)
-		assert.ErrorIs(t, r.Err, registry.ErrLinked, "%s -> %s", link.at, link.to)
+		assert.ErrorIs(t, r.Err, storepkg.ErrLinked, "%s -> %s", link.at, link.to)
 		assert.Equal(t, cData, readFile(t, c))
 	}
 

@@ -27,6 +27,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // The test binary doubles as the process that crashes: started with
@@ -44,6 +45,10 @@ const (
 type childSpec struct {
 	Scenario string
 	Root     string
+	// BackendAt, when not 0, kills the child at the BackendAt-th call of
+	// its store backends (see store/faulty), instead of at a file
+	// operation.
+	BackendAt int
 }
 
 func TestMain(m *testing.M) {
@@ -84,7 +89,11 @@ func child(spec string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	sum := migrate.Run(context.Background(), inputs, sc.options(cs.Root))
+	opts := sc.options(cs.Root)
+	if cs.BackendAt > 0 {
+		opts.OpenStore = killAtCall(cs.BackendAt)
+	}
+	sum := migrate.Run(context.Background(), inputs, opts)
 	if err := json.NewEncoder(os.Stdout).Encode(sum); err != nil {
 		return 2
 	}
@@ -298,10 +307,10 @@ func (ref *reference) checkInterrupted(t *testing.T, root string, crashed bool) 
 			}
 			data := readFile(t, path)
 			assert.True(t, crashed || len(data) == 0 || data[len(data)-1] == '\n', "%s has a torn tail", rel)
-		case name == registry.LockFile && filepath.Base(filepath.Dir(rel)) == migrate.StoreDirName:
+		case name == local.LockFile && filepath.Base(filepath.Dir(rel)) == migrate.StoreDirName:
 		case tornAside(rel):
 			assert.True(t, crashed, "%s: torn registry tail without a crash", rel)
-		case filepath.Base(filepath.Dir(filepath.Dir(rel))) == registry.ObjectsDir:
+		case filepath.Base(filepath.Dir(filepath.Dir(rel))) == local.ObjectsDir:
 			assert.Equal(t, name, sha(t, path), "%s: an artifact is not complete", rel)
 			assert.Equal(t, name[:2], filepath.Base(filepath.Dir(rel)), "%s: wrong shard", rel)
 			assert.Contains(t, ref.tree, rel, "%s: an artifact no run would write", rel)
@@ -375,7 +384,21 @@ func ageTemps(t *testing.T, root string) {
 // whether it was killed.
 func crashChild(t *testing.T, sc *scenario, root string, k int, tear bool) (killed bool, out []byte) {
 	t.Helper()
-	spec, err := json.Marshal(childSpec{Scenario: sc.name, Root: root})
+	return runChild(t, childSpec{Scenario: sc.name, Root: root}, k, tear)
+}
+
+// crashChildAtCall runs sc in a child killed at the k-th call of its
+// store backends.
+func crashChildAtCall(t *testing.T, sc *scenario, root string, k int) (killed bool, out []byte) {
+	t.Helper()
+	return runChild(t, childSpec{Scenario: sc.name, Root: root, BackendAt: k}, 0, false)
+}
+
+// runChild runs a child with spec, killed at its k-th file operation when
+// k is not 0 (tearing the write there when tear is set).
+func runChild(t *testing.T, cs childSpec, k int, tear bool) (killed bool, out []byte) {
+	t.Helper()
+	spec, err := json.Marshal(cs)
 	require.NoError(t, err)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+string(spec))

@@ -22,6 +22,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // runWith migrates the scenario's tree at root with in as the hook of
@@ -173,7 +174,7 @@ func checkFailure(t *testing.T, sc *scenario, root string, sum migrate.Summary, 
 // to root), migrate refuses the transcript before it writes anything, and
 // goes on with the others.
 func TestFaultRefusesUnwritable(t *testing.T) {
-	for _, where := range []string{"", migrate.StoreDirName, filepath.Join(migrate.StoreDirName, registry.ObjectsDir), filepath.Join(migrate.StoreDirName, registry.SegmentsDir)} {
+	for _, where := range []string{"", migrate.StoreDirName, filepath.Join(migrate.StoreDirName, local.ObjectsDir), filepath.Join(migrate.StoreDirName, registry.SegmentsDir)} {
 		t.Run("dir/"+where, func(t *testing.T) {
 			root := t.TempDir()
 			ro, rw := filepath.Join(root, "ro"), filepath.Join(root, "rw")
@@ -321,7 +322,7 @@ func TestModesUnderUmask(t *testing.T) {
 				}
 			}
 			if err == nil {
-				_, err = registry.Open(storeDir).Compact(func(registry.Record) bool { return true })
+				_, err = registry.New(local.New(storeDir)).Compact(func(registry.Record) bool { return true })
 			}
 			if err == nil {
 				writeFile(t, filepath.Join(src, "d.jsonl"), testsession.Pi("d", 1, 2*payload), modes["d.jsonl"])
@@ -386,16 +387,16 @@ func TestRemovesTempFilesOfKilledRun(t *testing.T) {
 	shard := filepath.Dir(filepath.Join(store, names[0]))
 
 	leftovers := map[string]bool{ // path → removed by the run
-		filepath.Join(dir, ".s.jsonl.tmp-123"):                          true,
-		filepath.Join(dir, ".s.jsonl.bak.tmp-456"):                      true,
-		filepath.Join(shard, "."+filepath.Base(names[0])+".tmp-1"):      true,
-		filepath.Join(store, ".registry.jsonl.torn-1.tmp-2"):            true,
-		filepath.Join(store, registry.SegmentsDir, ".x.jsonl.tmp-7"):    true,
-		filepath.Join(shard, ".young.tmp-3"):                            false,
-		filepath.Join(dir, ".other.jsonl.tmp-4"):                        false, // another transcript's
-		filepath.Join(dir, ".s.jsonl.tmp-x"):                            false, // not a temporary file name
-		filepath.Join(dir, "s.jsonl.tmp-5"):                             false,
-		filepath.Join(store, registry.ObjectsDir, "zz", ".stray.tmp-6"): false, // not a shard
+		filepath.Join(dir, ".s.jsonl.tmp-123"):                       true,
+		filepath.Join(dir, ".s.jsonl.bak.tmp-456"):                   true,
+		filepath.Join(shard, "."+filepath.Base(names[0])+".tmp-1"):   true,
+		filepath.Join(store, ".registry.jsonl.torn-1.tmp-2"):         true,
+		filepath.Join(store, registry.SegmentsDir, ".x.jsonl.tmp-7"): true,
+		filepath.Join(shard, ".young.tmp-3"):                         false,
+		filepath.Join(dir, ".other.jsonl.tmp-4"):                     false, // another transcript's
+		filepath.Join(dir, ".s.jsonl.tmp-x"):                         false, // not a temporary file name
+		filepath.Join(dir, "s.jsonl.tmp-5"):                          false,
+		filepath.Join(store, local.ObjectsDir, "zz", ".stray.tmp-6"): false, // not a shard
 	}
 	old := time.Now().Add(-2 * safefile.StaleAge)
 	for p := range leftovers {

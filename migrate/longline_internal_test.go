@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // shrinking reads data until it has served limit bytes, and from then on
@@ -41,7 +43,7 @@ func (s *shrinking) ReadAt(p []byte, off int64) (int, error) {
 func TestRestoreLongLineShrunk(t *testing.T) {
 	line := bytes.Repeat([]byte("x"), LongLine+100)
 	data := append(append([]byte{}, line...), "\n{}\n"...)
-	store := registry.Open(t.TempDir())
+	store := registry.New(local.New(t.TempDir()))
 	for _, tt := range []struct {
 		name  string
 		limit int
@@ -52,13 +54,13 @@ func TestRestoreLongLineShrunk(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
 			at := &shrinking{data: data, limit: tt.limit, cut: LongLine / 2}
-			_, err := restoreFile(&out, bytes.NewReader(data), at, "s.jsonl", store)
+			_, err := restoreFile(&out, bytes.NewReader(data), at, "s.jsonl", store.Opener(context.Background()))
 			require.ErrorIs(t, err, ErrSourceChanged)
 			assert.NotContains(t, out.String(), "{}", "lines after the short one were written")
 		})
 	}
 	var out bytes.Buffer
-	copied, err := restoreFile(&out, bytes.NewReader(data), bytes.NewReader(data), "s.jsonl", store)
+	copied, err := restoreFile(&out, bytes.NewReader(data), bytes.NewReader(data), "s.jsonl", store.Opener(context.Background()))
 	require.NoError(t, err)
 	assert.True(t, copied)
 	assert.Equal(t, data, out.Bytes())

@@ -20,6 +20,8 @@ import (
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/store/location"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -41,6 +43,9 @@ type Options struct {
 	Format    string // "" detects the format per file
 	Jobs      int    // 0 uses every core
 	Progress  Progress
+	// OpenStore opens the backend of a store; nil is location.Open. Tests
+	// wrap backends in fault injectors with it.
+	OpenStore func(spec string) (store.Backend, error) `json:"-"`
 }
 
 // Progress receives the number of input bytes processed.
@@ -127,7 +132,10 @@ func Run(ctx context.Context, inputs []Input, opts Options) Summary {
 	if opts.Threshold <= 0 {
 		opts.Threshold = DefaultThreshold
 	}
-	stores := &storeSet{m: map[string]*storeEntry{}}
+	stores := &storeSet{m: map[string]*storeEntry{}, open: opts.OpenStore}
+	if stores.open == nil {
+		stores.open = location.Open
+	}
 	results := forEach(ctx, inputs, opts.Jobs, func(in Input) FileResult {
 		return migrateFile(ctx, in, opts, stores)
 	})
@@ -224,6 +232,7 @@ func largestFirst(inputs []Input, jobs int) []int {
 type storeSet struct {
 	mu        sync.Mutex
 	m         map[string]*storeEntry
+	open      func(spec string) (store.Backend, error)
 	temps     safefile.Sweeper
 	summaries externalizer.Summaries
 }
@@ -246,18 +255,22 @@ func (s *storeEntry) wouldWrite(d registry.Digest) bool {
 	first := !s.planned[d]
 	s.planned[d] = true
 	s.plannedMu.Unlock()
-	return first && s.Verify(d) != nil
+	return first && s.Verify(context.Background(), d) != nil
 }
 
-func (s *storeSet) get(dir string) *storeEntry {
+func (s *storeSet) get(dir string) (*storeEntry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, ok := s.m[dir]
 	if !ok {
-		st = &storeEntry{Store: registry.Open(dir), planned: map[registry.Digest]bool{}}
+		b, err := s.open(dir)
+		if err != nil {
+			return nil, err
+		}
+		st = &storeEntry{Store: registry.New(b), planned: map[registry.Digest]bool{}}
 		s.m[dir] = st
 	}
-	return st
+	return st, nil
 }
 
 // removeStaleTemps removes, once per run, what writers killed in an
@@ -271,14 +284,14 @@ func (s *storeEntry) removeStaleTemps() {
 // object's absolute path, which an agent opens with its own read tool from
 // whatever its working directory, or its path under storeAs, the store's
 // location as the agent sees it, when that is set.
-func PathFor(store *registry.Store, storeAs string) func(registry.Digest) string {
+func PathFor(st *registry.Store, storeAs string) func(registry.Digest) string {
 	if storeAs == "" {
-		return store.Path
+		return st.Path
 	}
 	// Joined as text, not cleaned: storeAs may be a URL.
 	base := strings.TrimSuffix(storeAs, "/") + "/"
 	return func(d registry.Digest) string {
-		return base + filepath.ToSlash(registry.ObjectPath(d))
+		return base + store.Key(store.ObjectHandle(d))
 	}
 }
 
@@ -355,20 +368,24 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 		return res
 	}
 	res.Format = format.Name()
-	store := stores.get(StoreFor(opts.Store, dest))
-	pathFor := PathFor(store.Store, opts.StoreAs)
+	st, err := stores.get(StoreFor(opts.Store, dest))
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	pathFor := PathFor(st.Store, opts.StoreAs)
 	var putErr error // a failure of the store, not of the input
 	put := func(a externalizer.Artifact) error {
 		res.Artifacts++
 		created := false
 		if opts.DryRun {
-			created = store.wouldWrite(a.Digest)
+			created = st.wouldWrite(a.Digest)
 		} else {
 			var err error
 			if a.Stream != nil {
-				_, created, err = store.PutStream(a.Digest, a.Stream)
+				_, created, err = st.PutStream(ctx, a.Digest, a.Stream)
 			} else {
-				_, created, err = store.PutSum(a.Digest, a.Data)
+				_, created, err = st.PutSum(ctx, a.Digest, a.Data)
 			}
 			if err != nil {
 				putErr = err
@@ -382,17 +399,17 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 		}
 		return nil
 	}
-	x := &externalizer.Externalizer{Format: format, Threshold: opts.Threshold, PathFor: pathFor, Put: put, Open: store.Open,
+	x := &externalizer.Externalizer{Format: format, Threshold: opts.Threshold, PathFor: pathFor, Put: put, Open: st.Opener(ctx),
 		Summaries: &stores.summaries}
 
 	var out *safefile.File
 	if !opts.DryRun {
-		if err := checkWritable(dest, store.Store); err != nil {
+		if err := checkWritable(dest, st.Store); err != nil {
 			res.Err = fmt.Errorf("%s: %w; nothing was written", in.Path, err)
 			return res
 		}
 		removeTemps(&stores.temps, in.Path, dest, inPlace)
-		store.removeStaleTemps()
+		st.removeStaleTemps()
 		if opts.Out != "" {
 			if err := safefile.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
 				res.Err = err
@@ -502,7 +519,7 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 		res.Status = done
 		return res
 	}
-	if err := store.Append(records); err != nil {
+	if err := st.Append(ctx, records); err != nil {
 		res.Err = fmt.Errorf("%s: %w", in.Path, err)
 		return res
 	}
@@ -672,16 +689,12 @@ func sameContent(path string, pfi os.FileInfo, bak string, bfi os.FileInfo) (boo
 // output directory or store this process cannot write: otherwise artifacts
 // could be written for a transcript that cannot be replaced, or a long
 // transcript read before the first artifact fails.
-func checkWritable(dest string, store *registry.Store) error {
-	for _, p := range []string{
-		filepath.Dir(dest),
-		store.Dir(),
-		filepath.Join(store.Dir(), registry.ObjectsDir),
-		filepath.Join(store.Dir(), registry.SegmentsDir),
-	} {
-		if err := safefile.Writable(p); err != nil {
-			return err
-		}
+func checkWritable(dest string, st *registry.Store) error {
+	if err := safefile.Writable(filepath.Dir(dest)); err != nil {
+		return err
+	}
+	if w, ok := store.As[interface{ Writable() error }](st.Backend()); ok {
+		return w.Writable()
 	}
 	return nil
 }

@@ -24,6 +24,8 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
+	storepkg "github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/store/local"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -88,7 +90,7 @@ func rehydrate(t *testing.T, path, store string) []byte {
 func objects(t *testing.T, store string) []string {
 	t.Helper()
 	var names []string
-	err := filepath.WalkDir(filepath.Join(store, registry.ObjectsDir), func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join(store, local.ObjectsDir), func(path string, d fs.DirEntry, err error) error {
 		if errors.Is(err, fs.ErrNotExist) {
 			return filepath.SkipAll
 		}
@@ -487,7 +489,7 @@ func TestMigrateFailureDoesNotStopOthers(t *testing.T) {
 
 		r := result(t, sum, bad)
 		assert.Equal(t, migrate.StatusFailed, r.Status)
-		assert.ErrorIs(t, r.Err, registry.ErrNotFound)
+		assert.ErrorIs(t, r.Err, storepkg.ErrNotFound)
 		var ie *transcript.InputError
 		require.ErrorAs(t, r.Err, &ie)
 		assert.Equal(t, 4, ie.Line)
@@ -590,7 +592,7 @@ func TestMigrateSourceChanged(t *testing.T) {
 func normalized(t *testing.T, dir, root string) []registry.Record {
 	t.Helper()
 	var recs []registry.Record
-	err := registry.Open(dir).Records(func(r registry.Record) error {
+	err := registry.New(local.New(dir)).Records(func(r registry.Record) error {
 		rel, err := filepath.Rel(root, r.Source)
 		r.Source, r.CreatedAt = rel, ""
 		recs = append(recs, r)
@@ -739,7 +741,7 @@ func TestRehydrateMissingArtifact(t *testing.T) {
 	var buf bytes.Buffer
 	err := migrate.RehydrateTo(&buf, path, "", nil)
 
-	assert.ErrorIs(t, err, registry.ErrNotFound)
+	assert.ErrorIs(t, err, storepkg.ErrNotFound)
 	var ie *transcript.InputError
 	require.ErrorAs(t, err, &ie)
 	assert.True(t, bytes.HasPrefix(orig, buf.Bytes()), "a wrong byte was written")
@@ -936,13 +938,13 @@ func TestRehydrateToWritesNothingOfABrokenFile(t *testing.T) {
 	writeFile(t, path, orig, 0o600)
 	migrateRun(t, migrate.Options{}, path)
 	last := registry.Sum([]byte(testsession.Text(3, payload)))
-	object := filepath.Join(dir, migrate.StoreDirName, registry.ObjectPath(last))
+	object := filepath.Join(dir, migrate.StoreDirName, local.ObjectPath(last))
 	saved := readFile(t, object)
 	require.NoError(t, os.Remove(object))
 
 	var out bytes.Buffer
 	err := migrate.RehydrateTo(&out, path, "", nil)
-	require.ErrorIs(t, err, registry.ErrNotFound)
+	require.ErrorIs(t, err, storepkg.ErrNotFound)
 	assert.Contains(t, err.Error(), "s.jsonl:8:")
 	assert.Zero(t, out.Len(), "bytes were written before the error")
 

@@ -41,7 +41,11 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 	if err != nil {
 		return err
 	}
-	store := registry.Open(StoreFor(storeDir, path))
+	st, err := registry.Open(StoreFor(storeDir, path))
+	if err != nil {
+		return err
+	}
+	open := st.Opener(context.Background())
 	// each runs fn over the lines of the file from its start.
 	each := func(p Progress, fn func(l transcript.Line, long *io.SectionReader) error) error {
 		if _, err := src.Seek(0, io.SeekStart); err != nil {
@@ -58,7 +62,7 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 		if long != nil {
 			return nil
 		}
-		_, err := externalizer.RestoreTo(io.Discard, l.Text, transcript.JSONStart(l), store.Open)
+		_, err := externalizer.RestoreTo(io.Discard, l.Text, transcript.JSONStart(l), open)
 		return err
 	})
 	if err == nil {
@@ -69,7 +73,7 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	err = each(progress, func(l transcript.Line, long *io.SectionReader) error {
-		return restoreLine(bw, l, long, store)
+		return restoreLine(bw, l, long, open)
 	})
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
@@ -86,11 +90,11 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 // discards it. copied reports whether a long line was copied from at,
 // which reads it more than once: the caller then checks that the file did
 // not change meanwhile.
-func restoreFile(w io.Writer, src io.Reader, at io.ReaderAt, path string, store *registry.Store) (copied bool, err error) {
+func restoreFile(w io.Writer, src io.Reader, at io.ReaderAt, path string, open externalizer.Opener) (copied bool, err error) {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	err = eachLine(src, at, path, func(l transcript.Line, long *io.SectionReader) error {
 		copied = copied || long != nil
-		return restoreLine(bw, l, long, store)
+		return restoreLine(bw, l, long, open)
 	})
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
@@ -101,7 +105,7 @@ func restoreFile(w io.Writer, src io.Reader, at io.ReaderAt, path string, store 
 // restoreLine writes the original of one line and its end of line. A long
 // line (long reads its bytes) holds no marker: eachLine reads one that
 // does whole. It is copied as it is.
-func restoreLine(w io.Writer, l transcript.Line, long *io.SectionReader, store *registry.Store) error {
+func restoreLine(w io.Writer, l transcript.Line, long *io.SectionReader, open externalizer.Opener) error {
 	if long != nil {
 		n, err := io.Copy(w, long)
 		if err == nil && n != l.Len {
@@ -113,7 +117,7 @@ func restoreLine(w io.Writer, l transcript.Line, long *io.SectionReader, store *
 		_, err = w.Write(l.EOL)
 		return err
 	}
-	changed, err := externalizer.RestoreTo(w, l.Text, transcript.JSONStart(l), store.Open)
+	changed, err := externalizer.RestoreTo(w, l.Text, transcript.JSONStart(l), open)
 	if err != nil {
 		return err
 	}
@@ -241,8 +245,12 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 			return res
 		}
 		defer releaseEnc()
-		store := registry.Open(StoreFor(opts.Store, in.Path))
-		copied, err := restoreFile(enc, dr, at, in.Path, store)
+		st, err := registry.Open(StoreFor(opts.Store, in.Path))
+		if err != nil {
+			res.Err = err
+			return res
+		}
+		copied, err := restoreFile(enc, dr, at, in.Path, st.Opener(ctx))
 		if err != nil {
 			res.Err = err
 			return res

@@ -1,7 +1,6 @@
 package migrate
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store/location"
 )
 
 // Input is one transcript to process.
@@ -181,30 +181,8 @@ func notSession(name string) bool {
 	return strings.HasSuffix(name, ".trajectory.jsonl")
 }
 
-// isStore reports whether dir is an artifact store: it has a single-file
-// registry, or a registry directory beside objects or the store's lock
-// (a folder that merely has a "registry" subfolder is no store), or it is
-// called like the default store and has objects.
-func isStore(dir string) bool {
-	if exists(filepath.Join(dir, registry.RegistryFile)) {
-		return true
-	}
-	objects := exists(filepath.Join(dir, registry.ObjectsDir))
-	if isDir(filepath.Join(dir, registry.SegmentsDir)) && (objects || exists(filepath.Join(dir, registry.LockFile))) {
-		return true
-	}
-	return filepath.Base(dir) == StoreDirName && objects
-}
-
-func isDir(path string) bool {
-	fi, err := os.Lstat(path)
-	return err == nil && fi.IsDir()
-}
-
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil || !errors.Is(err, fs.ErrNotExist)
-}
+// isStore reports whether dir is an artifact store (see location.IsStore).
+func isStore(dir string) bool { return location.IsStore(dir, StoreDirName) }
 
 // CheckDests refuses inputs that would be written to the same file under
 // out: two files with one name from different directories would otherwise

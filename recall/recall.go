@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store"
 )
 
 // Options are the budgets of a section. Lengths are Unicode code points;
@@ -168,7 +170,7 @@ func (k *known) tool(d registry.Digest) string {
 // registry's when the store lacks it, or 0. It never follows a link out of
 // the store (Store.Size).
 func artifactSize(store *registry.Store, d registry.Digest, rec registry.Record) int64 {
-	if n, err := store.Size(d); err == nil {
+	if n, err := store.Size(context.Background(), d); err == nil {
 		return n
 	}
 	return max(rec.Size, 0)
@@ -181,7 +183,7 @@ func artifactSize(store *registry.Store, d registry.Digest, rec registry.Record)
 // the call that made the artifact (its command, its exit status), is
 // preferred to one made from the bytes and the tool's name alone.
 func describe(store *registry.Store, d registry.Digest, rec registry.Record, tool, source string) (string, string) {
-	r, err := store.Open(d)
+	r, err := store.Open(context.Background(), d)
 	if err != nil {
 		return unreadable(err), rec.Media
 	}
@@ -198,9 +200,9 @@ func describe(store *registry.Store, d registry.Digest, rec registry.Record, too
 
 func unreadable(err error) string {
 	switch {
-	case errors.Is(err, registry.ErrNotFound), errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, fs.ErrNotExist):
 		return "unreadable: not in the store"
-	case errors.Is(err, registry.ErrCorrupt):
+	case errors.Is(err, store.ErrCorrupt):
 		return "unreadable: corrupt, its bytes do not match its hash"
 	}
 	return display.Line("unreadable: "+err.Error(), externalizer.DescribeMax)

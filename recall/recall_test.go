@@ -19,6 +19,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // fixture is a session of each kind of artifact: text, JSON, an image,
@@ -31,7 +32,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) fixture {
 	t.Helper()
-	store := registry.Open(filepath.Join(t.TempDir(), "artifacts"))
+	store := registry.New(local.New(filepath.Join(t.TempDir(), "artifacts")))
 	var f fixture
 	f.store = store
 	f.text = putObject(t, store, []byte("go test ./...\n--- FAIL: TestX (0.00s)\nok\n"))
@@ -119,7 +120,7 @@ func TestBuild(t *testing.T) {
 
 func TestBuildGolden(t *testing.T) {
 	t.Chdir(t.TempDir())
-	store := registry.Open("artifacts")
+	store := registry.New(local.New("artifacts"))
 	a := putObject(t, store, []byte("hello\nworld\n"))
 	writeRegistry(t, store, []registry.Record{{Hash: a.String(), Size: 12, Media: externalizer.MediaText, ToolCallID: "c1"}})
 	l := lines{format: "chat"}
@@ -142,7 +143,7 @@ func TestBuildGolden(t *testing.T) {
 
 func TestBuildNoArtifacts(t *testing.T) {
 	s := scan(t, "chat", `{"role":"user","content":"hi"}`+"\n")
-	sec, err := Build(s, registry.Open(filepath.Join(t.TempDir(), "none")), DefaultOptions, nil)
+	sec, err := Build(s, registry.New(local.New(filepath.Join(t.TempDir(), "none"))), DefaultOptions, nil)
 	require.NoError(t, err)
 	assert.Empty(t, sec.Items)
 	assert.True(t, strings.HasSuffix(sec.Text, "\n\n"+noArtifacts+"\n"), sec.Text)
@@ -300,7 +301,7 @@ func checkSection(t *testing.T, sec Section, refs []Ref, opts Options) {
 // randomStore makes a store of random artifacts, some missing, some
 // corrupt, and a session of a random format referencing them.
 func randomStore(t *testing.T, rng *rand.Rand) (*registry.Store, *Session) {
-	store := registry.Open(filepath.Join(t.TempDir(), "artifacts"))
+	store := registry.New(local.New(filepath.Join(t.TempDir(), "artifacts")))
 	format := formats[rng.IntN(len(formats))]
 	l := lines{format: format}
 	l.header(randomText(rng, 1))
@@ -402,7 +403,7 @@ func TestComposeProperties(t *testing.T) {
 // FuzzRecall builds the section of any transcript bytes, in any format,
 // with any budgets, over a store holding the artifacts the seeds name.
 func FuzzRecall(f *testing.F) {
-	store := registry.Open(filepath.Join(f.TempDir(), "artifacts"))
+	store := registry.New(local.New(filepath.Join(f.TempDir(), "artifacts")))
 	rng := rand.New(rand.NewPCG(1, 1))
 	var ids []registry.Digest
 	var recs []registry.Record

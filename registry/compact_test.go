@@ -2,7 +2,9 @@ package registry_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"github.com/transcript-tool/transcript-tool/store/local"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,10 +56,10 @@ func registryFiles(t *testing.T, dir string) []string {
 // Stores append to.
 func TestCompact(t *testing.T) {
 	dir := t.TempDir()
-	s1, s2 := registry.Open(dir), registry.Open(dir)
+	s1, s2 := registry.New(local.New(dir)), registry.New(local.New(dir))
 	writeLegacy(t, dir, recLine(t, rec("0"))+"{not json\n")
-	require.NoError(t, s1.Append([]registry.Record{rec("a"), rec("b")}))
-	require.NoError(t, s2.Append([]registry.Record{rec("c")}))
+	require.NoError(t, s1.Append(context.Background(), []registry.Record{rec("a"), rec("b")}))
+	require.NoError(t, s2.Append(context.Background(), []registry.Record{rec("c")}))
 	f, err := os.OpenFile(s2.SegmentPath(), os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)
 	_, err = f.WriteString("{not json either\n")
@@ -94,7 +96,7 @@ func TestCompact(t *testing.T) {
 
 	// s2 remembers the old files' records; it must append to a new
 	// segment.
-	require.NoError(t, s2.Append([]registry.Record{rec("d"), rec("b")}))
+	require.NoError(t, s2.Append(context.Background(), []registry.Record{rec("d"), rec("b")}))
 	assert.NotEqual(t, compacted, s2.SegmentPath())
 
 	recs, bad := hashes(t, s1)
@@ -133,7 +135,7 @@ func TestCompact(t *testing.T) {
 // and compacting makes none.
 func TestCompactNothing(t *testing.T) {
 	dir := t.TempDir()
-	n, err := registry.Open(dir).Compact(func(registry.Record) bool { return true })
+	n, err := registry.New(local.New(dir)).Compact(func(registry.Record) bool { return true })
 	require.NoError(t, err)
 	assert.Zero(t, n)
 	assert.NoDirExists(t, filepath.Join(dir, registry.SegmentsDir))

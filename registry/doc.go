@@ -1,5 +1,7 @@
-// Package registry is the content-addressed artifact store and its
-// append-only registry of where each artifact came from.
+// Package registry is the append-only registry of where each artifact of
+// a store came from. A Store is a store's objects (package store, over a
+// store.Backend) together with its registry; the registry's files are
+// kept in the store's local folder.
 //
 // # Layout
 //
@@ -16,11 +18,9 @@
 //
 // # Guarantees
 //
-// An object is written to a temporary file in its shard directory, fsynced
-// and renamed; Sync fsyncs the directories touched since the last Sync, so a
-// caller batches directory syncs and still knows when objects are durable.
-// Every read re-hashes the bytes: an object whose bytes do not match its
-// name is reported as ErrCorrupt, never served, and Put replaces it.
+// Objects are package store's: every read re-hashes, a damaged object is
+// reported as store.ErrCorrupt, never served, and Put replaces it; Flush
+// makes what was stored durable (see store.Backend).
 //
 // A Store appends only to its own segment, so no two writers, on one
 // machine or on several sharing the store, ever append to one file. The
@@ -93,8 +93,9 @@
 //
 // # Locking
 //
-// The file lock in the store's root is a flock(2) lock: a Store that
-// writes (Put, PutSum, PutStream, Append) takes it shared before its first
+// A local store's lock is a flock(2) lock on a file in its folder (see
+// store.Locker and package store/local): a Store that writes (Put,
+// PutSum, PutStream, Append) takes it shared before its first
 // write looks for an object, and keeps it until Release, so that a
 // collector, which takes it exclusively (LockExclusive), never runs
 // between a writer's finding or writing an object and the transcript that
@@ -107,6 +108,10 @@
 // Temporary files of writers killed before their rename are hidden
 // (".<name>.tmp-<digits>") and removed by RemoveStaleTemps once they are
 // old enough that no live writer can own them.
+//
+// Append makes the objects its records name durable first (Flush), then
+// writes the records: SPEC's order, objects before records before the
+// transcript that refers to them.
 //
 // Store and its methods are safe for concurrent use, also by several
 // processes on one store.

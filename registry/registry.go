@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -69,7 +70,7 @@ func (s *Store) SetShard(shard Shard) {
 // rehydrated and migrated again, leaves the registry as one run would.
 // The Store remembers the records it has read, so each Append reads only
 // the lines added since the last one.
-func (s *Store) Append(recs []Record) error {
+func (s *Store) Append(ctx context.Context, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -79,10 +80,13 @@ func (s *Store) Append(recs []Record) error {
 		return err
 	}
 	// The objects the records name are durable before the records are.
-	if err := s.Sync(); err != nil {
-		return err
+	named := make([]Digest, 0, len(recs))
+	for _, r := range recs {
+		if d, err := ParseDigest(r.Hash); err == nil {
+			named = append(named, d)
+		}
 	}
-	if err := s.checkDurable(recs); err != nil {
+	if err := s.Flush(ctx, named...); err != nil {
 		return err
 	}
 	s.appendMu.Lock()
@@ -174,7 +178,7 @@ func (s *Store) openSegment() (f *os.File, created bool, err error) {
 		// What it held readKnown has just read, if it is still there.
 		s.seg, s.segName, s.segEnd = "", "", 0
 	}
-	dir := filepath.Join(s.dir, SegmentsDir)
+	dir := s.segmentsDir()
 	if err := safefile.Mkdir(dir, dirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, false, fmt.Errorf("create registry directory: %w", err)
 	}
@@ -194,7 +198,7 @@ func (s *Store) openSegment() (f *os.File, created bool, err error) {
 			return nil, false, fmt.Errorf("create registry %s: %w", path, err)
 		}
 		// Past the umask, like every file of the store.
-		if err := setPerm(f); err != nil {
+		if err := safefile.SetPerm(f, filePerm); err != nil {
 			f.Close()
 			return nil, false, fmt.Errorf("create registry %s: %w", path, err)
 		}
@@ -293,7 +297,7 @@ func (s *Store) readKnownFile(name string, f *os.File) (again bool, err error) {
 		return false, err
 	}
 	if !fi.Mode().IsRegular() {
-		return false, fmt.Errorf("registry %s is a %s, not a file", f.Name(), kind(fi.Mode()))
+		return false, fmt.Errorf("registry %s is a %s, not a file", f.Name(), safefile.Describe(fi.Mode()))
 	}
 	var ino uint64
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {

@@ -2,9 +2,11 @@ package registry
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/transcript-tool/transcript-tool/store/local"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -108,8 +110,8 @@ func TestAppendRecords(t *testing.T) {
 	tricky.Entry = "e1"
 	want := []Record{tricky, record(1), {Hash: record(2).Hash}}
 
-	require.NoError(t, s.Append(want[:1]))
-	require.NoError(t, s.Append(want[1:]))
+	require.NoError(t, s.Append(context.Background(), want[:1]))
+	require.NoError(t, s.Append(context.Background(), want[1:]))
 	assert.Equal(t, want, allRecords(t, s))
 
 	data := readRegistry(t, s)
@@ -128,7 +130,7 @@ func TestAppendRecords(t *testing.T) {
 func TestRecordFieldNames(t *testing.T) {
 	s := newStore(t)
 	r := Record{Hash: abcSum, Size: 3, Media: "text/plain", Site: "x", CreatedAt: "t", ToolCallID: "c"}
-	require.NoError(t, s.Append([]Record{r}))
+	require.NoError(t, s.Append(context.Background(), []Record{r}))
 	assert.Equal(t,
 		`{"hash":"`+abcSum+`","size":3,"media":"text/plain","site":"x","toolCallId":"c","createdAt":"t"}`+"\n",
 		string(readRegistry(t, s)))
@@ -136,7 +138,7 @@ func TestRecordFieldNames(t *testing.T) {
 
 func TestAppendNothing(t *testing.T) {
 	s := newStore(t)
-	require.NoError(t, s.Append(nil))
+	require.NoError(t, s.Append(context.Background(), nil))
 	_, err := os.Stat(s.Dir())
 	assert.ErrorIs(t, err, fs.ErrNotExist, "appending nothing created the store")
 }
@@ -151,7 +153,7 @@ func TestRecordsMissingRegistry(t *testing.T) {
 
 func TestRecordsStopsOnCallbackError(t *testing.T) {
 	s := newStore(t)
-	require.NoError(t, s.Append([]Record{record(0), record(1), record(2)}))
+	require.NoError(t, s.Append(context.Background(), []Record{record(0), record(1), record(2)}))
 	errStop := errors.New("stop")
 	n := 0
 	err := s.Records(func(Record) error {
@@ -207,7 +209,7 @@ func TestTornTail(t *testing.T) {
 					assert.Equal(t, good, allRecords(t, s))
 
 					// A writer appends to its own segment, never after it.
-					require.NoError(t, s.Append([]Record{record(2)}))
+					require.NoError(t, s.Append(context.Background(), []Record{record(2)}))
 					assert.NotEqual(t, path, s.SegmentPath())
 					after, err := os.ReadFile(path)
 					require.NoError(t, err)
@@ -238,7 +240,7 @@ func TestTornTail(t *testing.T) {
 // it starts another segment, and the record is appended whole there.
 func TestFailedWriteStartsNewSegment(t *testing.T) {
 	s := newStore(t)
-	require.NoError(t, s.Append([]Record{record(0)}))
+	require.NoError(t, s.Append(context.Background(), []Record{record(0)}))
 	first := s.SegmentPath()
 	safefile.Hook = func(op safefile.Op) error {
 		if op.Kind == safefile.KindWrite && op.Path == first {
@@ -247,11 +249,11 @@ func TestFailedWriteStartsNewSegment(t *testing.T) {
 		}
 		return nil
 	}
-	err := s.Append([]Record{record(1)})
+	err := s.Append(context.Background(), []Record{record(1)})
 	safefile.Hook = nil
 	require.ErrorIs(t, err, syscall.ENOSPC)
 
-	require.NoError(t, s.Append([]Record{record(1), record(2)}))
+	require.NoError(t, s.Append(context.Background(), []Record{record(1), record(2)}))
 	assert.NotEqual(t, first, s.SegmentPath())
 	assert.Equal(t, line(t, record(1))+line(t, record(2)), string(readRegistry(t, s)))
 	data, err := os.ReadFile(first)
@@ -332,7 +334,7 @@ func TestBadLines(t *testing.T) {
 	assert.Equal(t, 6, n)
 
 	// The files with bad lines are left as they are by the next append.
-	require.NoError(t, s.Append([]Record{record(3)}))
+	require.NoError(t, s.Append(context.Background(), []Record{record(3)}))
 	for _, path := range []string{s.RegistryPath(), seg} {
 		data, err := os.ReadFile(path)
 		require.NoError(t, err)
@@ -347,7 +349,7 @@ func TestBadLines(t *testing.T) {
 func TestConcurrentAppend(t *testing.T) {
 	const writers, each = 8, 50
 	dir := filepath.Join(t.TempDir(), "artifacts")
-	shared := Open(dir)
+	shared := New(local.New(dir))
 	var wg sync.WaitGroup
 	errs := make([]error, writers)
 	for w := range writers {
@@ -355,13 +357,13 @@ func TestConcurrentAppend(t *testing.T) {
 		// separate processes would.
 		s := shared
 		if w%2 == 1 {
-			s = Open(dir)
+			s = New(local.New(dir))
 		}
 		wg.Go(func() {
 			for i := range each {
 				r := record(w*each + i)
 				r.Session = fmt.Sprintf("writer-%d", w)
-				if err := s.Append([]Record{r}); err != nil {
+				if err := s.Append(context.Background(), []Record{r}); err != nil {
 					errs[w] = err
 					return
 				}
@@ -403,3 +405,6 @@ func TestConcurrentAppend(t *testing.T) {
 	}
 	assert.Empty(t, tornFiles(t, shared))
 }
+
+// abcSum is the SHA-256 of "abc", as sha256sum prints it.
+const abcSum = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"

@@ -3,6 +3,7 @@ package registry
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -12,11 +13,15 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/transcript-tool/transcript-tool/internal/safefile"
+	"github.com/transcript-tool/transcript-tool/store"
 )
 
 // SegmentsDir is the directory of the registry's segments inside a store:
@@ -188,7 +193,7 @@ func (s *Store) tryOpenRegistry() ([]*regFile, error) {
 		}
 		if !fi.Mode().IsRegular() {
 			closeAll(files)
-			return nil, fmt.Errorf("registry %s is a %s, not a file", path, kind(fi.Mode()))
+			return nil, fmt.Errorf("registry %s is a %s, not a file", path, safefile.Describe(fi.Mode()))
 		}
 		rf.size = fi.Size()
 		if name != RegistryFile {
@@ -213,19 +218,20 @@ func (s *Store) registryNames() ([]string, error) {
 	if _, err := os.Lstat(filepath.Join(s.dir, RegistryFile)); err == nil {
 		names = append(names, RegistryFile)
 	}
-	entries, err := s.readDir(SegmentsDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return names, nil
-	}
+	var segs []string
+	err := s.b.List(context.Background(), store.Segment, "", func(fi store.FileInfo) error {
+		// A link or a directory named like a segment is listed too, by
+		// its path: opening it says what it is.
+		if name := filepath.Base(fi.Name); isSegment(name) {
+			segs = append(segs, SegmentsDir+"/"+name)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range entries { // sorted by readDir
-		if isSegment(e.Name()) {
-			names = append(names, SegmentsDir+"/"+e.Name())
-		}
-	}
-	return names, nil
+	sort.Strings(segs)
+	return append(names, segs...), nil
 }
 
 // isSegment reports whether a name in SegmentsDir is a segment's.
@@ -240,7 +246,7 @@ func openNoFollow(path string) (*os.File, error) {
 	// not hang the open; it is then refused as not a file.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if errors.Is(err, syscall.ELOOP) {
-		return nil, fmt.Errorf("%s %w", path, ErrLinked)
+		return nil, fmt.Errorf("%s %w", path, store.ErrLinked)
 	}
 	return f, err
 }

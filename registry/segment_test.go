@@ -3,6 +3,7 @@ package registry_test
 import (
 	"context"
 	"fmt"
+	"github.com/transcript-tool/transcript-tool/store/local"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,9 +47,9 @@ func TestWriterID(t *testing.T) {
 // TestShardInSegmentName: a Store told its shard names it in the id of
 // the segments it starts.
 func TestShardInSegmentName(t *testing.T) {
-	s := registry.Open(t.TempDir())
+	s := registry.New(local.New(t.TempDir()))
 	s.SetShard(registry.Shard{K: 1, N: 4})
-	require.NoError(t, s.Append([]registry.Record{rec("a")}))
+	require.NoError(t, s.Append(context.Background(), []registry.Record{rec("a")}))
 	assert.True(t, strings.HasSuffix(s.SegmentPath(), "_s1of4.jsonl"), s.SegmentPath())
 }
 
@@ -58,10 +59,10 @@ func TestShardInSegmentName(t *testing.T) {
 func TestTwoWritersTwoSegments(t *testing.T) {
 	dir := t.TempDir()
 	writeLegacy(t, dir, recLine(t, rec("0")))
-	s1, s2 := registry.Open(dir), registry.Open(dir)
-	require.NoError(t, s1.Append([]registry.Record{rec("a")}))
-	require.NoError(t, s2.Append([]registry.Record{rec("b")}))
-	require.NoError(t, s1.Append([]registry.Record{rec("c")}))
+	s1, s2 := registry.New(local.New(dir)), registry.New(local.New(dir))
+	require.NoError(t, s1.Append(context.Background(), []registry.Record{rec("a")}))
+	require.NoError(t, s2.Append(context.Background(), []registry.Record{rec("b")}))
+	require.NoError(t, s1.Append(context.Background(), []registry.Record{rec("c")}))
 
 	require.NotEqual(t, s1.SegmentPath(), s2.SegmentPath())
 	for _, s := range []*registry.Store{s1, s2} {
@@ -74,7 +75,7 @@ func TestTwoWritersTwoSegments(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, recLine(t, rec("0")), string(data), "the single-file registry was appended to")
 
-	recs, bad := hashes(t, registry.Open(dir))
+	recs, bad := hashes(t, registry.New(local.New(dir)))
 	assert.Equal(t, []string{"0", "a", "c", "b"}, recs)
 	assert.Empty(t, bad)
 }
@@ -89,11 +90,11 @@ func TestAppendChild(t *testing.T) {
 		t.Skip("run by TestTwoProcesses")
 	}
 	dir, letter, _ := strings.Cut(spec, ":")
-	s := registry.Open(dir)
+	s := registry.New(local.New(dir))
 	for i := range 20 {
 		r := rec(letter)
 		r.Line = i + 1
-		require.NoError(t, s.Append([]registry.Record{r}))
+		require.NoError(t, s.Append(context.Background(), []registry.Record{r}))
 	}
 	require.NoError(t, s.Release())
 }
@@ -116,7 +117,7 @@ func TestTwoProcesses(t *testing.T) {
 	files := registryFiles(t, dir)
 	require.Len(t, files, 2, "one segment per process")
 	count := map[string]int{}
-	recs, bad := hashes(t, registry.Open(dir))
+	recs, bad := hashes(t, registry.New(local.New(dir)))
 	for _, h := range recs {
 		count[h]++
 	}
@@ -134,12 +135,12 @@ func TestSingleFileRegistryStillReads(t *testing.T) {
 	dir := t.TempDir()
 	old := recLine(t, rec("0")) + recLine(t, rec("1")) + `{"hash":"tor`
 	writeLegacy(t, dir, old)
-	s := registry.Open(dir)
+	s := registry.New(local.New(dir))
 	recs, bad := hashes(t, s)
 	assert.Equal(t, []string{"0", "1"}, recs)
 	assert.Empty(t, bad)
 
-	require.NoError(t, s.Append([]registry.Record{rec("1"), rec("2")}))
+	require.NoError(t, s.Append(context.Background(), []registry.Record{rec("1"), rec("2")}))
 	data, err := os.ReadFile(filepath.Join(dir, registry.RegistryFile))
 	require.NoError(t, err)
 	assert.Equal(t, old, string(data))
@@ -157,14 +158,14 @@ func TestReaderKeepsWhatItOpened(t *testing.T) {
 	dir := t.TempDir()
 	writeLegacy(t, dir, recLine(t, rec("0")))
 	for _, h := range []string{"a", "b", "c"} {
-		require.NoError(t, registry.Open(dir).Append([]registry.Record{rec(h)}))
+		require.NoError(t, registry.New(local.New(dir)).Append(context.Background(), []registry.Record{rec(h)}))
 	}
 	var recs []string
 	compacted := false
-	require.NoError(t, registry.Open(dir).Records(func(r registry.Record) error {
+	require.NoError(t, registry.New(local.New(dir)).Records(func(r registry.Record) error {
 		if !compacted {
 			compacted = true
-			_, err := registry.Open(dir).Compact(func(registry.Record) bool { return true })
+			_, err := registry.New(local.New(dir)).Compact(func(registry.Record) bool { return true })
 			require.NoError(t, err)
 			require.Len(t, registryFiles(t, dir), 1)
 		}
@@ -181,7 +182,7 @@ func TestCompactedFilesLeftBehind(t *testing.T) {
 	dir := t.TempDir()
 	writeLegacy(t, dir, recLine(t, rec("0")))
 	for _, h := range []string{"a", "b"} {
-		require.NoError(t, registry.Open(dir).Append([]registry.Record{rec(h)}))
+		require.NoError(t, registry.New(local.New(dir)).Append(context.Background(), []registry.Record{rec(h)}))
 	}
 	saved := map[string][]byte{}
 	for _, f := range registryFiles(t, dir) {
@@ -189,27 +190,27 @@ func TestCompactedFilesLeftBehind(t *testing.T) {
 		require.NoError(t, err)
 		saved[f] = data
 	}
-	_, err := registry.Open(dir).Compact(func(registry.Record) bool { return true })
+	_, err := registry.New(local.New(dir)).Compact(func(registry.Record) bool { return true })
 	require.NoError(t, err)
 	for f, data := range saved {
 		require.NoError(t, os.WriteFile(f, data, 0o600))
 	}
 	require.Len(t, registryFiles(t, dir), 4)
 
-	recs, bad := hashes(t, registry.Open(dir))
+	recs, bad := hashes(t, registry.New(local.New(dir)))
 	assert.Equal(t, []string{"0", "a", "b"}, recs)
 	assert.Empty(t, bad)
 
 	// A writer's records count once too, and land in a new segment.
-	w := registry.Open(dir)
-	require.NoError(t, w.Append([]registry.Record{rec("a"), rec("c")}))
-	recs, _ = hashes(t, registry.Open(dir))
+	w := registry.New(local.New(dir))
+	require.NoError(t, w.Append(context.Background(), []registry.Record{rec("a"), rec("c")}))
+	recs, _ = hashes(t, registry.New(local.New(dir)))
 	assert.Equal(t, []string{"0", "a", "b", "c"}, recs)
 
-	_, err = registry.Open(dir).Compact(func(registry.Record) bool { return true })
+	_, err = registry.New(local.New(dir)).Compact(func(registry.Record) bool { return true })
 	require.NoError(t, err)
 	assert.Len(t, registryFiles(t, dir), 1)
-	recs, _ = hashes(t, registry.Open(dir))
+	recs, _ = hashes(t, registry.New(local.New(dir)))
 	assert.Equal(t, []string{"0", "a", "b", "c"}, recs)
 }
 
@@ -220,17 +221,17 @@ func TestSingleFileRegistryMadeAnew(t *testing.T) {
 	dir := t.TempDir()
 	merged := recLine(t, rec("0"))
 	writeLegacy(t, dir, merged)
-	require.NoError(t, registry.Open(dir).Append([]registry.Record{rec("a")}))
-	_, err := registry.Open(dir).Compact(func(registry.Record) bool { return true })
+	require.NoError(t, registry.New(local.New(dir)).Append(context.Background(), []registry.Record{rec("a")}))
+	_, err := registry.New(local.New(dir)).Compact(func(registry.Record) bool { return true })
 	require.NoError(t, err)
 	require.NoFileExists(t, filepath.Join(dir, registry.RegistryFile))
 
 	writeLegacy(t, dir, recLine(t, rec("1"))+recLine(t, rec("2")))
-	recs, _ := hashes(t, registry.Open(dir))
+	recs, _ := hashes(t, registry.New(local.New(dir)))
 	assert.Equal(t, []string{"1", "2", "0", "a"}, recs)
 
 	writeLegacy(t, dir, merged+recLine(t, rec("3")))
-	recs, _ = hashes(t, registry.Open(dir))
+	recs, _ = hashes(t, registry.New(local.New(dir)))
 	assert.Equal(t, []string{"3", "0", "a"}, recs, "the lines merged are read once, those after them too")
 }
 
@@ -239,10 +240,10 @@ func TestSingleFileRegistryMadeAnew(t *testing.T) {
 // readers read its lines past those merged.
 func TestCompactKeepsFileAppendedMeanwhile(t *testing.T) {
 	dir := t.TempDir()
-	w := registry.Open(dir)
-	require.NoError(t, w.Append([]registry.Record{rec("a")}))
+	w := registry.New(local.New(dir))
+	require.NoError(t, w.Append(context.Background(), []registry.Record{rec("a")}))
 	seg := w.SegmentPath()
-	require.NoError(t, registry.Open(dir).Append([]registry.Record{rec("b")}))
+	require.NoError(t, registry.New(local.New(dir)).Append(context.Background(), []registry.Record{rec("b")}))
 	safefile.Hook = func(op safefile.Op) error {
 		if op.Kind == safefile.KindRename && filepath.Dir(op.Path) == filepath.Dir(seg) {
 			f, err := os.OpenFile(seg, os.O_WRONLY|os.O_APPEND, 0)
@@ -254,12 +255,12 @@ func TestCompactKeepsFileAppendedMeanwhile(t *testing.T) {
 		}
 		return nil
 	}
-	_, err := registry.Open(dir).Compact(func(registry.Record) bool { return true })
+	_, err := registry.New(local.New(dir)).Compact(func(registry.Record) bool { return true })
 	safefile.Hook = nil
 	require.NoError(t, err)
 	assert.FileExists(t, seg)
 	assert.Len(t, registryFiles(t, dir), 2)
-	recs, bad := hashes(t, registry.Open(dir))
+	recs, bad := hashes(t, registry.New(local.New(dir)))
 	assert.Equal(t, []string{"c", "a", "b"}, recs, "the kept segment, past what was merged, sorts before the compacted one")
 	assert.Empty(t, bad)
 }
@@ -268,17 +269,17 @@ func TestCompactKeepsFileAppendedMeanwhile(t *testing.T) {
 // away starts a new one, never writing its old name again.
 func TestSegmentCompactedAway(t *testing.T) {
 	dir := t.TempDir()
-	w := registry.Open(dir)
-	require.NoError(t, w.Append([]registry.Record{rec("a")}))
+	w := registry.New(local.New(dir))
+	require.NoError(t, w.Append(context.Background(), []registry.Record{rec("a")}))
 	first := w.SegmentPath()
 	require.NoError(t, w.Release())
-	require.NoError(t, registry.Open(dir).Append([]registry.Record{rec("c")}))
-	_, err := registry.Open(dir).Compact(func(registry.Record) bool { return true })
+	require.NoError(t, registry.New(local.New(dir)).Append(context.Background(), []registry.Record{rec("c")}))
+	_, err := registry.New(local.New(dir)).Compact(func(registry.Record) bool { return true })
 	require.NoError(t, err)
 	compacted := registryFiles(t, dir)
 	require.Len(t, compacted, 1)
 
-	require.NoError(t, w.Append([]registry.Record{rec("a"), rec("b")}))
+	require.NoError(t, w.Append(context.Background(), []registry.Record{rec("a"), rec("b")}))
 	assert.NotContains(t, append(compacted, first), w.SegmentPath())
 	assert.NoFileExists(t, first)
 	recs, _ := hashes(t, w)
@@ -300,10 +301,10 @@ func TestCompactWhileReading(t *testing.T) {
 	wg.Go(func() { // a writer per record, as many runs would be
 		defer cancel()
 		for i := range records {
-			w := registry.Open(dir)
+			w := registry.New(local.New(dir))
 			r := rec("a")
 			r.Line = i + 1
-			if !assert.NoError(t, w.Append([]registry.Record{r})) {
+			if !assert.NoError(t, w.Append(context.Background(), []registry.Record{r})) {
 				return
 			}
 			appended.Add(1)
@@ -311,7 +312,7 @@ func TestCompactWhileReading(t *testing.T) {
 		}
 	})
 	wg.Go(func() { // a collector
-		c := registry.Open(dir)
+		c := registry.New(local.New(dir))
 		for ctx.Err() == nil {
 			lock, err := c.LockExclusive(ctx, nil)
 			if err != nil {
@@ -319,7 +320,7 @@ func TestCompactWhileReading(t *testing.T) {
 			}
 			_, err = c.Compact(func(registry.Record) bool { return true })
 			assert.NoError(t, err)
-			assert.NoError(t, lock.Unlock())
+			assert.NoError(t, lock.Close())
 		}
 	})
 	for range 4 {
@@ -327,7 +328,7 @@ func TestCompactWhileReading(t *testing.T) {
 			for ctx.Err() == nil {
 				before := int(appended.Load())
 				seen := map[string]bool{}
-				err := registry.Open(dir).Records(func(r registry.Record) error {
+				err := registry.New(local.New(dir)).Records(func(r registry.Record) error {
 					k := fmt.Sprintf("%s/%d", r.Hash[:1], r.Line)
 					assert.False(t, seen[k], "%s read twice", k)
 					seen[k] = true
@@ -339,6 +340,6 @@ func TestCompactWhileReading(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	recs, _ := hashes(t, registry.Open(dir))
+	recs, _ := hashes(t, registry.New(local.New(dir)))
 	assert.Len(t, recs, records+1)
 }

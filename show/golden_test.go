@@ -2,6 +2,7 @@ package show
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store/local"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -41,7 +43,7 @@ func TestGolden(t *testing.T) {
 	dir, err := filepath.Abs("testdata")
 	require.NoError(t, err)
 	t.Chdir(t.TempDir())
-	store := registry.Open("artifacts")
+	store := registry.New(local.New("artifacts"))
 	storeAbs, err := filepath.Abs(store.Dir())
 	require.NoError(t, err)
 	for _, tc := range goldenCases {
@@ -92,10 +94,10 @@ func migrateAll(t testing.TB, format string, input []byte, threshold int, store 
 		Threshold: threshold,
 		PathFor:   store.Path,
 		Put: func(a externalizer.Artifact) error {
-			_, _, err := store.Put(a.Data)
+			_, _, err := store.Put(context.Background(), a.Data)
 			return err
 		},
-		Open: store.Open,
+		Open: store.Opener(context.Background()),
 	}
 	var out bytes.Buffer
 	r := transcript.NewReader(bytes.NewReader(input))
@@ -125,7 +127,7 @@ func TestCorpus(t *testing.T) {
 	if len(files) == 0 {
 		t.Skip("no corpus at ../../shared/corpus")
 	}
-	store := registry.Open(t.TempDir())
+	store := registry.New(local.New(t.TempDir()))
 	for _, path := range files {
 		format := filepath.Base(filepath.Dir(path))
 		t.Run(filepath.Base(path), func(t *testing.T) {

@@ -1,6 +1,7 @@
 package show
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -105,7 +106,7 @@ func artifactSize(store *registry.Store, d registry.Digest) int64 {
 	if store == nil {
 		return -1
 	}
-	n, err := store.Size(d)
+	n, err := store.Size(context.Background(), d)
 	if err != nil {
 		return -1
 	}

@@ -3,6 +3,7 @@ package show
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -142,7 +143,7 @@ func (s *session) line(l transcript.Line) {
 		// A member shaped like a marker that does not restore is the
 		// entry's own content; one whose artifacts are missing still
 		// shows what they were.
-		if _, rerr := externalizer.RestoreTo(io.Discard, text, start, s.opts.Store.Open); errors.Is(rerr, externalizer.ErrBadMarker) {
+		if _, rerr := externalizer.RestoreTo(io.Discard, text, start, s.opts.Store.Opener(context.Background())); errors.Is(rerr, externalizer.ErrBadMarker) {
 			refs = nil
 		}
 	}
@@ -233,7 +234,7 @@ func (s *session) rehydrate(text []byte, start int, refs []ref) ([]byte, error) 
 	}
 	s.restored.Reset()
 	s.restored.Grow(int(min(size, maxGrow)))
-	changed, err := externalizer.RestoreTo(&s.restored, text, start, s.opts.Store.Open)
+	changed, err := externalizer.RestoreTo(&s.restored, text, start, s.opts.Store.Opener(context.Background()))
 	if err != nil || !changed {
 		return nil, err
 	}

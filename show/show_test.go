@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/registry"
+	storepkg "github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/store/local"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -213,7 +215,7 @@ func TestColor(t *testing.T) {
 // when the store holds its artifacts; a missing artifact is reported and
 // the entry shown as migrated.
 func TestReferences(t *testing.T) {
-	store := registry.Open(t.TempDir())
+	store := registry.New(local.New(t.TempDir()))
 	payload := strings.Repeat("0123456789\n", 30)
 	original := []byte(`{"type":"message","message":{"role":"toolResult","toolName":"read","content":"` + strings.ReplaceAll(payload, "\n", `\n`) + `","details":{"diff":"` + strings.Repeat("d", 300) + `"}}}` + "\n")
 	migrated := migrateAll(t, "pi", original, 100, store)
@@ -236,7 +238,7 @@ func TestReferences(t *testing.T) {
 	var problems []int
 	got := render(t, migrated, Options{Format: "pi", Store: store, Rehydrate: true, Problem: func(l transcript.Line, err error) {
 		problems = append(problems, l.Num)
-		assert.ErrorIs(t, err, registry.ErrNotFound)
+		assert.ErrorIs(t, err, storepkg.ErrNotFound)
 	}})
 	assert.Equal(t, []int{1}, problems)
 	assert.True(t, strings.HasPrefix(got, "line 1: cannot rehydrate (artifact for /message/details/diff: "), got)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
+	storepkg "github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -45,12 +47,15 @@ func catCommand(st streams) *cli.Command {
 			if offset < 0 || limit < 0 {
 				return usageErr("--offset and --limit must not be negative")
 			}
-			store := registry.Open(c.String("store"))
-			d, rec, err := resolveArtifact(st, store, c.Args().First())
+			store, err := openStore(c.String("store"))
 			if err != nil {
 				return err
 			}
-			return printArtifact(st.stdout, store, d, rec, c.Bool("raw"), offset, limit)
+			d, rec, err := resolveArtifact(c.Context, st, store, c.Args().First())
+			if err != nil {
+				return err
+			}
+			return printArtifact(c.Context, st.stdout, store, d, rec, c.Bool("raw"), offset, limit)
 		},
 	}
 }
@@ -58,16 +63,16 @@ func catCommand(st streams) *cli.Command {
 // resolveArtifact finds the artifact id names: by hash or hash prefix,
 // else by the tool call id or entry id of its registry records. It returns
 // the artifact's first registry record, if any.
-func resolveArtifact(st streams, store *registry.Store, id string) (registry.Digest, registry.Record, error) {
-	d, err := store.Resolve(id)
-	var amb *registry.AmbiguousError
+func resolveArtifact(ctx context.Context, st streams, store *registry.Store, id string) (registry.Digest, registry.Record, error) {
+	d, err := store.Resolve(ctx, id)
+	var amb *storepkg.AmbiguousError
 	switch {
 	case err == nil:
 		rec, _ := firstRecord(st, store, d)
 		return d, rec, nil
 	case errors.As(err, &amb):
 		return d, registry.Record{}, &exitError{code: exitUsage, err: err, hint: "candidates: " + fmt.Sprint(amb.Candidates)}
-	case errors.Is(err, registry.ErrCorrupt):
+	case errors.Is(err, storepkg.ErrCorrupt):
 		// The object is there, but damaged (a link, not a file): say so,
 		// rather than look for the id among tool call ids.
 		return d, registry.Record{}, fatal(err, "")
@@ -79,9 +84,9 @@ func resolveArtifact(st streams, store *registry.Store, id string) (registry.Dig
 	}
 	switch len(recs) {
 	case 0:
-		if !errors.Is(err, registry.ErrNotFound) {
+		if !errors.Is(err, storepkg.ErrNotFound) {
 			err = fmt.Errorf("%q is neither an artifact id (a full SHA-256 or a prefix of at least %d hex characters) nor a tool call id or entry id in the registry of %s",
-				id, registry.MinPrefix, store.Dir())
+				id, storepkg.MinPrefix, store.Dir())
 		}
 		return d, registry.Record{}, fatal(err, hint)
 	case 1:
@@ -178,11 +183,11 @@ var errStop = errors.New("stop")
 // select, to w: the text of an artifact stored as a raw JSON string, other
 // artifacts as they are stored. Nothing is written unless the whole
 // artifact hashes to d.
-func printArtifact(w io.Writer, store *registry.Store, d registry.Digest, rec registry.Record, raw bool, offset, limit int64) error {
-	if err := store.Verify(d); err != nil {
+func printArtifact(ctx context.Context, w io.Writer, store *registry.Store, d registry.Digest, rec registry.Record, raw bool, offset, limit int64) error {
+	if err := store.Verify(ctx, d); err != nil {
 		return fatal(err, "")
 	}
-	r, err := store.Open(d)
+	r, err := store.Open(ctx, d)
 	if err != nil {
 		return fatal(err, "")
 	}

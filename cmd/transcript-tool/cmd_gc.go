@@ -7,7 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/fsck"
-	"github.com/transcript-tool/transcript-tool/registry"
 )
 
 func gcCommand(st streams) *cli.Command {
@@ -55,7 +54,11 @@ func gcCommand(st streams) *cli.Command {
 				}}
 			var reports []fsck.GCReport
 			for _, g := range groups {
-				rep, err := fsck.GC(c.Context, registry.Open(g.store), g.transcripts, opts)
+				store, err := openStore(g.store)
+				if err != nil {
+					return err
+				}
+				rep, err := fsck.GC(c.Context, store, g.transcripts, opts)
 				if err != nil {
 					return fatal(err, "nothing was deleted from "+g.store)
 				}

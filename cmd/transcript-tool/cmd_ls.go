@@ -55,7 +55,11 @@ func lsCommand(st streams) *cli.Command {
 				}
 				f.minSize = n
 			}
-			return runLs(st, registry.Open(c.String("store")), f, c.Bool("json"))
+			store, err := openStore(c.String("store"))
+			if err != nil {
+				return err
+			}
+			return runLs(st, store, f, c.Bool("json"))
 		},
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -57,12 +58,12 @@ func recallCommand(st streams) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return runRecall(st, path, c.String("store"), format, opts)
+			return runRecall(c.Context, st, path, c.String("store"), format, opts)
 		},
 	}
 }
 
-func runRecall(st streams, path, storeDir, format string, opts recall.Options) error {
+func runRecall(ctx context.Context, st streams, path, storeDir, format string, opts recall.Options) error {
 	t, err := migrate.Open(path, "")
 	if err != nil {
 		return fatal(err, "")
@@ -71,8 +72,11 @@ func runRecall(st streams, path, storeDir, format string, opts recall.Options) e
 	if t.Format == "" {
 		return fatal(fmt.Errorf("%s: %w", path, migrate.ErrUnknownFormat), "recall reads pi, claude-code, codex and chat transcripts")
 	}
-	store := registry.Open(migrate.StoreFor(storeDir, path))
-	s, err := recall.ScanLines(t.NewReader(), t.Format, store.Open, skeletons(t))
+	store, err := openStore(migrate.StoreFor(storeDir, path))
+	if err != nil {
+		return err
+	}
+	s, err := recall.ScanLines(t.NewReader(), t.Format, store.Opener(ctx), skeletons(t))
 	if err != nil {
 		return fatal(fmt.Errorf("read %s: %w", path, err), "")
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/migrate"
-	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/show"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -106,10 +105,14 @@ func runShow(st streams, path string, opts showOptions) error {
 		st.warnf("%s: no known transcript format; its entries are shown as notes", path)
 		fmt.Fprintf(st.stderr, "hint: name the format with --format %s\n", formatNames())
 	}
+	store, err := openStore(migrate.StoreFor(opts.store, path))
+	if err != nil {
+		return err
+	}
 	failed := 0
 	err = show.RenderLines(st.stdout, t.NewReader(), show.Options{
 		Format:    t.Format,
-		Store:     registry.Open(migrate.StoreFor(opts.store, path)),
+		Store:     store,
 		Rehydrate: opts.rehydrate,
 		Full:      opts.full,
 		Color:     opts.color,

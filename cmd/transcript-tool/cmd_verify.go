@@ -11,7 +11,6 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/fsck"
 	"github.com/transcript-tool/transcript-tool/migrate"
-	"github.com/transcript-tool/transcript-tool/registry"
 )
 
 func verifyCommand(st streams) *cli.Command {
@@ -38,7 +37,11 @@ func verifyCommand(st streams) *cli.Command {
 			var reports []fsck.Report
 			errs := 0
 			for _, g := range groups {
-				rep, err := fsck.Verify(c.Context, registry.Open(g.store), g.transcripts)
+				store, err := openStore(g.store)
+				if err != nil {
+					return err
+				}
+				rep, err := fsck.Verify(c.Context, store, g.transcripts)
 				if err != nil {
 					return fatal(err, "")
 				}

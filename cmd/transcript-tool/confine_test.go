@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // sentinelMark is in every byte of the sentinel tree's artifacts and
@@ -56,7 +58,7 @@ func newSentinel(t *testing.T, avoid ...registry.Digest) *sentinel {
 				continue
 			}
 			used[d[0]] = true
-			path := filepath.Join(s.root, registry.ObjectPath(d))
+			path := filepath.Join(s.root, local.ObjectPath(d))
 			writeFile(t, path, []byte(text))
 			old := time.Now().Add(-48 * time.Hour)
 			require.NoError(t, os.Chtimes(path, old, old))
@@ -66,7 +68,7 @@ func newSentinel(t *testing.T, avoid ...registry.Digest) *sentinel {
 	s.named, s.namedText = artifact("named")
 	s.hidden, _ = artifact("hidden")
 	// A writer's temporary file, old enough for a run to clean it up.
-	temp := filepath.Join(s.root, registry.ObjectPath(s.hidden))
+	temp := filepath.Join(s.root, local.ObjectPath(s.hidden))
 	temp = filepath.Join(filepath.Dir(temp), "."+s.hidden.String()+".tmp-42")
 	writeFile(t, temp, []byte(sentinelMark+" temporary file\n"))
 	old := time.Now().Add(-48 * time.Hour)
@@ -152,7 +154,7 @@ func hostileRecords(s *sentinel) []byte {
 func requireForgeryRestores(t *testing.T, s *sentinel) {
 	t.Helper()
 	dir := t.TempDir()
-	_, _, err := registry.Open(filepath.Join(dir, "artifacts")).Put([]byte(s.namedText))
+	_, _, err := registry.New(local.New(filepath.Join(dir, "artifacts"))).Put(context.Background(), []byte(s.namedText))
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSuffix(string(hostileTranscript(s)), "\n"), "\n")
 	path := filepath.Join(dir, "forged.jsonl")
@@ -172,21 +174,21 @@ type storeLayout struct {
 var storeLayouts = []storeLayout{
 	{"artifacts are links", func(t *testing.T, store string, s *sentinel) {
 		for _, d := range []registry.Digest{s.named, s.hidden} {
-			link := filepath.Join(store, registry.ObjectPath(d))
+			link := filepath.Join(store, local.ObjectPath(d))
 			require.NoError(t, os.MkdirAll(filepath.Dir(link), 0o700))
-			require.NoError(t, os.Symlink(filepath.Join(s.root, registry.ObjectPath(d)), link))
+			require.NoError(t, os.Symlink(filepath.Join(s.root, local.ObjectPath(d)), link))
 		}
 	}},
 	{"shards are links", func(t *testing.T, store string, s *sentinel) {
 		for _, d := range []registry.Digest{s.named, s.hidden} {
-			shard := filepath.Dir(registry.ObjectPath(d))
+			shard := filepath.Dir(local.ObjectPath(d))
 			require.NoError(t, os.Symlink(filepath.Join(s.root, shard), filepath.Join(store, shard)))
 		}
 	}},
 	{"objects is a link", func(t *testing.T, store string, s *sentinel) {
-		objects := filepath.Join(store, registry.ObjectsDir)
+		objects := filepath.Join(store, local.ObjectsDir)
 		require.NoError(t, os.Rename(objects, objects+".real"))
-		require.NoError(t, os.Symlink(filepath.Join(s.root, registry.ObjectsDir), objects))
+		require.NoError(t, os.Symlink(filepath.Join(s.root, local.ObjectsDir), objects))
 	}},
 	{"registry is a link", func(t *testing.T, store string, s *sentinel) {
 		// The single-file registry of earlier versions, which is still
@@ -382,10 +384,10 @@ func TestCatHostileIDs(t *testing.T) {
 		"../../../../../../../../etc/passwd/",
 		"/etc/passwd",
 		filepath.Join(s.root, "secret"),
-		filepath.Join(s.root, registry.ObjectPath(s.named)),
+		filepath.Join(s.root, local.ObjectPath(s.named)),
 		"../" + filepath.Base(s.root) + "/secret",
 		"objects/" + id[:2] + "/" + id,
-		filepath.Join(store, registry.ObjectPath(registry.Sum([]byte(text)))),
+		filepath.Join(store, local.ObjectPath(registry.Sum([]byte(text)))),
 		id[:4] + "/../..",
 		strings.ToUpper(id),
 		strings.ToUpper(id[:8]),

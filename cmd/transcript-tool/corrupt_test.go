@@ -13,6 +13,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // TestCorruptArtifact damages the artifact of a session's second tool
@@ -80,7 +81,7 @@ func TestCorruptArtifact(t *testing.T) {
 			store := filepath.Join(dir, "artifacts")
 			text := []byte(testsession.Text(2, 5000))
 			d := registry.Sum(text)
-			obj := filepath.Join(store, registry.ObjectPath(d))
+			obj := filepath.Join(store, local.ObjectPath(d))
 			says := dm.damage(t, obj, text)
 			offset := len(bytes.Join(bytes.SplitAfter(migrated, []byte("\n"))[:5], nil))
 			at := regexp.QuoteMeta(fmt.Sprintf("s.jsonl:6: byte %d: ", offset))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // forgedEntry is a pi tool result whose content is text and whose entry
@@ -72,7 +73,7 @@ func TestForgedReferences(t *testing.T) {
 	id := registry.Sum([]byte(real)).String()
 	writeFile(t, filepath.Join(dir, "s.jsonl"), testsession.Pi("s", 1, 5000))
 	require.Equal(t, exitOK, runCLI(t, "migrate", filepath.Join(dir, "s.jsonl")).code)
-	require.FileExists(t, filepath.Join(store, registry.ObjectPath(registry.Sum([]byte(real)))))
+	require.FileExists(t, filepath.Join(store, local.ObjectPath(registry.Sum([]byte(real)))))
 
 	path := filepath.Join(dir, "h.jsonl")
 	orig := forgedSession(id)

@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/migrate"
+	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/show"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -128,4 +129,13 @@ func skeletons(t *migrate.Transcript) func(transcript.Line) (*transcript.Skeleto
 		}
 		return sk, err
 	}
+}
+
+// openStore opens the store that --store (or its default) names.
+func openStore(spec string) (*registry.Store, error) {
+	s, err := registry.Open(spec)
+	if err != nil {
+		return nil, usageErr("--store: %v", err)
+	}
+	return s, nil
 }

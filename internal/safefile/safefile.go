@@ -580,3 +580,35 @@ func (s *Sweeper) Remove(name string, owned bool) (int, error) {
 	}
 	return removeEntries(dir, entries, owned)
 }
+
+// Describe names what a file of mode m is, for messages about what stands
+// where a plain file belongs.
+func Describe(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
+}
+
+// SetPerm gives the open file f the permissions perm if it has others
+// (a file created under a umask, or by another tool), reporting the
+// change to Hook.
+func SetPerm(f *os.File, perm os.FileMode) error {
+	fi, err := f.Stat()
+	if err != nil || fi.Mode().Perm() == perm {
+		return err
+	}
+	if err := Intercept(Op{Kind: KindChmod, Path: f.Name()}); err != nil {
+		return err
+	}
+	return f.Chmod(perm)
+}

@@ -1,9 +1,8 @@
-package registry
+package store
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -86,13 +85,4 @@ func TestIsZero(t *testing.T) {
 	var d Digest
 	d[31] = 1
 	assert.False(t, d.IsZero())
-}
-
-func TestObjectPath(t *testing.T) {
-	d := Sum([]byte("abc"))
-	assert.Equal(t, filepath.Join("objects", "ba", abcSum), ObjectPath(d))
-	s := Open("/store")
-	assert.Equal(t, filepath.Join("/store", "objects", "ba", abcSum), s.Path(d))
-	assert.Equal(t, "/store", s.Dir())
-	assert.Equal(t, filepath.Join("/store", "registry.jsonl"), s.RegistryPath())
 }

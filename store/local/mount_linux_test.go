@@ -1,4 +1,4 @@
-package registry
+package local
 
 import (
 	"os"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
+	"github.com/transcript-tool/transcript-tool/store"
 )
 
 // TestSyncFSNotAcrossMounts: a shard on another file system than the
@@ -19,14 +20,16 @@ import (
 func TestSyncFSNotAcrossMounts(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "artifacts")
 	data := []byte("mounted")
-	d := Sum(data)
-	shard := filepath.Dir(Open(dir).Path(d))
+	d := store.Sum(data)
+	shard := filepath.Dir(New(dir).Path(store.ObjectHandle(d)))
 	require.NoError(t, os.MkdirAll(shard, 0o700))
 	if err := syscall.Mount("tmpfs", shard, "tmpfs", 0, "mode=0700"); err != nil {
 		t.Skipf("cannot mount a tmpfs: %v", err)
 	}
 	defer syscall.Unmount(shard, 0)
-	s := Open(dir)
+	l := New(dir)
+	defer l.Release()
+	s := store.New(l)
 	var (
 		mu    sync.Mutex // the fsyncs run in parallel
 		kinds []safefile.Kind
@@ -37,13 +40,13 @@ func TestSyncFSNotAcrossMounts(t *testing.T) {
 		kinds = append(kinds, op.Kind)
 		return nil
 	}
-	defer func() { safefile.Hook = nil }()
+	t.Cleanup(func() { safefile.Hook = nil })
 	for _, b := range [][]byte{data, []byte("other 1"), []byte("other 2")} {
-		_, _, err := s.PutSum(Sum(b), b)
+		_, _, err := s.PutSum(ctx, store.Sum(b), b)
 		require.NoError(t, err)
 	}
-	require.NoError(t, s.Sync())
+	require.NoError(t, s.Flush(ctx))
 	assert.NotContains(t, kinds, safefile.KindSyncFS)
 	assert.Contains(t, kinds, safefile.KindSync)
-	assert.NoError(t, s.Verify(d))
+	assert.NoError(t, s.Verify(ctx, d))
 }

@@ -1,0 +1,32 @@
+// Package store is content addressing over a small Backend interface: an
+// artifact's name is the lower-case hex SHA-256 of its bytes.
+//
+// # Layout
+//
+// Every backend keeps the same keys below its root (see Key), so that a
+// plain copy of one store's files is a valid store of another kind:
+//
+//	objects/<hh>/<64 hex>      artifact bytes; <hh> = the first two hex characters
+//	registry/<writer>.jsonl    registry segments (package registry)
+//
+// # Backends
+//
+// A Backend saves, loads (a byte range), stats, lists, removes and touches
+// files named by a Handle, a kind and a name, and makes what it was given
+// durable on Flush; every method takes a context first. The backends are
+// store/local (a folder), store/mem (memory, for tests) and, wrapping any
+// of them, store/faulty (fault injection for tests). Package
+// store/location parses where a store is and is the one place below the
+// command line that names them. Package store/storetest is the
+// conformance suite every backend passes.
+//
+// # Guarantees
+//
+// Store writes an object only when no intact one is there, re-hashes on
+// every read that serves bytes (a mismatch is ErrCorrupt, never served),
+// and replaces a damaged object on the next Put of its bytes. An object
+// is durable, and may be named by a registry record, once Flush returns
+// without error for it. Store is safe for concurrent use; it remembers
+// for a minute the objects it wrote or checked, so a run reads each
+// distinct artifact at most once.
+package store
