@@ -14,8 +14,8 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
-	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -333,7 +333,7 @@ func keyOf(fi os.FileInfo) fileKey {
 
 // collectReferences adds the artifacts a transcript refers to.
 func collectReferences(ctx context.Context, path string, referenced map[registry.Digest]bool) error {
-	return migrate.Lines(path, func(l transcript.Line) error {
+	return session.Lines(path, func(l transcript.Line) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

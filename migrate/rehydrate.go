@@ -11,12 +11,13 @@ import (
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
 // RehydrateOptions configure a rehydration.
 type RehydrateOptions struct {
-	Store    string // store directory; "" is the default of StoreFor
+	Store    string // store directory; "" is the default of session.StoreFor
 	Out      string // output directory mirroring the inputs
 	InPlace  bool   // replace each transcript by its original
 	Jobs     int
@@ -41,18 +42,18 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 	if err != nil {
 		return err
 	}
-	store := registry.Open(StoreFor(storeDir, path))
+	store := registry.Open(session.StoreFor(storeDir, path))
 	// each runs fn over the lines of the file from its start.
 	each := func(p Progress, fn func(l transcript.Line, long *io.SectionReader) error) error {
 		if _, err := src.Seek(0, io.SeekStart); err != nil {
 			return err
 		}
-		dr, at, release, err := source(src, progressReader{src, p}, compressed(path))
+		dr, at, release, err := session.Source(src, progressReader{src, p}, session.Compressed(path))
 		if err != nil {
 			return fmt.Errorf("read %s: %w", path, err)
 		}
 		defer release()
-		return eachLine(dr, at, path, fn)
+		return session.EachLine(dr, at, path, fn)
 	}
 	err = each(nil, func(l transcript.Line, long *io.SectionReader) error {
 		if long != nil {
@@ -88,7 +89,7 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 // not change meanwhile.
 func restoreFile(w io.Writer, src io.Reader, at io.ReaderAt, path string, store *registry.Store) (copied bool, err error) {
 	bw := bufio.NewWriterSize(w, 1<<20)
-	err = eachLine(src, at, path, func(l transcript.Line, long *io.SectionReader) error {
+	err = session.EachLine(src, at, path, func(l transcript.Line, long *io.SectionReader) error {
 		copied = copied || long != nil
 		return restoreLine(bw, l, long, store)
 	})
@@ -99,13 +100,13 @@ func restoreFile(w io.Writer, src io.Reader, at io.ReaderAt, path string, store 
 }
 
 // restoreLine writes the original of one line and its end of line. A long
-// line (long reads its bytes) holds no marker: eachLine reads one that
+// line (long reads its bytes) holds no marker: session.EachLine reads one that
 // does whole. It is copied as it is.
 func restoreLine(w io.Writer, l transcript.Line, long *io.SectionReader, store *registry.Store) error {
 	if long != nil {
 		n, err := io.Copy(w, long)
 		if err == nil && n != l.Len {
-			err = ErrSourceChanged // it has shrunk since it was read
+			err = session.ErrSourceChanged // it has shrunk since it was read
 		}
 		if err != nil {
 			return err
@@ -126,56 +127,12 @@ func restoreLine(w io.Writer, l transcript.Line, long *io.SectionReader, store *
 	return err
 }
 
-// eachLine calls fn for every line of src; an error from fn is reported
-// at the line's place in path. at, when not nil, reads the bytes of src
-// again by offset (see source): a line longer than LongLine without a
-// marker then comes as Long, with long reading its bytes, so that memory
-// does not grow with the length of a line. Every other line comes whole,
-// with long nil.
-func eachLine(src io.Reader, at io.ReaderAt, path string, fn func(l transcript.Line, long *io.SectionReader) error) error {
-	r := transcript.NewReader(src)
-	if at != nil {
-		r.Limit = LongLine
-	}
-	for {
-		l, err := r.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read %s: %w", path, err)
-		}
-		var long *io.SectionReader
-		if l.Long {
-			long = io.NewSectionReader(at, l.Offset, l.Len)
-			marked, err := externalizer.HasMarkerIn(long)
-			if pos, _ := long.Seek(0, io.SeekCurrent); err == nil && pos != l.Len {
-				err = ErrSourceChanged // it has shrunk since it was read
-			}
-			if err == nil && marked {
-				// Restoring a marker takes the whole line.
-				l.Text, l.Long, long = make([]byte, l.Len), false, nil
-				_, err = io.NewSectionReader(at, l.Offset, l.Len).ReadAt(l.Text, 0)
-			}
-			if err != nil {
-				return &transcript.InputError{Path: path, Line: l.Num, Offset: l.Offset, Err: err}
-			}
-			if long != nil {
-				long = io.NewSectionReader(at, l.Offset, l.Len) // from its start again
-			}
-		}
-		if err := fn(l, long); err != nil {
-			return &transcript.InputError{Path: path, Line: l.Num, Offset: l.Offset, Err: err}
-		}
-	}
-}
-
 // Rehydrate restores every input into opts.Out, or in place. Each output is
 // written to a temporary file and renamed only when the whole file was
 // restored.
-func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summary {
+func Rehydrate(ctx context.Context, inputs []session.Input, opts RehydrateOptions) Summary {
 	var temps safefile.Sweeper // of the directories of the files replaced
-	results := forEach(ctx, inputs, opts.Jobs, func(in Input) FileResult {
+	results := forEach(ctx, inputs, opts.Jobs, func(in session.Input) FileResult {
 		dest := in.Path
 		if !opts.InPlace {
 			dest = Dest(in, opts.Out)
@@ -197,7 +154,7 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 		// is made beside it.
 		inPlace := opts.InPlace || sameFile(dest, fi)
 		if inPlace {
-			if err := lockSource(src); err != nil {
+			if err := session.Lock(src); err != nil {
 				res.Err = err
 				return res
 			}
@@ -207,13 +164,13 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 			}
 			_, _ = temps.Remove(dest, true)
 		}
-		state := &agentState{}
+		state := &session.AgentState{}
 		if inPlace {
-			if state, err = lockAgentState(in.Path); err != nil {
+			if state, err = session.LockAgentState(in.Path); err != nil {
 				res.Err = fmt.Errorf("%s: %w; left untouched", in.Path, err)
 				return res
 			}
-			defer state.release()
+			defer state.Release()
 		}
 		if err := safefile.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
 			res.Err = err
@@ -226,8 +183,8 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 		}
 		defer out.Abort()
 		keepOwner(out.OS(), fi)
-		zst := compressed(in.Path)
-		dr, at, release, err := source(src, progressReader{src, opts.Progress}, zst)
+		zst := session.Compressed(in.Path)
+		dr, at, release, err := session.Source(src, progressReader{src, opts.Progress}, zst)
 		if err != nil {
 			res.Err = fmt.Errorf("read %s: %w", in.Path, err)
 			return res
@@ -241,7 +198,7 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 			return res
 		}
 		defer releaseEnc()
-		store := registry.Open(StoreFor(opts.Store, in.Path))
+		store := registry.Open(session.StoreFor(opts.Store, in.Path))
 		copied, err := restoreFile(enc, dr, at, in.Path, store)
 		if err != nil {
 			res.Err = err
@@ -259,7 +216,7 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 				return res
 			}
 		}
-		if err := state.reset(ctx); err != nil {
+		if err := state.Reset(ctx); err != nil {
 			res.Err = fmt.Errorf("%s: %w; left untouched", in.Path, err)
 			return res
 		}

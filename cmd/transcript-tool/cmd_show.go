@@ -9,8 +9,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
-	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/show"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -97,7 +97,7 @@ func colorFor(mode, noColor, termName string, isTerminal bool) (bool, error) {
 }
 
 func runShow(st streams, path string, opts showOptions) error {
-	t, err := migrate.Open(path, opts.format)
+	t, err := session.Open(path, opts.format)
 	if err != nil {
 		return fatal(err, "")
 	}
@@ -109,7 +109,7 @@ func runShow(st streams, path string, opts showOptions) error {
 	failed := 0
 	err = show.RenderLines(st.stdout, t.NewReader(), show.Options{
 		Format:    t.Format,
-		Store:     registry.Open(migrate.StoreFor(opts.store, path)),
+		Store:     registry.Open(session.StoreFor(opts.store, path)),
 		Rehydrate: opts.rehydrate,
 		Full:      opts.full,
 		Color:     opts.color,
