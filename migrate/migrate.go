@@ -262,59 +262,22 @@ func idOf(fi os.FileInfo) fileID {
 	return id
 }
 
+// migrateFile migrates one transcript: a job whose line loop externalizes
+// payloads and collects the registry records that the commit appends.
 func migrateFile(ctx context.Context, in session.Input, opts Options, stores *storeSet) (res FileResult) {
 	res = FileResult{Path: in.Path, Status: StatusFailed}
-	src, err := os.Open(in.Path)
-	if err != nil {
-		res.Err = err
-		return res
-	}
-	defer src.Close()
-	fi, err := src.Stat()
-	if err != nil {
-		res.Err = err
-		return res
-	}
-	before := idOf(fi)
-	res.BytesBefore = fi.Size()
-	if !opts.DryRun {
-		if err := session.Lock(src); err != nil {
-			res.Err = err
-			return res
-		}
-		// The lock is on the file we opened: if another run replaced it
-		// meanwhile, the lock guards nothing.
-		if err := unchangedSince(in.Path, before); err != nil {
-			res.Err = err
-			return res
-		}
-	}
 	dest := Dest(in, opts.Out)
 	res.Dest = dest
-	// An --out naming the transcript's own folder replaces it too.
-	inPlace := opts.Out == "" || sameFile(dest, fi)
-	state := &session.AgentState{}
-	if !opts.DryRun && inPlace {
-		if state, err = session.LockAgentState(in.Path); err != nil {
-			res.Err = fmt.Errorf("%s: %w; left untouched", in.Path, err)
-			return res
-		}
-		defer state.Release()
-	}
-
-	zst := session.Compressed(in.Path)
-	format, sessionID, err := session.Detect(src, zst, opts.Format)
-	if err != nil {
-		res.Err = fmt.Errorf("%s: %w", in.Path, err)
-		if errors.Is(err, session.ErrUnknownFormat) && !in.Explicit {
-			res.Status = StatusSkipped
-		}
-		return res
-	}
-	res.Format = format.Name()
-	store := stores.get(session.StoreFor(opts.Store, dest))
-	pathFor := session.PathFor(store.Store, opts.StoreAs)
-	var putErr error // a failure of the store, not of the input
+	var (
+		sessionID string
+		store     *storeEntry
+		x         *externalizer.Externalizer
+		putErr    error // a failure of the store, not of the input
+		inPlace   bool
+		records   []registry.Record
+		changed   bool
+		status    Status
+	)
 	put := func(a externalizer.Artifact) error {
 		res.Artifacts++
 		created := false
@@ -339,165 +302,108 @@ func migrateFile(ctx context.Context, in session.Input, opts Options, stores *st
 		}
 		return nil
 	}
-	x := &externalizer.Externalizer{Format: format, Threshold: opts.Threshold, PathFor: pathFor, Put: put, Open: store.Open,
-		Summaries: &stores.summaries}
-
-	var out *safefile.File
-	if !opts.DryRun {
+	prepare := func(src *os.File, replaces bool) error {
+		inPlace = replaces
+		format, id, err := session.Detect(src, session.Compressed(in.Path), opts.Format)
+		if err != nil {
+			if errors.Is(err, session.ErrUnknownFormat) && !in.Explicit {
+				res.Status = StatusSkipped
+			}
+			return fmt.Errorf("%s: %w", in.Path, err)
+		}
+		res.Format, sessionID = format.Name(), id
+		store = stores.get(session.StoreFor(opts.Store, dest))
+		pathFor := session.PathFor(store.Store, opts.StoreAs)
+		x = &externalizer.Externalizer{Format: format, Threshold: opts.Threshold, PathFor: pathFor, Put: put, Open: store.Open,
+			Summaries: &stores.summaries}
+		if opts.DryRun {
+			return nil
+		}
 		if err := checkWritable(dest, store.Store); err != nil {
-			res.Err = fmt.Errorf("%s: %w; nothing was written", in.Path, err)
-			return res
+			return fmt.Errorf("%s: %w; nothing was written", in.Path, err)
 		}
-		removeTemps(&stores.temps, in.Path, dest, inPlace)
 		store.removeStaleTemps()
-		if opts.Out != "" {
-			if err := safefile.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
-				res.Err = err
-				return res
+		return nil
+	}
+	lines := func(dr io.Reader, at io.ReaderAt, w io.Writer) (reread bool, err error) {
+		now := time.Now().UTC().Format(time.RFC3339)
+		r := transcript.NewReader(dr)
+		// Longer lines are read back through at as streams.
+		r.Limit = session.LongLine
+		for {
+			l, err := r.Next()
+			if err == io.EOF {
+				return reread, nil
+			}
+			if err != nil {
+				return reread, fmt.Errorf("read %s: %w", in.Path, err)
+			}
+			var rw externalizer.Result
+			if l.Long {
+				reread = true
+				var kept bool
+				rw, kept, err = rewriteLong(x, w, at, &l)
+				if kept {
+					res.LongKept++
+				}
+			}
+			if !l.Long {
+				rw, err = x.Rewrite(l.Text, transcript.JSONStart(l))
+			}
+			if putErr != nil {
+				return reread, fmt.Errorf("%s: %w", in.Path, putErr)
+			}
+			if err != nil {
+				return reread, &transcript.InputError{Path: in.Path, Line: l.Num, Offset: l.Offset, Err: err}
+			}
+			text := l.Text
+			if rw.Line != nil || l.Long && len(rw.Artifacts) > 0 {
+				changed = true
+				text = rw.Line
+				for _, a := range rw.Artifacts {
+					records = append(records, registry.Record{
+						Hash: a.Digest.String(), Size: int64(a.Size), Media: a.Media, Site: a.Site,
+						Tool: a.Tool, ToolCallID: a.ToolCallID, Session: sessionID, Source: absPath(dest),
+						Entry: a.Entry, Line: l.Num, CreatedAt: now, Summary: a.Summary,
+					})
+				}
+			}
+			if _, err := w.Write(text); err != nil {
+				return reread, fmt.Errorf("write %s: %w", dest, err)
+			}
+			if _, err := w.Write(l.EOL); err != nil {
+				return reread, fmt.Errorf("write %s: %w", dest, err)
 			}
 		}
-		out, err = safefile.Create(dest, fi.Mode().Perm())
-		if err != nil {
-			res.Err = fmt.Errorf("create output for %s: %w", in.Path, err)
-			return res
+	}
+	done := func(written int64) (commit bool, err error) {
+		res.BytesAfter = written
+		status = StatusMigrated
+		if !changed {
+			status = StatusUnchanged
+			if inPlace || opts.DryRun {
+				res.BytesAfter = res.BytesBefore
+				return false, nil
+			}
 		}
-		defer out.Abort()
-		keepOwner(out.OS(), fi)
+		if opts.DryRun {
+			return false, nil
+		}
+		if err := store.Append(records); err != nil {
+			return false, fmt.Errorf("%s: %w", in.Path, err)
+		}
+		return true, nil
 	}
-	written := &countWriter{w: io.Discard}
-	if out != nil {
-		written.w = out
-	}
-	w, releaseW, err := encoder(written, zst, res.BytesBefore)
-	if err != nil {
+	j := &job{in: in, dest: dest, replace: opts.Out == "", dryRun: opts.DryRun, guard: true, backup: opts.Backup, noLarger: true,
+		progress: opts.Progress, temps: &stores.temps, prepare: prepare, lines: lines, done: done}
+	if err := j.run(ctx, &res); err != nil {
 		res.Err = err
 		return res
 	}
-	defer releaseW()
-	dr, at, release, err := session.Source(src, progressReader{src, opts.Progress}, zst)
-	if err != nil {
-		res.Err = fmt.Errorf("read %s: %w", in.Path, err)
-		return res
-	}
-	defer release()
-
-	var (
-		records []registry.Record
-		changed bool
-		now     = time.Now().UTC().Format(time.RFC3339)
-		r       = transcript.NewReader(dr)
-	)
-	// Longer lines are read back through at as streams.
-	r.Limit = session.LongLine
-	for {
-		l, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			res.Err = fmt.Errorf("read %s: %w", in.Path, err)
-			return res
-		}
-		var rw externalizer.Result
-		if l.Long {
-			var kept bool
-			rw, kept, err = rewriteLong(x, w, at, &l)
-			if kept {
-				res.LongKept++
-			}
-		}
-		if !l.Long {
-			rw, err = x.Rewrite(l.Text, transcript.JSONStart(l))
-		}
-		if putErr != nil {
-			res.Err = fmt.Errorf("%s: %w", in.Path, putErr)
-			return res
-		}
-		if err != nil {
-			res.Err = &transcript.InputError{Path: in.Path, Line: l.Num, Offset: l.Offset, Err: err}
-			return res
-		}
-		text := l.Text
-		if rw.Line != nil || l.Long && len(rw.Artifacts) > 0 {
-			changed = true
-			text = rw.Line
-			for _, a := range rw.Artifacts {
-				records = append(records, registry.Record{
-					Hash: a.Digest.String(), Size: int64(a.Size), Media: a.Media, Site: a.Site,
-					Tool: a.Tool, ToolCallID: a.ToolCallID, Session: sessionID, Source: absPath(dest),
-					Entry: a.Entry, Line: l.Num, CreatedAt: now, Summary: a.Summary,
-				})
-			}
-		}
-		if _, err := w.Write(text); err != nil {
-			res.Err = fmt.Errorf("write %s: %w", dest, err)
-			return res
-		}
-		if _, err := w.Write(l.EOL); err != nil {
-			res.Err = fmt.Errorf("write %s: %w", dest, err)
-			return res
-		}
-	}
-	if err := w.Close(); err != nil {
-		res.Err = fmt.Errorf("write %s: %w", dest, err)
-		return res
-	}
-	res.BytesAfter = written.n
 	// The status is set only once the output is in place: a failure
-	// below must leave it StatusFailed, also for an unchanged file
+	// before must leave it StatusFailed, also for an unchanged file
 	// copied to --out.
-	done := StatusMigrated
-	if !changed {
-		done = StatusUnchanged
-		if inPlace || opts.DryRun {
-			res.Status = done
-			res.BytesAfter = res.BytesBefore
-			return res
-		}
-	}
-	if opts.DryRun {
-		res.Status = done
-		return res
-	}
-	if err := store.Append(records); err != nil {
-		res.Err = fmt.Errorf("%s: %w", in.Path, err)
-		return res
-	}
-	if err := unchangedSince(in.Path, before); err != nil {
-		res.Err = err
-		return res
-	}
-	bak := ""
-	if opts.Backup && inPlace {
-		if bak, err = backup(in.Path, fi); err != nil {
-			res.Err = err
-			return res
-		}
-	}
-	if err := state.Reset(ctx); err != nil {
-		if bak != "" {
-			_ = os.Remove(bak)
-		}
-		res.Err = fmt.Errorf("%s: %w; left untouched", in.Path, err)
-		return res
-	}
-	if err := out.CommitNoDirSync(); err != nil {
-		if bak != "" {
-			// The original is still in place: the backup would only
-			// block the next run.
-			_ = os.Remove(bak)
-		}
-		res.Err = fmt.Errorf("replace %s: %w", dest, err)
-		return res
-	}
-	// From here the migrated transcript is in place and the backup, if
-	// any, is the only copy of the original's bytes: it stays, whatever
-	// happens.
-	if err := safefile.SyncDir(filepath.Dir(dest)); err != nil {
-		res.Err = fmt.Errorf("replace %s: %w", dest, err)
-		return res
-	}
-	res.Status = done
+	res.Status = status
 	return res
 }
 

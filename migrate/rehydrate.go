@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
@@ -131,100 +130,22 @@ func restoreLine(w io.Writer, l transcript.Line, long *io.SectionReader, store *
 // written to a temporary file and renamed only when the whole file was
 // restored.
 func Rehydrate(ctx context.Context, inputs []session.Input, opts RehydrateOptions) Summary {
-	var temps safefile.Sweeper // of the directories of the files replaced
+	var temps safefile.Sweeper // of the directories written to
 	results := forEach(ctx, inputs, opts.Jobs, func(in session.Input) FileResult {
 		dest := in.Path
 		if !opts.InPlace {
 			dest = Dest(in, opts.Out)
 		}
 		res := FileResult{Path: in.Path, Dest: dest, Status: StatusFailed, BytesBefore: in.Size}
-		src, err := os.Open(in.Path)
-		if err != nil {
-			res.Err = err
-			return res
-		}
-		defer src.Close()
-		fi, err := src.Stat()
-		if err != nil {
-			res.Err = err
-			return res
-		}
-		// An --out that names the transcript's own directory replaces it
-		// too: that takes the transcript's lock, before any temporary file
-		// is made beside it.
-		inPlace := opts.InPlace || sameFile(dest, fi)
-		if inPlace {
-			if err := session.Lock(src); err != nil {
-				res.Err = err
-				return res
-			}
-			if err := unchangedSince(in.Path, idOf(fi)); err != nil {
-				res.Err = err
-				return res
-			}
-			_, _ = temps.Remove(dest, true)
-		}
-		state := &session.AgentState{}
-		if inPlace {
-			if state, err = session.LockAgentState(in.Path); err != nil {
-				res.Err = fmt.Errorf("%s: %w; left untouched", in.Path, err)
-				return res
-			}
-			defer state.Release()
-		}
-		if err := safefile.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
-			res.Err = err
-			return res
-		}
-		out, err := safefile.Create(dest, fi.Mode().Perm())
-		if err != nil {
-			res.Err = err
-			return res
-		}
-		defer out.Abort()
-		keepOwner(out.OS(), fi)
-		zst := session.Compressed(in.Path)
-		dr, at, release, err := session.Source(src, progressReader{src, opts.Progress}, zst)
-		if err != nil {
-			res.Err = fmt.Errorf("read %s: %w", in.Path, err)
-			return res
-		}
-		defer release()
-		cw := &countWriter{w: out}
-		// The original's compressed size is not known: the default level.
-		enc, releaseEnc, err := encoder(cw, zst, 0)
-		if err != nil {
-			res.Err = err
-			return res
-		}
-		defer releaseEnc()
 		store := registry.Open(session.StoreFor(opts.Store, in.Path))
-		copied, err := restoreFile(enc, dr, at, in.Path, store)
-		if err != nil {
+		j := &job{in: in, dest: dest, replace: opts.InPlace, progress: opts.Progress, temps: &temps,
+			lines: func(dr io.Reader, at io.ReaderAt, w io.Writer) (bool, error) {
+				return restoreFile(w, dr, at, in.Path, store)
+			}}
+		if err := j.run(ctx, &res); err != nil {
 			res.Err = err
 			return res
 		}
-		if err := enc.Close(); err != nil {
-			res.Err = err
-			return res
-		}
-		// In place, an agent may have appended meanwhile; and a long line
-		// copied from the file was read more than once.
-		if inPlace || copied {
-			if err := unchangedSince(in.Path, idOf(fi)); err != nil {
-				res.Err = err
-				return res
-			}
-		}
-		if err := state.Reset(ctx); err != nil {
-			res.Err = fmt.Errorf("%s: %w; left untouched", in.Path, err)
-			return res
-		}
-		if err := out.Commit(); err != nil {
-			res.Err = err
-			return res
-		}
-		res.BytesAfter = cw.n
 		res.Status = StatusRestored
 		return res
 	})
