@@ -35,6 +35,10 @@ type Artifact struct {
 	kind kind
 }
 
+// DefaultThreshold is the payload size, in JSON bytes, from which a payload
+// is externalized.
+const DefaultThreshold = 4096
+
 // Externalizer rewrites the lines of one transcript.
 type Externalizer struct {
 	Format    Format

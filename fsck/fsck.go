@@ -71,8 +71,8 @@ import (
 	"sort"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
-	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -220,7 +220,7 @@ func Verify(ctx context.Context, st *registry.Store, transcripts []string) (Repo
 // verifyTranscript rebuilds every migrated line of a transcript into a
 // hash, which checks its artifacts and the rebuilt line.
 func verifyTranscript(ctx context.Context, path string, st *registry.Store, referenced map[registry.Digest]bool, rep *Report) error {
-	return migrate.Lines(path, func(l transcript.Line) error {
+	return session.Lines(path, func(l transcript.Line) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

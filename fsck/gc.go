@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
-	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -337,7 +337,7 @@ func keyOf(fi os.FileInfo) fileKey {
 
 // collectReferences adds the artifacts a transcript refers to.
 func collectReferences(ctx context.Context, path string, referenced map[registry.Digest]bool) error {
-	return migrate.Lines(path, func(l transcript.Line) error {
+	return session.Lines(path, func(l transcript.Line) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/session"
 	storepkg "github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/local"
 )
@@ -226,7 +227,7 @@ func (r *racer) run(t *testing.T, path, store string, opts fsck.GCOptions, rng *
 		defer wg.Done()
 		<-start
 		began := time.Now()
-		sum = migrate.Run(context.Background(), []migrate.Input{{Path: path, Rel: filepath.Base(path), Explicit: true, Size: fi.Size()}},
+		sum = migrate.Run(context.Background(), []session.Input{{Path: path, Rel: filepath.Base(path), Explicit: true, Size: fi.Size()}},
 			migrate.Options{Store: store, Jobs: 1})
 		took = time.Since(began)
 	}()
@@ -275,7 +276,7 @@ func migrateOne(t *testing.T, path, store string) {
 	t.Helper()
 	fi, err := os.Stat(path)
 	require.NoError(t, err)
-	sum := migrate.Run(context.Background(), []migrate.Input{{Path: path, Rel: filepath.Base(path), Explicit: true, Size: fi.Size()}},
+	sum := migrate.Run(context.Background(), []session.Input{{Path: path, Rel: filepath.Base(path), Explicit: true, Size: fi.Size()}},
 		migrate.Options{Store: store, Jobs: 1})
 	require.Equal(t, 1, sum.Migrated, "%+v", sum.Results)
 }

@@ -7,8 +7,8 @@ import (
 	"sync"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
-	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -16,7 +16,7 @@ import (
 const (
 	// DefaultMaxInline is migrate's default threshold: a tree migrated
 	// with the defaults passes a check with the defaults.
-	DefaultMaxInline = migrate.DefaultThreshold
+	DefaultMaxInline = externalizer.DefaultThreshold
 	// DefaultMaxLine leaves room for a large inline image or diff but
 	// catches the lines that make agents choke (lines of hundreds of MB
 	// are seen in the field).
@@ -42,7 +42,7 @@ type CheckOptions struct {
 	// file.
 	Format string
 	// Jobs is how many files are checked at once; 0 means one per core,
-	// and it is capped as migrate.Workers caps it. Findings are reported
+	// and it is capped as session.Workers caps it. Findings are reported
 	// in the same order whatever it is.
 	Jobs int
 }
@@ -126,8 +126,8 @@ func (t *CheckTotals) add(f Finding) {
 // a file checked ahead of its turn wait for it). It returns an error only
 // when ctx is done; files that cannot be read are findings of
 // KindUnreadable and the others go on.
-func Check(ctx context.Context, inputs []migrate.Input, opts CheckOptions, report func(Finding)) (CheckTotals, error) {
-	jobs := migrate.Workers(opts.Jobs, len(inputs))
+func Check(ctx context.Context, inputs []session.Input, opts CheckOptions, report func(Finding)) (CheckTotals, error) {
+	jobs := session.Workers(opts.Jobs, len(inputs))
 	files := make([]*checked, len(inputs))
 	for i := range files {
 		files[i] = &checked{}
@@ -298,7 +298,7 @@ func checkFile(ctx context.Context, path string, opts CheckOptions, c *checked) 
 	names := newToolNames()
 	threshold := opts.MaxInline
 	if threshold <= 0 {
-		threshold = migrate.DefaultThreshold
+		threshold = externalizer.DefaultThreshold
 	}
 	err = scan(ctx, t, threshold, true, func(l *line) error {
 		c.lines++

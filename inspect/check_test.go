@@ -15,7 +15,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/inspect"
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
-	"github.com/transcript-tool/transcript-tool/migrate"
+	"github.com/transcript-tool/transcript-tool/session"
 )
 
 // check runs Check and returns its findings.
@@ -92,7 +92,7 @@ func TestCheckMaxInlineIsAtLeast(t *testing.T) {
 func TestCheckMigratedTreePasses(t *testing.T) {
 	dir := tree(t, sessions())
 	migrateTree(t, dir)
-	found, totals := check(t, inspect.CheckOptions{MaxInline: threshold, Store: filepath.Join(dir, migrate.StoreDirName)}, dir)
+	found, totals := check(t, inspect.CheckOptions{MaxInline: threshold, Store: filepath.Join(dir, session.StoreDirName)}, dir)
 	assert.Empty(t, found)
 	assert.Equal(t, 4, totals.Files)
 	assert.Zero(t, totals.Violations)
@@ -101,7 +101,7 @@ func TestCheckMigratedTreePasses(t *testing.T) {
 func TestCheckBrokenReferences(t *testing.T) {
 	dir := tree(t, map[string]string{"pi.jsonl": piSession(), "codex.jsonl": codexSession()})
 	migrateTree(t, dir)
-	store := filepath.Join(dir, migrate.StoreDirName)
+	store := filepath.Join(dir, session.StoreDirName)
 	objects, err := filepath.Glob(filepath.Join(store, "objects", "*", "*"))
 	require.NoError(t, err)
 	require.Len(t, objects, 4)
@@ -216,7 +216,7 @@ func TestCheckReadOnly(t *testing.T) {
 	before := snapshot(t, dir)
 	missing := filepath.Join(t.TempDir(), "no-store")
 	check(t, inspect.CheckOptions{MaxInline: 1, MaxLine: 1, MaxFile: 1, Store: missing}, dir)
-	check(t, inspect.CheckOptions{MaxInline: 1, Store: filepath.Join(dir, migrate.StoreDirName)}, dir)
+	check(t, inspect.CheckOptions{MaxInline: 1, Store: filepath.Join(dir, session.StoreDirName)}, dir)
 	assert.Equal(t, before, snapshot(t, dir))
 	assert.NoDirExists(t, missing)
 }
@@ -283,7 +283,7 @@ func TestCheckJobsKeepOrder(t *testing.T) {
 	unreadable := filepath.Join(dir, "s9.jsonl")
 	require.NoError(t, os.Mkdir(unreadable, 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(unreadable, "x"), nil, 0o600))
-	inputs := append(collect(t, paths...), migrate.Input{Path: unreadable, Explicit: true})
+	inputs := append(collect(t, paths...), session.Input{Path: unreadable, Explicit: true})
 
 	run := func(jobs int) ([]inspect.Finding, inspect.CheckTotals) {
 		var found []inspect.Finding

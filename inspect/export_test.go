@@ -9,7 +9,7 @@ func SetMaxHeld(n int) (restore func()) {
 }
 
 // ReadWhole makes Check and Stats read every line whole, as they read
-// lines shorter than migrate.LongLine, and returns the function that sets
+// lines shorter than session.LongLine, and returns the function that sets
 // it back.
 func ReadWhole() (restore func()) {
 	holdLong = true

@@ -12,6 +12,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
+	"github.com/transcript-tool/transcript-tool/session"
 )
 
 // threshold is the payload size of the tests: small, so sessions stay
@@ -82,9 +83,9 @@ func tree(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-func collect(t *testing.T, paths ...string) []migrate.Input {
+func collect(t *testing.T, paths ...string) []session.Input {
 	t.Helper()
-	inputs, err := migrate.Collect(paths)
+	inputs, err := session.Collect(paths)
 	require.NoError(t, err)
 	return inputs
 }

@@ -18,12 +18,12 @@ import (
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/inspect"
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
-	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/store/local"
+	"github.com/transcript-tool/transcript-tool/session"
 )
 
-// longSession has lines longer than migrate.LongLine: two tool results
+// longSession has lines longer than session.LongLine: two tool results
 // of 5 MiB, and a line of nine million numbers, too much structure for a
 // skeleton in bounded memory.
 func longSession() string {
@@ -81,7 +81,7 @@ func zstdOf(t *testing.T, s string) string {
 // compressed one; one too large even for a skeleton fails the check.
 func TestCheckLongLines(t *testing.T) {
 	s := longSession()
-	require.Greater(t, strings.Index(s[strings.Index(s, "toolResult"):], "\n"), migrate.LongLine, "the lines are not long")
+	require.Greater(t, strings.Index(s[strings.Index(s, "toolResult"):], "\n"), session.LongLine, "the lines are not long")
 	plainDir, zstDir := plainAndZst(t, s)
 	opts := inspect.CheckOptions{MaxInline: threshold, MaxLine: 1 << 20}
 
@@ -131,9 +131,9 @@ func TestCheckLongMigratedLine(t *testing.T) {
 	migrated, err := os.ReadFile(filepath.Join(dir, "s.jsonl"))
 	require.NoError(t, err)
 	last := migrated[bytes.LastIndexByte(migrated[:len(migrated)-1], '\n')+1:]
-	require.Greater(t, len(last), migrate.LongLine, "the migrated line is not long")
+	require.Greater(t, len(last), session.LongLine, "the migrated line is not long")
 
-	store := filepath.Join(dir, migrate.StoreDirName)
+	store := filepath.Join(dir, session.StoreDirName)
 	found, _ := check(t, inspect.CheckOptions{MaxInline: threshold, Store: store}, dir)
 	assert.Empty(t, found)
 
@@ -168,7 +168,7 @@ func TestStatsLongLines(t *testing.T) {
 }
 
 // TestCheckTooLargeMigratedLine: a migrated line too large even for a
-// skeleton (one rewritten whole, as lines shorter than migrate.LongLine
+// skeleton (one rewritten whole, as lines shorter than session.LongLine
 // are) is read whole for check --store, which finds its references
 // broken.
 func TestCheckTooLargeMigratedLine(t *testing.T) {
@@ -176,7 +176,7 @@ func TestCheckTooLargeMigratedLine(t *testing.T) {
 		jsonString(text(1, 5000)) + `}]},"nums":[` + strings.Repeat("1,", 9<<20) + `1]}`
 	dir := tree(t, map[string]string{"s.jsonl": string(testsession.Pi("m", 1, 300))})
 	migrateTree(t, dir)
-	store := registry.New(local.New(filepath.Join(dir, migrate.StoreDirName)))
+	store := registry.New(local.New(filepath.Join(dir, session.StoreDirName)))
 	pi, _ := externalizer.Lookup("pi")
 	x := &externalizer.Externalizer{Format: pi, Threshold: threshold, PathFor: store.Path, Put: func(a externalizer.Artifact) error {
 		_, _, err := store.PutSum(context.Background(), a.Digest, a.Data)

@@ -7,12 +7,12 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/internal/display"
-	"github.com/transcript-tool/transcript-tool/migrate"
+	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
 // line is a line as scan gives it: whole, or for a line longer than
-// migrate.LongLine, its skeleton in Text, so that memory does not grow
+// session.LongLine, its skeleton in Text, so that memory does not grow
 // with the length of a line.
 type line struct {
 	transcript.Line
@@ -56,12 +56,12 @@ func (l *line) parse(start int) (transcript.Value, error) {
 // scan calls fn for each line of t in order and stops at the first error,
 // which for a failed read names the line it was reading. A long line comes
 // as its skeleton, built with migrate's options for threshold (see
-// migrate.SkeletonOptions), unless it carries a marker: reading a marker
+// session.SkeletonOptions), unless it carries a marker: reading a marker
 // takes the whole line, as migrate does. With small set, a line whose
 // skeleton is too large is tried again with every string of threshold
 // bytes or more cut, enough to find and size its payloads, though not to
 // rewrite it as migrate would.
-func scan(ctx context.Context, t *migrate.Transcript, threshold int, small bool, fn func(l *line) error) error {
+func scan(ctx context.Context, t *session.Transcript, threshold int, small bool, fn func(l *line) error) error {
 	r := t.NewReader()
 	if holdLong {
 		r.Limit = 0
@@ -98,8 +98,8 @@ var holdLong = false
 
 // readLong reads the long line l of t: its skeleton, or the whole line if
 // it carries a marker.
-func readLong(t *migrate.Transcript, l *line, threshold int, small bool) error {
-	o := migrate.SkeletonOptions(threshold)
+func readLong(t *session.Transcript, l *line, threshold int, small bool) error {
+	o := session.SkeletonOptions(threshold)
 	sk, src, err := t.ReadLong(l.Line, o)
 	if errors.Is(err, transcript.ErrSkeletonTooLarge) {
 		marked, merr := externalizer.HasMarkerIn(io.NewSectionReader(src, 0, l.Len))
@@ -162,8 +162,8 @@ func textLen(l *line) int64 { return lineLen(l) - int64(len(l.EOL)) }
 
 // open opens the transcript at path with the named format, or the one
 // detected; format is nil for a file of no known format.
-func open(path, name string) (*migrate.Transcript, externalizer.Format, error) {
-	t, err := migrate.Open(path, name)
+func open(path, name string) (*session.Transcript, externalizer.Format, error) {
+	t, err := session.Open(path, name)
 	if err != nil {
 		return nil, nil, err
 	}

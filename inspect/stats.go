@@ -16,8 +16,8 @@ import (
 	"strings"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
-	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -153,9 +153,9 @@ type StatsReport struct {
 // "response_item/function_call_output". A line is counted for each tool
 // whose output it carries, or for NoTool; tools are named by the result
 // itself or by the call it answers, found earlier in the file.
-func Stats(ctx context.Context, inputs []migrate.Input, opts StatsOptions) (StatsReport, error) {
+func Stats(ctx context.Context, inputs []session.Input, opts StatsOptions) (StatsReport, error) {
 	if opts.Threshold <= 0 {
-		opts.Threshold = migrate.DefaultThreshold
+		opts.Threshold = externalizer.DefaultThreshold
 	}
 	s := &stats{opts: opts, seen: map[storedDigest]bool{},
 		formats: newTally(), types: newTally(), tools: newTally()}
@@ -222,7 +222,7 @@ func (s *stats) file(ctx context.Context, path string) error {
 	if format == nil {
 		fs.format = UnknownFormat
 	}
-	storeDir := migrate.StoreFor(s.opts.Store, path)
+	storeDir := session.StoreFor(s.opts.Store, path)
 	store, err := registry.Open(storeDir)
 	if err != nil {
 		return err
@@ -231,7 +231,7 @@ func (s *stats) file(ctx context.Context, path string) error {
 	x := &externalizer.Externalizer{
 		Format:    format,
 		Threshold: s.opts.Threshold,
-		PathFor:   migrate.PathFor(store, s.opts.StoreAs),
+		PathFor:   session.PathFor(store, s.opts.StoreAs),
 		Put: func(a externalizer.Artifact) error {
 			fs.sav.Artifacts++
 			fs.digests[a.Digest] = int64(a.Size)

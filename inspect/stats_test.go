@@ -17,8 +17,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/inspect"
 	"github.com/transcript-tool/transcript-tool/migrate"
+	"github.com/transcript-tool/transcript-tool/session"
 )
 
 func stats(t *testing.T, opts inspect.StatsOptions, paths ...string) inspect.StatsReport {
@@ -109,7 +111,7 @@ func TestStatsPredictsMigrate(t *testing.T) {
 
 	rep := stats(t, inspect.StatsOptions{Threshold: threshold}, dir)
 	assert.Equal(t, before, snapshot(t, dir), "stats writes nothing")
-	assert.NoDirExists(t, filepath.Join(dir, migrate.StoreDirName))
+	assert.NoDirExists(t, filepath.Join(dir, session.StoreDirName))
 
 	sum := migrateTree(t, dir)
 	m := rep.Migrate
@@ -138,9 +140,9 @@ func TestStatsPredictsMigrate(t *testing.T) {
 func storeBytes(t *testing.T, dir string) int64 {
 	t.Helper()
 	var n int64
-	objects, err := filepath.Glob(filepath.Join(dir, "*", migrate.StoreDirName, "objects", "*", "*"))
+	objects, err := filepath.Glob(filepath.Join(dir, "*", session.StoreDirName, "objects", "*", "*"))
 	require.NoError(t, err)
-	top, err := filepath.Glob(filepath.Join(dir, migrate.StoreDirName, "objects", "*", "*"))
+	top, err := filepath.Glob(filepath.Join(dir, session.StoreDirName, "objects", "*", "*"))
 	require.NoError(t, err)
 	for _, o := range append(objects, top...) {
 		fi, err := os.Stat(o)
@@ -243,7 +245,7 @@ func TestStatsPredictsCorpus(t *testing.T) {
 				copyFile(t, f, filepath.Join(dir, filepath.Base(f)))
 			}
 			inputs := collect(t, dir)
-			rep, err := inspect.Stats(context.Background(), inputs, inspect.StatsOptions{Threshold: migrate.DefaultThreshold})
+			rep, err := inspect.Stats(context.Background(), inputs, inspect.StatsOptions{Threshold: externalizer.DefaultThreshold})
 			require.NoError(t, err)
 			sum := migrate.Run(context.Background(), inputs, migrate.Options{})
 			require.Zero(t, sum.Failed)

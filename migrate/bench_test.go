@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/transcript-tool/transcript-tool/session"
 )
 
 // BenchmarkMigrateCorpusPi migrates fresh copies of the real pi sessions
@@ -53,9 +55,9 @@ func BenchmarkMigrateCorpusPi(b *testing.B) {
 	})
 }
 
-func copyInputs(b *testing.B, files []string, dir string) []Input {
+func copyInputs(b *testing.B, files []string, dir string) []session.Input {
 	b.Helper()
-	var inputs []Input
+	var inputs []session.Input
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -65,7 +67,7 @@ func copyInputs(b *testing.B, files []string, dir string) []Input {
 		if err := os.WriteFile(dst, data, 0o600); err != nil {
 			b.Fatal(err)
 		}
-		inputs = append(inputs, Input{Path: dst, Rel: filepath.Base(f), Size: int64(len(data))})
+		inputs = append(inputs, session.Input{Path: dst, Rel: filepath.Base(f), Size: int64(len(data))})
 	}
 	return inputs
 }
@@ -79,7 +81,7 @@ func BenchmarkMigrateDir(b *testing.B) {
 	if dir == "" {
 		b.Skip("TT_BENCH_DIR not set")
 	}
-	inputs, err := Collect([]string{dir})
+	inputs, err := session.Collect([]string{dir})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/session"
 	storepkg "github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/local"
 )
@@ -29,7 +30,7 @@ func TestStoreLinksNeverFollowed(t *testing.T) {
 	writeFile(t, filepath.Join(outside, "segments", "w.jsonl"), []byte("outside\n"), 0o600)
 	before := snapshot(t, outside)
 
-	store := filepath.Join(dir, migrate.StoreDirName)
+	store := filepath.Join(dir, session.StoreDirName)
 	objectOf := func(i int) string {
 		return registry.New(local.New(store)).Path(registry.Sum([]byte(testsession.Text(i, payload))))
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
@@ -84,7 +85,7 @@ func child(spec string) int {
 		}
 		in.Install()
 	}
-	inputs, err := migrate.Collect([]string{filepath.Join(cs.Root, "src")})
+	inputs, err := session.Collect([]string{filepath.Join(cs.Root, "src")})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -307,7 +308,7 @@ func (ref *reference) checkInterrupted(t *testing.T, root string, crashed bool) 
 			}
 			data := readFile(t, path)
 			assert.True(t, crashed || len(data) == 0 || data[len(data)-1] == '\n', "%s has a torn tail", rel)
-		case name == local.LockFile && filepath.Base(filepath.Dir(rel)) == migrate.StoreDirName:
+		case name == local.LockFile && filepath.Base(filepath.Dir(rel)) == session.StoreDirName:
 		case tornAside(rel):
 			assert.True(t, crashed, "%s: torn registry tail without a crash", rel)
 		case filepath.Base(filepath.Dir(filepath.Dir(rel))) == local.ObjectsDir:
@@ -371,7 +372,7 @@ func ageTemps(t *testing.T, root string) {
 			return err
 		}
 		rel, _ := filepath.Rel(root, path)
-		if strings.Contains(rel, migrate.StoreDirName) || strings.HasPrefix(rel, "out") {
+		if strings.Contains(rel, session.StoreDirName) || strings.HasPrefix(rel, "out") {
 			return os.Chtimes(path, old, old)
 		}
 		return nil

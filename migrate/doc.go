@@ -1,6 +1,6 @@
 // Package migrate runs migrations and rehydrations over many transcript
-// files: it finds the files, runs a pool of workers, writes every output
-// atomically and reports per file.
+// files, as package session finds and opens them: it runs a pool of
+// workers, writes every output atomically and reports per file.
 //
 // # Guarantees
 //

@@ -22,6 +22,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
@@ -174,7 +175,7 @@ func checkFailure(t *testing.T, sc *scenario, root string, sum migrate.Summary, 
 // to root), migrate refuses the transcript before it writes anything, and
 // goes on with the others.
 func TestFaultRefusesUnwritable(t *testing.T) {
-	for _, where := range []string{"", migrate.StoreDirName, filepath.Join(migrate.StoreDirName, local.ObjectsDir), filepath.Join(migrate.StoreDirName, registry.SegmentsDir)} {
+	for _, where := range []string{"", session.StoreDirName, filepath.Join(session.StoreDirName, local.ObjectsDir), filepath.Join(session.StoreDirName, registry.SegmentsDir)} {
 		t.Run("dir/"+where, func(t *testing.T) {
 			root := t.TempDir()
 			ro, rw := filepath.Join(root, "ro"), filepath.Join(root, "rw")
@@ -305,7 +306,7 @@ func TestModesUnderUmask(t *testing.T) {
 					writeFile(t, filepath.Join(src, rel), testsession.Pi(rel, 2, payload), mode)
 				}
 			}
-			storeDir := filepath.Join(src, migrate.StoreDirName)
+			storeDir := filepath.Join(src, session.StoreDirName)
 
 			old := syscall.Umask(umask)
 			sum := migrateRun(t, migrate.Options{Out: out}, src)
@@ -347,7 +348,7 @@ func TestModesUnderUmask(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					inStore := strings.Contains(rel, migrate.StoreDirName)
+					inStore := strings.Contains(rel, session.StoreDirName)
 					switch {
 					case d.IsDir() && inStore:
 						storeDirs++
@@ -381,7 +382,7 @@ func TestRemovesTempFilesOfKilledRun(t *testing.T) {
 	writeFile(t, path, orig, 0o644)
 	require.Equal(t, 1, migrateRun(t, migrate.Options{}, path).Migrated)
 	writeFile(t, path, orig, 0o644) // as if rehydrated: it migrates again
-	store := filepath.Join(dir, migrate.StoreDirName)
+	store := filepath.Join(dir, session.StoreDirName)
 	names := objects(t, store)
 	require.Len(t, names, 2)
 	shard := filepath.Dir(filepath.Join(store, names[0]))
@@ -459,7 +460,7 @@ func unprivileged(spec string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	inputs, err := migrate.Collect([]string{us.Path})
+	inputs, err := session.Collect([]string{us.Path})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -479,7 +480,7 @@ func TestFaultRehydrateInPlace(t *testing.T) {
 	sc := scenarios["inplace"]
 	errnos := []syscall.Errno{syscall.ENOSPC, syscall.EIO, syscall.EACCES}
 	rehydrateAll := func(root string) migrate.Summary {
-		inputs, err := migrate.Collect([]string{filepath.Join(root, "src")})
+		inputs, err := session.Collect([]string{filepath.Join(root, "src")})
 		require.NoError(t, err)
 		return migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{InPlace: true, Jobs: 1})
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/migrate"
+	"github.com/transcript-tool/transcript-tool/session"
 )
 
 // formatSessions are generated sessions of every format, from
@@ -65,15 +66,15 @@ func TestMigrateEveryFormat(t *testing.T) {
 			got := readFile(t, path)
 			assert.Less(t, len(got), len(originals[path])*9/10, "migrated %d -> %d bytes", len(originals[path]), len(got))
 			assert.True(t, bytes.Equal(originals[path], rehydrate(t, path, "")), "rehydrated bytes differ from the original")
-			assert.DirExists(t, filepath.Join(root, s.store, migrate.StoreDirName))
+			assert.DirExists(t, filepath.Join(root, s.store, session.StoreDirName))
 			if dir := filepath.Dir(path); dir != filepath.Join(root, s.store) {
-				assert.NoDirExists(t, filepath.Join(dir, migrate.StoreDirName), "one store per session root")
+				assert.NoDirExists(t, filepath.Join(dir, session.StoreDirName), "one store per session root")
 			}
 		})
 	}
 	r := result(t, sum, other)
 	assert.Equal(t, migrate.StatusSkipped, r.Status)
-	assert.ErrorIs(t, r.Err, migrate.ErrUnknownFormat)
+	assert.ErrorIs(t, r.Err, session.ErrUnknownFormat)
 	assert.Contains(t, r.Message, other, "the warning names the file")
 	assert.Equal(t, otherData, readFile(t, other))
 
@@ -87,7 +88,7 @@ func TestMigrateEveryFormat(t *testing.T) {
 	named := migrateRun(t, migrate.Options{}, other)
 	r = result(t, named, other)
 	assert.Equal(t, migrate.StatusFailed, r.Status)
-	assert.ErrorIs(t, r.Err, migrate.ErrUnknownFormat)
+	assert.ErrorIs(t, r.Err, session.ErrUnknownFormat)
 	assert.Equal(t, 1, named.Failed)
 	assert.Equal(t, otherData, readFile(t, other))
 }
@@ -108,7 +109,7 @@ func TestMigrateForcedFormat(t *testing.T) {
 	assert.Equal(t, "pi", r.Format)
 	assert.Equal(t, 0, sum.Artifacts)
 	assert.Equal(t, orig, readFile(t, path))
-	assert.NoDirExists(t, filepath.Join(dir, migrate.StoreDirName))
+	assert.NoDirExists(t, filepath.Join(dir, session.StoreDirName))
 
 	sum = migrateRun(t, migrate.Options{Format: "claude-code"}, path)
 	r = result(t, sum, path)
@@ -130,7 +131,7 @@ func TestMigrateForcedFormatOnHeaderlessFile(t *testing.T) {
 	writeFile(t, path, orig, 0o644)
 
 	sum := migrateRun(t, migrate.Options{}, path)
-	assert.ErrorIs(t, result(t, sum, path).Err, migrate.ErrUnknownFormat)
+	assert.ErrorIs(t, result(t, sum, path).Err, session.ErrUnknownFormat)
 	assert.Equal(t, orig, readFile(t, path))
 
 	sum = migrateRun(t, migrate.Options{Format: "codex"}, path)
@@ -166,31 +167,14 @@ func TestClaudeProjectOneStore(t *testing.T) {
 	assert.Equal(t, 2, sum.Migrated)
 	assert.Equal(t, 1, sum.Written)
 	assert.Equal(t, 1, sum.Deduplicated, "the subagent's copy is the main session's artifact")
-	assert.Len(t, objects(t, filepath.Join(project, migrate.StoreDirName)), 1)
-	assert.NoDirExists(t, filepath.Join(filepath.Dir(sub), migrate.StoreDirName))
-	assert.Equal(t, filepath.Join(project, migrate.StoreDirName), migrate.StoreFor("", sub))
+	assert.Len(t, objects(t, filepath.Join(project, session.StoreDirName)), 1)
+	assert.NoDirExists(t, filepath.Join(filepath.Dir(sub), session.StoreDirName))
+	assert.Equal(t, filepath.Join(project, session.StoreDirName), session.StoreFor("", sub))
 
 	legacy := filepath.Join(root, "old", "-home-dev-app", "s2", "subagents")
-	require.NoError(t, os.MkdirAll(filepath.Join(legacy, migrate.StoreDirName), 0o700))
-	assert.Equal(t, filepath.Join(legacy, migrate.StoreDirName), migrate.StoreFor("", filepath.Join(legacy, "agent-b2.jsonl")),
+	require.NoError(t, os.MkdirAll(filepath.Join(legacy, session.StoreDirName), 0o700))
+	assert.Equal(t, filepath.Join(legacy, session.StoreDirName), session.StoreFor("", filepath.Join(legacy, "agent-b2.jsonl")),
 		"a store beside the transcript, from an earlier version, stays its store")
-}
-
-func TestSessionRoot(t *testing.T) {
-	for path, want := range map[string]string{
-		"/h/.claude/projects/-w/s.jsonl":                                  "/h/.claude/projects/-w",
-		"/h/.claude/projects/-w/s/subagents/agent-1.jsonl":                "/h/.claude/projects/-w",
-		"/h/.codex/sessions/2026/11/25/rollout-2026-11-25T01-a.jsonl":     "/h/.codex/sessions",
-		"/h/.codex/sessions/2026/11/25/rollout-2026-11-25T01-a.jsonl.zst": "/h/.codex/sessions",
-		"/h/.codex/archived_sessions/rollout-2026-11-25T01-a.jsonl":       "/h/.codex/sessions",
-		"/h/.pi/agent/sessions/--home-dev--/2026-a.jsonl":                 "/h/.pi/agent/sessions",
-		"/h/.openclaw/agents/main/sessions/a.jsonl":                       "/h/.openclaw/agents/main/sessions",
-		"/h/logs/2026/11/25/chat.jsonl":                                   "/h/logs/2026/11/25",
-		"/h/notes/--x--/a.jsonl":                                          "/h/notes/--x--",
-		"s.jsonl":                                                         ".",
-	} {
-		assert.Equal(t, want, migrate.SessionRoot(path), path)
-	}
 }
 
 // TestDryRunPredictsTheRun: on the real corpus (when it is there) and the

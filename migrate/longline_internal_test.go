@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
@@ -41,7 +42,7 @@ func (s *shrinking) ReadAt(p []byte, off int64) (int, error) {
 // shorter when read again fails the restore with ErrSourceChanged; its
 // bytes so far are never passed off as the line.
 func TestRestoreLongLineShrunk(t *testing.T) {
-	line := bytes.Repeat([]byte("x"), LongLine+100)
+	line := bytes.Repeat([]byte("x"), session.LongLine+100)
 	data := append(append([]byte{}, line...), "\n{}\n"...)
 	store := registry.New(local.New(t.TempDir()))
 	for _, tt := range []struct {
@@ -53,9 +54,9 @@ func TestRestoreLongLineShrunk(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			at := &shrinking{data: data, limit: tt.limit, cut: LongLine / 2}
+			at := &shrinking{data: data, limit: tt.limit, cut: session.LongLine / 2}
 			_, err := restoreFile(&out, bytes.NewReader(data), at, "s.jsonl", store.Opener(context.Background()))
-			require.ErrorIs(t, err, ErrSourceChanged)
+			require.ErrorIs(t, err, session.ErrSourceChanged)
 			assert.NotContains(t, out.String(), "{}", "lines after the short one were written")
 		})
 	}

@@ -10,9 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -20,18 +18,15 @@ import (
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/location"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
-// DefaultThreshold is the payload size, in JSON bytes, from which a payload
-// is externalized.
-const DefaultThreshold = 4096
-
 // Options configure a migration.
 type Options struct {
-	Store string // store directory; "" is the default of StoreFor
+	Store string // store directory; "" is the default of session.StoreFor
 	// StoreAs is the store's location as the agents that read the
 	// migrated transcripts will see it (a container mount, another
 	// machine); "" is the store's own absolute path.
@@ -77,7 +72,7 @@ type FileResult struct {
 	Written      int    `json:"written"`
 	Deduplicated int    `json:"deduplicated"`
 	// LongKept counts lines too large to rewrite in bounded memory (see
-	// maxSkeleton), copied as they are.
+	// session.SkeletonOptions), copied as they are.
 	LongKept int    `json:"longLinesKept,omitempty"`
 	Err      error  `json:"-"`
 	Message  string `json:"error,omitempty"`
@@ -119,24 +114,17 @@ func (s *Summary) add(r FileResult) {
 	s.Results = append(s.Results, r)
 }
 
-// ErrUnknownFormat is the error of a file whose format is not recognised.
-var ErrUnknownFormat = errors.New("unknown transcript format")
-
-// ErrSourceChanged is the error of a file that changed while it was being
-// migrated, typically because an agent is still appending to it.
-var ErrSourceChanged = errors.New("the file changed while it was migrated (is an agent still writing to it?); left untouched")
-
 // Run migrates every input. It returns an error only when nothing could be
 // done; per-file failures are in the Summary.
-func Run(ctx context.Context, inputs []Input, opts Options) Summary {
+func Run(ctx context.Context, inputs []session.Input, opts Options) Summary {
 	if opts.Threshold <= 0 {
-		opts.Threshold = DefaultThreshold
+		opts.Threshold = externalizer.DefaultThreshold
 	}
 	stores := &storeSet{m: map[string]*storeEntry{}, open: opts.OpenStore}
 	if stores.open == nil {
 		stores.open = location.Open
 	}
-	results := forEach(ctx, inputs, opts.Jobs, func(in Input) FileResult {
+	results := forEach(ctx, inputs, opts.Jobs, func(in session.Input) FileResult {
 		return migrateFile(ctx, in, opts, stores)
 	})
 	// Every transcript that succeeded synced its artifacts before its
@@ -161,10 +149,10 @@ func Run(ctx context.Context, inputs []Input, opts Options) Summary {
 	return sum
 }
 
-// forEach runs fn over inputs on a pool of Workers(jobs, len(inputs))
+// forEach runs fn over inputs on a pool of session.Workers(jobs, len(inputs))
 // workers and returns the results in input order.
-func forEach(ctx context.Context, inputs []Input, jobs int, fn func(Input) FileResult) []FileResult {
-	jobs = Workers(jobs, len(inputs))
+func forEach(ctx context.Context, inputs []session.Input, jobs int, fn func(session.Input) FileResult) []FileResult {
+	jobs = session.Workers(jobs, len(inputs))
 	results := make([]FileResult, len(inputs))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -194,26 +182,11 @@ func forEach(ctx context.Context, inputs []Input, jobs int, fn func(Input) FileR
 	return results
 }
 
-// maxJobsPerCore bounds the workers per core, whatever --jobs asks: past
-// a few per core they only wait for the disk or the network, each holding
-// a line of up to LongLine bytes and a skeleton of up to maxSkeleton.
-const maxJobsPerCore = 4
-
-// Workers returns how many workers process n inputs for a --jobs of jobs:
-// one per core for 0 (or less), and never more than the inputs nor
-// maxJobsPerCore per core, so that a huge --jobs costs no memory.
-func Workers(jobs, n int) int {
-	if jobs <= 0 {
-		jobs = runtime.NumCPU()
-	}
-	return max(1, min(jobs, n, maxJobsPerCore*runtime.NumCPU()))
-}
-
 // largestFirst returns the order in which jobs workers should take the
 // inputs: with one worker, as given; with more, the largest first, so
 // that no large file is left to one worker while the others idle at the
 // end of the run. Files of equal size keep their order.
-func largestFirst(inputs []Input, jobs int) []int {
+func largestFirst(inputs []session.Input, jobs int) []int {
 	order := make([]int, len(inputs))
 	for i := range order {
 		order[i] = i
@@ -279,24 +252,8 @@ func (s *storeEntry) removeStaleTemps() {
 	s.clean.Do(func() { s.RemoveStaleTemps() })
 }
 
-// PathFor returns where the artifacts of store are shown to readers of
-// migrated transcripts, as migrate writes them into placeholders: the
-// object's absolute path, which an agent opens with its own read tool from
-// whatever its working directory, or its path under storeAs, the store's
-// location as the agent sees it, when that is set.
-func PathFor(st *registry.Store, storeAs string) func(registry.Digest) string {
-	if storeAs == "" {
-		return st.Path
-	}
-	// Joined as text, not cleaned: storeAs may be a URL.
-	base := strings.TrimSuffix(storeAs, "/") + "/"
-	return func(d registry.Digest) string {
-		return base + store.Key(store.ObjectHandle(d))
-	}
-}
-
 // Dest returns where the output for in goes.
-func Dest(in Input, out string) string {
+func Dest(in session.Input, out string) string {
 	if out == "" {
 		return in.Path
 	}
@@ -318,63 +275,22 @@ func idOf(fi os.FileInfo) fileID {
 	return id
 }
 
-func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) (res FileResult) {
+// migrateFile migrates one transcript: a job whose line loop externalizes
+// payloads and collects the registry records that the commit appends.
+func migrateFile(ctx context.Context, in session.Input, opts Options, stores *storeSet) (res FileResult) {
 	res = FileResult{Path: in.Path, Status: StatusFailed}
-	src, err := os.Open(in.Path)
-	if err != nil {
-		res.Err = err
-		return res
-	}
-	defer src.Close()
-	fi, err := src.Stat()
-	if err != nil {
-		res.Err = err
-		return res
-	}
-	before := idOf(fi)
-	res.BytesBefore = fi.Size()
-	if !opts.DryRun {
-		if err := lockSource(src); err != nil {
-			res.Err = err
-			return res
-		}
-		// The lock is on the file we opened: if another run replaced it
-		// meanwhile, the lock guards nothing.
-		if err := unchangedSince(in.Path, before); err != nil {
-			res.Err = err
-			return res
-		}
-	}
 	dest := Dest(in, opts.Out)
 	res.Dest = dest
-	// An --out naming the transcript's own folder replaces it too.
-	inPlace := opts.Out == "" || sameFile(dest, fi)
-	state := &agentState{}
-	if !opts.DryRun && inPlace {
-		if state, err = lockAgentState(in.Path); err != nil {
-			res.Err = fmt.Errorf("%s: %w; left untouched", in.Path, err)
-			return res
-		}
-		defer state.release()
-	}
-
-	zst := compressed(in.Path)
-	format, session, err := detect(src, zst, opts.Format)
-	if err != nil {
-		res.Err = fmt.Errorf("%s: %w", in.Path, err)
-		if errors.Is(err, ErrUnknownFormat) && !in.Explicit {
-			res.Status = StatusSkipped
-		}
-		return res
-	}
-	res.Format = format.Name()
-	st, err := stores.get(StoreFor(opts.Store, dest))
-	if err != nil {
-		res.Err = err
-		return res
-	}
-	pathFor := PathFor(st.Store, opts.StoreAs)
-	var putErr error // a failure of the store, not of the input
+	var (
+		sessionID string
+		st        *storeEntry
+		x         *externalizer.Externalizer
+		putErr    error // a failure of the store, not of the input
+		inPlace   bool
+		records   []registry.Record
+		changed   bool
+		status    Status
+	)
 	put := func(a externalizer.Artifact) error {
 		res.Artifacts++
 		created := false
@@ -399,165 +315,111 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 		}
 		return nil
 	}
-	x := &externalizer.Externalizer{Format: format, Threshold: opts.Threshold, PathFor: pathFor, Put: put, Open: st.Opener(ctx),
-		Summaries: &stores.summaries}
-
-	var out *safefile.File
-	if !opts.DryRun {
+	prepare := func(src *os.File, replaces bool) error {
+		inPlace = replaces
+		format, id, err := session.Detect(src, session.Compressed(in.Path), opts.Format)
+		if err != nil {
+			if errors.Is(err, session.ErrUnknownFormat) && !in.Explicit {
+				res.Status = StatusSkipped
+			}
+			return fmt.Errorf("%s: %w", in.Path, err)
+		}
+		res.Format, sessionID = format.Name(), id
+		st, err = stores.get(session.StoreFor(opts.Store, dest))
+		if err != nil {
+			return fmt.Errorf("%s: %w", in.Path, err)
+		}
+		pathFor := session.PathFor(st.Store, opts.StoreAs)
+		x = &externalizer.Externalizer{Format: format, Threshold: opts.Threshold, PathFor: pathFor, Put: put, Open: st.Opener(ctx),
+			Summaries: &stores.summaries}
+		if opts.DryRun {
+			return nil
+		}
 		if err := checkWritable(dest, st.Store); err != nil {
-			res.Err = fmt.Errorf("%s: %w; nothing was written", in.Path, err)
-			return res
+			return fmt.Errorf("%s: %w; nothing was written", in.Path, err)
 		}
-		removeTemps(&stores.temps, in.Path, dest, inPlace)
 		st.removeStaleTemps()
-		if opts.Out != "" {
-			if err := safefile.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
-				res.Err = err
-				return res
+		return nil
+	}
+	lines := func(dr io.Reader, at io.ReaderAt, w io.Writer) (reread bool, err error) {
+		now := time.Now().UTC().Format(time.RFC3339)
+		r := transcript.NewReader(dr)
+		// Longer lines are read back through at as streams.
+		r.Limit = session.LongLine
+		for {
+			l, err := r.Next()
+			if err == io.EOF {
+				return reread, nil
+			}
+			if err != nil {
+				return reread, fmt.Errorf("read %s: %w", in.Path, err)
+			}
+			var rw externalizer.Result
+			if l.Long {
+				reread = true
+				var kept bool
+				rw, kept, err = rewriteLong(x, w, at, &l)
+				if kept {
+					res.LongKept++
+				}
+			}
+			if !l.Long {
+				rw, err = x.Rewrite(l.Text, transcript.JSONStart(l))
+			}
+			if putErr != nil {
+				return reread, fmt.Errorf("%s: %w", in.Path, putErr)
+			}
+			if err != nil {
+				return reread, &transcript.InputError{Path: in.Path, Line: l.Num, Offset: l.Offset, Err: err}
+			}
+			text := l.Text
+			if rw.Line != nil || l.Long && len(rw.Artifacts) > 0 {
+				changed = true
+				text = rw.Line
+				for _, a := range rw.Artifacts {
+					records = append(records, registry.Record{
+						Hash: a.Digest.String(), Size: int64(a.Size), Media: a.Media, Site: a.Site,
+						Tool: a.Tool, ToolCallID: a.ToolCallID, Session: sessionID, Source: absPath(dest),
+						Entry: a.Entry, Line: l.Num, CreatedAt: now, Summary: a.Summary,
+					})
+				}
+			}
+			if _, err := w.Write(text); err != nil {
+				return reread, fmt.Errorf("write %s: %w", dest, err)
+			}
+			if _, err := w.Write(l.EOL); err != nil {
+				return reread, fmt.Errorf("write %s: %w", dest, err)
 			}
 		}
-		out, err = safefile.Create(dest, fi.Mode().Perm())
-		if err != nil {
-			res.Err = fmt.Errorf("create output for %s: %w", in.Path, err)
-			return res
+	}
+	done := func(written int64) (commit bool, err error) {
+		res.BytesAfter = written
+		status = StatusMigrated
+		if !changed {
+			status = StatusUnchanged
+			if inPlace || opts.DryRun {
+				res.BytesAfter = res.BytesBefore
+				return false, nil
+			}
 		}
-		defer out.Abort()
-		keepOwner(out.OS(), fi)
+		if opts.DryRun {
+			return false, nil
+		}
+		if err := st.Append(ctx, records); err != nil {
+			return false, fmt.Errorf("%s: %w", in.Path, err)
+		}
+		return true, nil
 	}
-	written := &countWriter{w: io.Discard}
-	if out != nil {
-		written.w = out
-	}
-	w, releaseW, err := encoder(written, zst, res.BytesBefore)
-	if err != nil {
+	j := &job{in: in, dest: dest, replace: opts.Out == "", dryRun: opts.DryRun, guard: true, backup: opts.Backup, noLarger: true,
+		progress: opts.Progress, temps: &stores.temps, prepare: prepare, lines: lines, done: done}
+	if err := j.run(ctx, &res); err != nil {
 		res.Err = err
 		return res
 	}
-	defer releaseW()
-	dr, at, release, err := source(src, progressReader{src, opts.Progress}, zst)
-	if err != nil {
-		res.Err = fmt.Errorf("read %s: %w", in.Path, err)
-		return res
-	}
-	defer release()
-
-	var (
-		records []registry.Record
-		changed bool
-		now     = time.Now().UTC().Format(time.RFC3339)
-		r       = transcript.NewReader(dr)
-	)
-	// Longer lines are read back through at as streams.
-	r.Limit = LongLine
-	for {
-		l, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			res.Err = fmt.Errorf("read %s: %w", in.Path, err)
-			return res
-		}
-		var rw externalizer.Result
-		if l.Long {
-			var kept bool
-			rw, kept, err = rewriteLong(x, w, at, &l)
-			if kept {
-				res.LongKept++
-			}
-		}
-		if !l.Long {
-			rw, err = x.Rewrite(l.Text, transcript.JSONStart(l))
-		}
-		if putErr != nil {
-			res.Err = fmt.Errorf("%s: %w", in.Path, putErr)
-			return res
-		}
-		if err != nil {
-			res.Err = &transcript.InputError{Path: in.Path, Line: l.Num, Offset: l.Offset, Err: err}
-			return res
-		}
-		text := l.Text
-		if rw.Line != nil || l.Long && len(rw.Artifacts) > 0 {
-			changed = true
-			text = rw.Line
-			for _, a := range rw.Artifacts {
-				records = append(records, registry.Record{
-					Hash: a.Digest.String(), Size: int64(a.Size), Media: a.Media, Site: a.Site,
-					Tool: a.Tool, ToolCallID: a.ToolCallID, Session: session, Source: absPath(dest),
-					Entry: a.Entry, Line: l.Num, CreatedAt: now, Summary: a.Summary,
-				})
-			}
-		}
-		if _, err := w.Write(text); err != nil {
-			res.Err = fmt.Errorf("write %s: %w", dest, err)
-			return res
-		}
-		if _, err := w.Write(l.EOL); err != nil {
-			res.Err = fmt.Errorf("write %s: %w", dest, err)
-			return res
-		}
-	}
-	if err := w.Close(); err != nil {
-		res.Err = fmt.Errorf("write %s: %w", dest, err)
-		return res
-	}
-	res.BytesAfter = written.n
 	// The status is set only once the output is in place: a failure
-	// below must leave it StatusFailed, also for an unchanged file
+	// before must leave it StatusFailed, also for an unchanged file
 	// copied to --out.
-	done := StatusMigrated
-	if !changed {
-		done = StatusUnchanged
-		if inPlace || opts.DryRun {
-			res.Status = done
-			res.BytesAfter = res.BytesBefore
-			return res
-		}
-	}
-	if opts.DryRun {
-		res.Status = done
-		return res
-	}
-	if err := st.Append(ctx, records); err != nil {
-		res.Err = fmt.Errorf("%s: %w", in.Path, err)
-		return res
-	}
-	if err := unchangedSince(in.Path, before); err != nil {
-		res.Err = err
-		return res
-	}
-	bak := ""
-	if opts.Backup && inPlace {
-		if bak, err = backup(in.Path, fi); err != nil {
-			res.Err = err
-			return res
-		}
-	}
-	if err := state.reset(ctx); err != nil {
-		if bak != "" {
-			_ = os.Remove(bak)
-		}
-		res.Err = fmt.Errorf("%s: %w; left untouched", in.Path, err)
-		return res
-	}
-	if err := out.CommitNoDirSync(); err != nil {
-		if bak != "" {
-			// The original is still in place: the backup would only
-			// block the next run.
-			_ = os.Remove(bak)
-		}
-		res.Err = fmt.Errorf("replace %s: %w", dest, err)
-		return res
-	}
-	// From here the migrated transcript is in place and the backup, if
-	// any, is the only copy of the original's bytes: it stays, whatever
-	// happens.
-	if err := safefile.SyncDir(filepath.Dir(dest)); err != nil {
-		res.Err = fmt.Errorf("replace %s: %w", dest, err)
-		return res
-	}
-	res.Status = done
+	res.Status = status
 	return res
 }
 
@@ -568,67 +430,13 @@ func absPath(p string) string {
 	return p
 }
 
-// detect reads the first entries of src to find its format and session id,
-// then rewinds src.
-func detect(src *os.File, zst bool, name string) (externalizer.Format, string, error) {
-	defer src.Seek(0, io.SeekStart)
-	var format externalizer.Format
-	if name != "" {
-		f, ok := externalizer.Lookup(name)
-		if !ok {
-			return nil, "", fmt.Errorf("%w %q", ErrUnknownFormat, name)
-		}
-		format = f
-	}
-	session := ""
-	dr, release, err := decoded(src, zst)
-	if err != nil {
-		return nil, "", err
-	}
-	defer release()
-	r := transcript.NewReader(io.LimitReader(dr, detectBytes))
-	for n := 0; n < detectLines; n++ {
-		l, err := r.Next()
-		if err != nil {
-			break
-		}
-		v, err := transcript.Parse(l.Text, transcript.JSONStart(l))
-		if err != nil || v.Kind() != transcript.Object {
-			continue
-		}
-		if format == nil {
-			format, _ = externalizer.Detect(v)
-		}
-		if format != nil && session == "" {
-			session = format.Session(v)
-		}
-		if format != nil && session != "" {
-			break
-		}
-	}
-	if format == nil {
-		return nil, "", ErrUnknownFormat
-	}
-	if _, err := src.Seek(0, io.SeekStart); err != nil {
-		return nil, "", err
-	}
-	return format, session, nil
-}
-
-// Detection looks at most at the first detectLines lines within the first
-// detectBytes bytes, so that a huge first entry is not read twice.
-const (
-	detectLines = 16
-	detectBytes = 4 << 20
-)
-
 func unchangedSince(path string, before fileID) error {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if idOf(fi) != before {
-		return fmt.Errorf("%s: %w", path, ErrSourceChanged)
+		return fmt.Errorf("%s: %w", path, session.ErrSourceChanged)
 	}
 	return nil
 }
@@ -754,27 +562,6 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// LongLine is the length from which migrate streams a line instead of
-// holding it: such a line is rewritten from its skeleton (see
-// transcript.BuildSkeleton) and its payloads are read back from the file
-// (for a compressed transcript, from a spool: see source), so that memory
-// does not grow with the line.
-const LongLine = 4 << 20
-
-// maxSkeleton bounds a long line's skeleton. A line whose skeleton would
-// be larger (megabytes of numbers or of short strings) is copied as it is.
-const maxSkeleton = 16 << 20
-
-// SkeletonOptions are the options of the skeletons migrate builds of long
-// lines for payloads of threshold bytes: strings of 16 KiB or more are cut
-// to stubs as long as the threshold (a stub must be at least that long:
-// see transcript.SkeletonOptions), so that sites and their sizes come out
-// of them as out of the whole line.
-func SkeletonOptions(threshold int) transcript.SkeletonOptions {
-	stub := max(threshold, 256)
-	return transcript.SkeletonOptions{Long: max(16<<10, stub), StubLen: stub, Max: maxSkeleton}
-}
-
 // rewriteLong rewrites the long line l, whose bytes src reads back at
 // their offsets in the transcript, into w. A line that cannot be
 // rewritten from its skeleton (it carries a marker) is read whole into
@@ -782,7 +569,7 @@ func SkeletonOptions(threshold int) transcript.SkeletonOptions {
 // copied as it is because even its skeleton is too large.
 func rewriteLong(x *externalizer.Externalizer, w io.Writer, src io.ReaderAt, l *transcript.Line) (res externalizer.Result, kept bool, err error) {
 	line := io.NewSectionReader(src, l.Offset, l.Len)
-	sk, err := transcript.BuildSkeleton(line, SkeletonOptions(x.Threshold))
+	sk, err := transcript.BuildSkeleton(line, session.SkeletonOptions(x.Threshold))
 	if errors.Is(err, transcript.ErrSkeletonTooLarge) {
 		_, err := io.Copy(w, io.NewSectionReader(src, l.Offset, l.Len))
 		return externalizer.Result{}, true, err

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -24,6 +23,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/session"
 	storepkg "github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/local"
 	"github.com/transcript-tool/transcript-tool/transcript"
@@ -62,7 +62,7 @@ func sha(t *testing.T, path string) string {
 // migrateRun collects paths and migrates them.
 func migrateRun(t *testing.T, opts migrate.Options, paths ...string) migrate.Summary {
 	t.Helper()
-	inputs, err := migrate.Collect(paths)
+	inputs, err := session.Collect(paths)
 	require.NoError(t, err)
 	return migrate.Run(context.Background(), inputs, opts)
 }
@@ -156,7 +156,7 @@ func TestMigratePathsAgentsCanOpen(t *testing.T) {
 		opts migrate.Options
 		base string // the placeholders' store, as written
 	}{
-		{"default store", migrate.Options{}, filepath.Join(dir, "a", migrate.StoreDirName)},
+		{"default store", migrate.Options{}, filepath.Join(dir, "a", session.StoreDirName)},
 		{"relative store", migrate.Options{Store: "store"}, filepath.Join(dir, "store")},
 		{"store as", migrate.Options{Store: "store2", StoreAs: "/mnt/agent/store/"}, "/mnt/agent/store"},
 	} {
@@ -203,7 +203,7 @@ func TestMigrateInPlace(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), "the transcript keeps its mode")
 
-	store := filepath.Join(dir, migrate.StoreDirName)
+	store := filepath.Join(dir, session.StoreDirName)
 	names := objects(t, store)
 	assert.Len(t, names, 3)
 	for _, name := range names {
@@ -227,7 +227,7 @@ func TestMigrateTwiceChangesNothing(t *testing.T) {
 	first := migrateRun(t, migrate.Options{}, path)
 	require.Equal(t, 1, first.Migrated)
 	require.Equal(t, 4, first.Written)
-	store := filepath.Join(dir, migrate.StoreDirName)
+	store := filepath.Join(dir, session.StoreDirName)
 	migrated, objs, reg := sha(t, path), objects(t, store), registryState(t, store)
 	require.Len(t, reg, 1, "one segment")
 
@@ -294,10 +294,10 @@ func TestMigrateOutMirrorsTree(t *testing.T) {
 		assert.Less(t, len(got), len(data), rel)
 		assert.Equal(t, data, rehydrate(t, dest, ""), rel)
 	}
-	assert.NoDirExists(t, filepath.Join(src, migrate.StoreDirName), "--out wrote a store beside a source")
-	assert.Len(t, objects(t, filepath.Join(out, migrate.StoreDirName)), 2)
-	assert.Len(t, objects(t, filepath.Join(out, "sub", migrate.StoreDirName)), 3)
-	assert.Len(t, objects(t, filepath.Join(out, "sub", "deeper", migrate.StoreDirName)), 1)
+	assert.NoDirExists(t, filepath.Join(src, session.StoreDirName), "--out wrote a store beside a source")
+	assert.Len(t, objects(t, filepath.Join(out, session.StoreDirName)), 2)
+	assert.Len(t, objects(t, filepath.Join(out, "sub", session.StoreDirName)), 3)
+	assert.Len(t, objects(t, filepath.Join(out, "sub", "deeper", session.StoreDirName)), 1)
 }
 
 func TestMigrateDryRunWritesNothing(t *testing.T) {
@@ -368,78 +368,6 @@ func TestMigrateBackupRefusesToOverwrite(t *testing.T) {
 	assert.FileExists(t, other+".bak")
 }
 
-func TestCollect(t *testing.T) {
-	root := t.TempDir()
-	for _, rel := range []string{
-		"a.jsonl", "sub/b.jsonl", "sub/deep/c.jsonl", // the transcripts
-		"artifacts/registry.jsonl", "artifacts/objects/aa/x.jsonl", // the default store
-		"sub/mystore/registry.jsonl", "sub/mystore/old.jsonl", // a store by its content
-		"sub/segstore/registry/w.jsonl", "sub/segstore/lock", "sub/segstore/old.jsonl", // a store by its segments
-		"sub/notstore/registry/r.jsonl",    // a folder with a "registry" folder is no store
-		"sub/artifacts/objects/aa/y.jsonl", // a default store before its registry
-		"sub/objects/d.jsonl",              // not a store: no registry, another name
-		".hidden.jsonl", ".git/x.jsonl",    // hidden
-		".a.jsonl.tmp-123", "a.jsonl.tmp-456", // temporary files
-		"a.jsonl.bak", "notes.txt", "JSONL", "sub/c.json", // not *.jsonl
-	} {
-		writeFile(t, filepath.Join(root, rel), []byte("{}\n"), 0o644)
-	}
-	require.NoError(t, os.Symlink("a.jsonl", filepath.Join(root, "link.jsonl")))
-	require.NoError(t, os.Symlink("sub", filepath.Join(root, "linkdir")))
-	require.NoError(t, os.Symlink("missing.jsonl", filepath.Join(root, "dangling.jsonl")))
-
-	rels := func(inputs []migrate.Input) []string {
-		var s []string
-		for _, in := range inputs {
-			s = append(s, fmt.Sprintf("%s explicit=%v", in.Rel, in.Explicit))
-		}
-		return s
-	}
-
-	t.Run("walk", func(t *testing.T) {
-		inputs, err := migrate.Collect([]string{root})
-		require.NoError(t, err)
-		assert.ElementsMatch(t, []string{
-			"a.jsonl explicit=false",
-			filepath.Join("sub", "b.jsonl") + " explicit=false",
-			filepath.Join("sub", "deep", "c.jsonl") + " explicit=false",
-			filepath.Join("sub", "objects", "d.jsonl") + " explicit=false",
-			filepath.Join("sub", "notstore", "registry", "r.jsonl") + " explicit=false",
-		}, rels(inputs))
-		for _, in := range inputs {
-			assert.Equal(t, filepath.Join(root, in.Rel), in.Path)
-			assert.Equal(t, int64(3), in.Size)
-		}
-	})
-	t.Run("a store walked itself", func(t *testing.T) {
-		for _, store := range []string{"sub/segstore", "sub/mystore"} {
-			inputs, err := migrate.Collect([]string{filepath.Join(root, store)})
-			require.NoError(t, err)
-			assert.Equal(t, []string{"old.jsonl explicit=false"}, rels(inputs), "%s: its registry was taken for a session", store)
-		}
-	})
-	t.Run("named twice", func(t *testing.T) {
-		a := filepath.Join(root, "a.jsonl")
-		inputs, err := migrate.Collect([]string{a, root, a, filepath.Join(root, "sub", "..", "a.jsonl")})
-		require.NoError(t, err)
-		assert.Equal(t, []string{"a.jsonl explicit=true"}, rels(inputs[:1]))
-		assert.Len(t, inputs, 5)
-	})
-	t.Run("named file", func(t *testing.T) {
-		inputs, err := migrate.Collect([]string{filepath.Join(root, "notes.txt")})
-		require.NoError(t, err)
-		assert.Equal(t, []string{"notes.txt explicit=true"}, rels(inputs), "a named file is taken whatever its name")
-	})
-	t.Run("missing", func(t *testing.T) {
-		_, err := migrate.Collect([]string{root, filepath.Join(root, "nope.jsonl")})
-		assert.ErrorIs(t, err, fs.ErrNotExist)
-	})
-	t.Run("not a regular file", func(t *testing.T) {
-		_, err := migrate.Collect([]string{os.DevNull})
-		assert.ErrorContains(t, err, "not a regular file")
-	})
-}
-
 func TestMigrateUnknownFormat(t *testing.T) {
 	dir := t.TempDir()
 	other := []byte(`{"hello":"world","text":"` + strings.Repeat("x", 2*payload) + `"}` + "\n")
@@ -450,7 +378,7 @@ func TestMigrateUnknownFormat(t *testing.T) {
 		sum := migrateRun(t, migrate.Options{}, dir)
 		r := result(t, sum, path)
 		assert.Equal(t, migrate.StatusSkipped, r.Status)
-		assert.ErrorIs(t, r.Err, migrate.ErrUnknownFormat)
+		assert.ErrorIs(t, r.Err, session.ErrUnknownFormat)
 		assert.Equal(t, 1, sum.Skipped)
 		assert.Equal(t, 0, sum.Failed)
 		assert.Equal(t, int64(len(other)), sum.BytesAfter, "a skipped file saves nothing")
@@ -460,17 +388,17 @@ func TestMigrateUnknownFormat(t *testing.T) {
 		sum := migrateRun(t, migrate.Options{}, path)
 		r := result(t, sum, path)
 		assert.Equal(t, migrate.StatusFailed, r.Status)
-		assert.ErrorIs(t, r.Err, migrate.ErrUnknownFormat)
+		assert.ErrorIs(t, r.Err, session.ErrUnknownFormat)
 		assert.Contains(t, r.Message, path)
 		assert.Equal(t, r.BytesBefore, r.BytesAfter, "a failed file saves nothing")
 		assert.Equal(t, other, readFile(t, path))
 	})
 	t.Run("forced", func(t *testing.T) {
 		sum := migrateRun(t, migrate.Options{Format: "nope"}, path)
-		assert.ErrorIs(t, result(t, sum, path).Err, migrate.ErrUnknownFormat)
+		assert.ErrorIs(t, result(t, sum, path).Err, session.ErrUnknownFormat)
 		assert.Equal(t, other, readFile(t, path))
 	})
-	assert.NoDirExists(t, filepath.Join(dir, migrate.StoreDirName))
+	assert.NoDirExists(t, filepath.Join(dir, session.StoreDirName))
 }
 
 func TestMigrateFailureDoesNotStopOthers(t *testing.T) {
@@ -574,7 +502,7 @@ func TestMigrateSourceChanged(t *testing.T) {
 			require.NoError(t, progress.err)
 			r := result(t, sum, path)
 			assert.Equal(t, migrate.StatusFailed, r.Status)
-			assert.ErrorIs(t, r.Err, migrate.ErrSourceChanged)
+			assert.ErrorIs(t, r.Err, session.ErrSourceChanged)
 			assert.Equal(t, append(orig, more...), readFile(t, path), "the agent's bytes were not kept")
 			assert.Equal(t, r.BytesBefore, r.BytesAfter, "a failed file saves nothing")
 			assert.NoFileExists(t, path+".bak")
@@ -649,7 +577,7 @@ func TestMigrateJobsGiveSameOutput(t *testing.T) {
 	assert.NotEmpty(t, one)
 	assert.Equal(t, one, four)
 	for d := 0; d < 3; d++ {
-		store := fmt.Sprintf("d%d/%s", d, migrate.StoreDirName)
+		store := fmt.Sprintf("d%d/%s", d, session.StoreDirName)
 		recs := normalized(t, filepath.Join(outs[1], store), outs[1])
 		assert.NotEmpty(t, recs)
 		assert.Equal(t, recs, normalized(t, filepath.Join(outs[4], store), outs[4]), store)
@@ -670,14 +598,14 @@ func TestMigrateHugeLine(t *testing.T) {
 	assert.Equal(t, orig, rehydrate(t, path, ""))
 }
 
-// TestMigrateLongLines: lines longer than migrate.LongLine are rewritten
+// TestMigrateLongLines: lines longer than session.LongLine are rewritten
 // from their skeletons, exactly as shorter ones are, whatever comes around
 // them; one whose skeleton is too large is copied as it is and counted;
 // a long line already migrated is left alone.
 func TestMigrateLongLines(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "s.jsonl")
-	long := testsession.Pi("s1", 1, migrate.LongLine+1000)
+	long := testsession.Pi("s1", 1, session.LongLine+1000)
 	lines := bytes.SplitAfter(long, []byte("\n"))
 	numbers := `{"type":"message","message":{"role":"toolResult","toolCallId":"n","toolName":"x","content":[` +
 		strings.Repeat("1,", 9<<20) + `1]}}`
@@ -712,7 +640,7 @@ func TestRehydrateInPlace(t *testing.T) {
 	orig := testsession.Pi("s1", 2, payload)
 	writeFile(t, path, orig, 0o640)
 	require.Equal(t, 1, migrateRun(t, migrate.Options{}, path).Migrated)
-	inputs, err := migrate.Collect([]string{path})
+	inputs, err := session.Collect([]string{path})
 	require.NoError(t, err)
 
 	sum := migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{InPlace: true})
@@ -733,7 +661,7 @@ func TestRehydrateMissingArtifact(t *testing.T) {
 	orig := testsession.Pi("s1", 2, payload)
 	writeFile(t, path, orig, 0o644)
 	require.Equal(t, 1, migrateRun(t, migrate.Options{}, path).Migrated)
-	store := filepath.Join(dir, migrate.StoreDirName)
+	store := filepath.Join(dir, session.StoreDirName)
 	names := objects(t, store)
 	require.Len(t, names, 2)
 	require.NoError(t, os.Remove(filepath.Join(store, names[0])))
@@ -786,7 +714,7 @@ func TestMigrateCorpus(t *testing.T) {
 	t.Logf("%d -> %d bytes (%.1f%%), %d artifacts, %d written", before, after, 100*float64(after)/float64(before), sum.Artifacts, sum.Written)
 	assert.LessOrEqual(t, after, before*3/4, "migration should save at least a quarter")
 
-	store := filepath.Join(dir, migrate.StoreDirName)
+	store := filepath.Join(dir, session.StoreDirName)
 	objs := objects(t, store)
 	assert.Len(t, objs, sum.Written)
 	for _, name := range objs {
@@ -811,24 +739,6 @@ func TestMigrateCorpus(t *testing.T) {
 	}
 }
 
-func TestCollectSymlinkArguments(t *testing.T) {
-	dir := t.TempDir()
-	real := filepath.Join(dir, "real")
-	require.NoError(t, os.MkdirAll(real, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(real, "s.jsonl"), []byte("{}\n"), 0o644))
-	require.NoError(t, os.Symlink(real, filepath.Join(dir, "linkdir")))
-	require.NoError(t, os.Symlink(filepath.Join(real, "s.jsonl"), filepath.Join(dir, "link.jsonl")))
-
-	inputs, err := migrate.Collect([]string{filepath.Join(dir, "linkdir")})
-	require.NoError(t, err)
-	require.Len(t, inputs, 1, "a linked directory named on the command line is walked")
-	assert.Equal(t, "s.jsonl", inputs[0].Rel)
-
-	_, err = migrate.Collect([]string{filepath.Join(dir, "link.jsonl")})
-	require.Error(t, err, "a linked file would be replaced by a regular file")
-	assert.Contains(t, err.Error(), "symbolic link")
-}
-
 // TestMigrateRefusesLockedTranscript: while another run holds a
 // transcript, a second run is refused with ErrBusy and changes nothing.
 func TestMigrateRefusesLockedTranscript(t *testing.T) {
@@ -844,10 +754,10 @@ func TestMigrateRefusesLockedTranscript(t *testing.T) {
 	sum := migrateRun(t, migrate.Options{}, path)
 	r := result(t, sum, path)
 	assert.Equal(t, migrate.StatusFailed, r.Status)
-	assert.ErrorIs(t, r.Err, migrate.ErrBusy)
+	assert.ErrorIs(t, r.Err, session.ErrBusy)
 	assert.Contains(t, r.Message, path)
 	assert.Equal(t, data, readFile(t, path))
-	assert.NoDirExists(t, filepath.Join(dir, migrate.StoreDirName), "refused before anything is written")
+	assert.NoDirExists(t, filepath.Join(dir, session.StoreDirName), "refused before anything is written")
 
 	require.NoError(t, other.Close()) // releases the lock
 	sum = migrateRun(t, migrate.Options{}, path)
@@ -855,7 +765,7 @@ func TestMigrateRefusesLockedTranscript(t *testing.T) {
 }
 
 func TestLargestFirst(t *testing.T) {
-	inputs := []migrate.Input{
+	inputs := []session.Input{
 		{Path: "a", Size: 10}, {Path: "b", Size: 300}, {Path: "c", Size: 10},
 		{Path: "d", Size: 0}, {Path: "e", Size: 2000}, {Path: "f", Size: 300},
 	}
@@ -872,7 +782,7 @@ func TestRehydrateLongLines(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "s.jsonl")
 	mentions := `{"type":"message","id":"q","message":{"role":"user","content":"` +
-		strings.Repeat("x", migrate.LongLine) + ` \"transcriptTool\": {} "}}`
+		strings.Repeat("x", session.LongLine) + ` \"transcriptTool\": {} "}}`
 	numbers := `{"type":"message","id":"n","message":{"role":"toolResult","toolCallId":"n","toolName":"x","content":[` +
 		strings.Repeat("1,", 9<<20) + `1]}}`
 	shorts := `{"type":"message","id":"m","message":{"role":"toolResult","toolCallId":"call_1","toolName":"read","content":[{"type":"text","text":"` +
@@ -885,46 +795,13 @@ func TestRehydrateLongLines(t *testing.T) {
 	require.Equal(t, migrate.StatusMigrated, result(t, sum, path).Status)
 	migrated := readFile(t, path)
 	last := migrated[bytes.LastIndexByte(migrated, '\n')+1:]
-	require.Greater(t, len(last), migrate.LongLine, "the migrated line is not long")
+	require.Greater(t, len(last), session.LongLine, "the migrated line is not long")
 	require.True(t, bytes.Contains(last, []byte(`"transcriptTool":{`)), "the long line was not migrated")
 	assert.Equal(t, orig, rehydrate(t, path, ""))
 	out := filepath.Join(dir, "out")
-	back := migrate.Rehydrate(context.Background(), []migrate.Input{{Path: path, Rel: "s.jsonl"}}, migrate.RehydrateOptions{Out: out})
+	back := migrate.Rehydrate(context.Background(), []session.Input{{Path: path, Rel: "s.jsonl"}}, migrate.RehydrateOptions{Out: out})
 	require.Equal(t, 0, back.Failed, back.Results)
 	assert.Equal(t, orig, readFile(t, filepath.Join(out, "s.jsonl")))
-}
-
-// TestCollectAgentHomes: the agents' hidden homes are searched when named
-// or found under a PATH, but only their session folders: prompt
-// histories and logs beside them, OpenClaw's trajectories and other
-// hidden folders are not transcripts.
-func TestCollectAgentHomes(t *testing.T) {
-	root := t.TempDir()
-	for _, f := range []string{
-		".claude/projects/-w/s.jsonl", ".claude/projects/-w/s/subagents/agent-1.jsonl", ".claude/history.jsonl",
-		".codex/sessions/2026/11/25/rollout-a.jsonl", ".codex/archived_sessions/rollout-b.jsonl", ".codex/history.jsonl",
-		".pi/agent/sessions/--w--/p.jsonl", ".pi/agent/settings.jsonl",
-		".openclaw/agents/main/sessions/o.jsonl", ".openclaw/agents/main/sessions/o.trajectory.jsonl", ".openclaw/cron/runs/r.jsonl",
-		".cache/x.jsonl", "work/w.jsonl",
-	} {
-		writeFile(t, filepath.Join(root, f), []byte("{}\n"), 0o600)
-	}
-	rels := func(path string) []string {
-		inputs, err := migrate.Collect([]string{path})
-		require.NoError(t, err)
-		var got []string
-		for _, in := range inputs {
-			got = append(got, filepath.ToSlash(in.Rel))
-		}
-		slices.Sort(got)
-		return got
-	}
-	assert.Equal(t, []string{
-		".claude/projects/-w/s.jsonl", ".claude/projects/-w/s/subagents/agent-1.jsonl",
-		".codex/archived_sessions/rollout-b.jsonl", ".codex/sessions/2026/11/25/rollout-a.jsonl",
-		".openclaw/agents/main/sessions/o.jsonl", ".pi/agent/sessions/--w--/p.jsonl", "work/w.jsonl",
-	}, rels(root))
-	assert.Equal(t, []string{"projects/-w/s.jsonl", "projects/-w/s/subagents/agent-1.jsonl"}, rels(filepath.Join(root, ".claude")))
 }
 
 // TestRehydrateToWritesNothingOfABrokenFile: a transcript whose last
@@ -938,7 +815,7 @@ func TestRehydrateToWritesNothingOfABrokenFile(t *testing.T) {
 	writeFile(t, path, orig, 0o600)
 	migrateRun(t, migrate.Options{}, path)
 	last := registry.Sum([]byte(testsession.Text(3, payload)))
-	object := filepath.Join(dir, migrate.StoreDirName, local.ObjectPath(last))
+	object := filepath.Join(dir, session.StoreDirName, local.ObjectPath(last))
 	saved := readFile(t, object)
 	require.NoError(t, os.Remove(object))
 

@@ -6,17 +6,17 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
 // RehydrateOptions configure a rehydration.
 type RehydrateOptions struct {
-	Store    string // store directory; "" is the default of StoreFor
+	Store    string // store directory; "" is the default of session.StoreFor
 	Out      string // output directory mirroring the inputs
 	InPlace  bool   // replace each transcript by its original
 	Jobs     int
@@ -41,7 +41,7 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 	if err != nil {
 		return err
 	}
-	st, err := registry.Open(StoreFor(storeDir, path))
+	st, err := registry.Open(session.StoreFor(storeDir, path))
 	if err != nil {
 		return err
 	}
@@ -51,12 +51,12 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 		if _, err := src.Seek(0, io.SeekStart); err != nil {
 			return err
 		}
-		dr, at, release, err := source(src, progressReader{src, p}, compressed(path))
+		dr, at, release, err := session.Source(src, progressReader{src, p}, session.Compressed(path))
 		if err != nil {
 			return fmt.Errorf("read %s: %w", path, err)
 		}
 		defer release()
-		return eachLine(dr, at, path, fn)
+		return session.EachLine(dr, at, path, fn)
 	}
 	err = each(nil, func(l transcript.Line, long *io.SectionReader) error {
 		if long != nil {
@@ -92,7 +92,7 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 // not change meanwhile.
 func restoreFile(w io.Writer, src io.Reader, at io.ReaderAt, path string, open externalizer.Opener) (copied bool, err error) {
 	bw := bufio.NewWriterSize(w, 1<<20)
-	err = eachLine(src, at, path, func(l transcript.Line, long *io.SectionReader) error {
+	err = session.EachLine(src, at, path, func(l transcript.Line, long *io.SectionReader) error {
 		copied = copied || long != nil
 		return restoreLine(bw, l, long, open)
 	})
@@ -103,13 +103,13 @@ func restoreFile(w io.Writer, src io.Reader, at io.ReaderAt, path string, open e
 }
 
 // restoreLine writes the original of one line and its end of line. A long
-// line (long reads its bytes) holds no marker: eachLine reads one that
+// line (long reads its bytes) holds no marker: session.EachLine reads one that
 // does whole. It is copied as it is.
 func restoreLine(w io.Writer, l transcript.Line, long *io.SectionReader, open externalizer.Opener) error {
 	if long != nil {
 		n, err := io.Copy(w, long)
 		if err == nil && n != l.Len {
-			err = ErrSourceChanged // it has shrunk since it was read
+			err = session.ErrSourceChanged // it has shrunk since it was read
 		}
 		if err != nil {
 			return err
@@ -130,152 +130,30 @@ func restoreLine(w io.Writer, l transcript.Line, long *io.SectionReader, open ex
 	return err
 }
 
-// eachLine calls fn for every line of src; an error from fn is reported
-// at the line's place in path. at, when not nil, reads the bytes of src
-// again by offset (see source): a line longer than LongLine without a
-// marker then comes as Long, with long reading its bytes, so that memory
-// does not grow with the length of a line. Every other line comes whole,
-// with long nil.
-func eachLine(src io.Reader, at io.ReaderAt, path string, fn func(l transcript.Line, long *io.SectionReader) error) error {
-	r := transcript.NewReader(src)
-	if at != nil {
-		r.Limit = LongLine
-	}
-	for {
-		l, err := r.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read %s: %w", path, err)
-		}
-		var long *io.SectionReader
-		if l.Long {
-			long = io.NewSectionReader(at, l.Offset, l.Len)
-			marked, err := externalizer.HasMarkerIn(long)
-			if pos, _ := long.Seek(0, io.SeekCurrent); err == nil && pos != l.Len {
-				err = ErrSourceChanged // it has shrunk since it was read
-			}
-			if err == nil && marked {
-				// Restoring a marker takes the whole line.
-				l.Text, l.Long, long = make([]byte, l.Len), false, nil
-				_, err = io.NewSectionReader(at, l.Offset, l.Len).ReadAt(l.Text, 0)
-			}
-			if err != nil {
-				return &transcript.InputError{Path: path, Line: l.Num, Offset: l.Offset, Err: err}
-			}
-			if long != nil {
-				long = io.NewSectionReader(at, l.Offset, l.Len) // from its start again
-			}
-		}
-		if err := fn(l, long); err != nil {
-			return &transcript.InputError{Path: path, Line: l.Num, Offset: l.Offset, Err: err}
-		}
-	}
-}
-
 // Rehydrate restores every input into opts.Out, or in place. Each output is
 // written to a temporary file and renamed only when the whole file was
 // restored.
-func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summary {
-	var temps safefile.Sweeper // of the directories of the files replaced
-	results := forEach(ctx, inputs, opts.Jobs, func(in Input) FileResult {
+func Rehydrate(ctx context.Context, inputs []session.Input, opts RehydrateOptions) Summary {
+	var temps safefile.Sweeper // of the directories written to
+	results := forEach(ctx, inputs, opts.Jobs, func(in session.Input) FileResult {
 		dest := in.Path
 		if !opts.InPlace {
 			dest = Dest(in, opts.Out)
 		}
 		res := FileResult{Path: in.Path, Dest: dest, Status: StatusFailed, BytesBefore: in.Size}
-		src, err := os.Open(in.Path)
+		st, err := registry.Open(session.StoreFor(opts.Store, in.Path))
 		if err != nil {
 			res.Err = err
 			return res
 		}
-		defer src.Close()
-		fi, err := src.Stat()
-		if err != nil {
+		j := &job{in: in, dest: dest, replace: opts.InPlace, progress: opts.Progress, temps: &temps,
+			lines: func(dr io.Reader, at io.ReaderAt, w io.Writer) (bool, error) {
+				return restoreFile(w, dr, at, in.Path, st.Opener(ctx))
+			}}
+		if err := j.run(ctx, &res); err != nil {
 			res.Err = err
 			return res
 		}
-		// An --out that names the transcript's own directory replaces it
-		// too: that takes the transcript's lock, before any temporary file
-		// is made beside it.
-		inPlace := opts.InPlace || sameFile(dest, fi)
-		if inPlace {
-			if err := lockSource(src); err != nil {
-				res.Err = err
-				return res
-			}
-			if err := unchangedSince(in.Path, idOf(fi)); err != nil {
-				res.Err = err
-				return res
-			}
-			_, _ = temps.Remove(dest, true)
-		}
-		state := &agentState{}
-		if inPlace {
-			if state, err = lockAgentState(in.Path); err != nil {
-				res.Err = fmt.Errorf("%s: %w; left untouched", in.Path, err)
-				return res
-			}
-			defer state.release()
-		}
-		if err := safefile.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
-			res.Err = err
-			return res
-		}
-		out, err := safefile.Create(dest, fi.Mode().Perm())
-		if err != nil {
-			res.Err = err
-			return res
-		}
-		defer out.Abort()
-		keepOwner(out.OS(), fi)
-		zst := compressed(in.Path)
-		dr, at, release, err := source(src, progressReader{src, opts.Progress}, zst)
-		if err != nil {
-			res.Err = fmt.Errorf("read %s: %w", in.Path, err)
-			return res
-		}
-		defer release()
-		cw := &countWriter{w: out}
-		// The original's compressed size is not known: the default level.
-		enc, releaseEnc, err := encoder(cw, zst, 0)
-		if err != nil {
-			res.Err = err
-			return res
-		}
-		defer releaseEnc()
-		st, err := registry.Open(StoreFor(opts.Store, in.Path))
-		if err != nil {
-			res.Err = err
-			return res
-		}
-		copied, err := restoreFile(enc, dr, at, in.Path, st.Opener(ctx))
-		if err != nil {
-			res.Err = err
-			return res
-		}
-		if err := enc.Close(); err != nil {
-			res.Err = err
-			return res
-		}
-		// In place, an agent may have appended meanwhile; and a long line
-		// copied from the file was read more than once.
-		if inPlace || copied {
-			if err := unchangedSince(in.Path, idOf(fi)); err != nil {
-				res.Err = err
-				return res
-			}
-		}
-		if err := state.reset(ctx); err != nil {
-			res.Err = fmt.Errorf("%s: %w; left untouched", in.Path, err)
-			return res
-		}
-		if err := out.Commit(); err != nil {
-			res.Err = err
-			return res
-		}
-		res.BytesAfter = cw.n
 		res.Status = StatusRestored
 		return res
 	})

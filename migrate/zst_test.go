@@ -17,6 +17,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
+	"github.com/transcript-tool/transcript-tool/session"
 )
 
 // codexRollout is a small Codex rollout with one large command output.
@@ -68,7 +69,7 @@ func TestMigrateZstd(t *testing.T) {
 	path := filepath.Join(dir, "rollout-2025-09-01T10-00-00-0199.jsonl.zst")
 	require.NoError(t, os.WriteFile(path, zstdCompress(t, plain), 0o600))
 
-	inputs, err := migrate.Collect([]string{dir})
+	inputs, err := session.Collect([]string{dir})
 	require.NoError(t, err)
 	require.Len(t, inputs, 1)
 	sum := migrate.Run(context.Background(), inputs, migrate.Options{Jobs: 1})
@@ -110,7 +111,7 @@ func TestMigrateZstd(t *testing.T) {
 func TestMigrateZstdLongLines(t *testing.T) {
 	numbers := `{"type":"message","id":"n1","message":{"role":"toolResult","toolCallId":"n","toolName":"x","content":[` +
 		strings.Repeat("1,", 9<<20) + `1]}}`
-	long := testsession.Pi("s1", 2, migrate.LongLine+1000)
+	long := testsession.Pi("s1", 2, session.LongLine+1000)
 	orig := append(bytes.ReplaceAll(long, []byte("}}\n{"), []byte("}}\r\n{")), numbers+"\n"...)
 	orig = append(orig, long[:len(long)/2]...) // a torn last line, long too
 	dir := t.TempDir()
@@ -130,7 +131,7 @@ func TestMigrateZstdLongLines(t *testing.T) {
 	assert.Equal(t, readFile(t, plain), zstdDecompress(t, readFile(t, zst)), "the same output as the plain transcript's")
 	assert.Equal(t, orig, rehydrate(t, zst, ""))
 	out := filepath.Join(dir, "out")
-	back := migrate.Rehydrate(context.Background(), []migrate.Input{{Path: zst, Rel: "s.jsonl.zst"}}, migrate.RehydrateOptions{Out: out})
+	back := migrate.Rehydrate(context.Background(), []session.Input{{Path: zst, Rel: "s.jsonl.zst"}}, migrate.RehydrateOptions{Out: out})
 	require.Zero(t, back.Failed, back.Results)
 	assert.Equal(t, orig, zstdDecompress(t, readFile(t, filepath.Join(out, "s.jsonl.zst"))))
 	left, err := os.ReadDir(scratch)

@@ -16,7 +16,7 @@ import (
 // Session is what a transcript tells about itself: the facts of the
 // narrative and the artifacts its entries reference.
 type Session struct {
-	// ID is the session id, as migrate.Open finds it and the registry
+	// ID is the session id, as session.Open finds it and the registry
 	// records it; Scan leaves it empty.
 	ID string
 	// Format is the format's name.

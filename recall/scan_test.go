@@ -40,7 +40,7 @@ func TestScanEveryFormat(t *testing.T) {
 			s := scan(t, format, l.b.String())
 
 			assert.Equal(t, format, s.Format)
-			assert.Empty(t, s.ID, "the id comes from migrate.Open")
+			assert.Empty(t, s.ID, "the id comes from session.Open")
 			assert.Equal(t, l.n-2, s.Entries, "lines that are not JSON objects are not entries")
 			assert.Equal(t, []ToolCount{{"read", 2}, {"bash", 1}}, s.Tools)
 			assert.Equal(t, map[string]string{"c1": "read", "c2": "bash", "c3": "read"}, s.Calls)

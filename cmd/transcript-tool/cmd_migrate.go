@@ -10,6 +10,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/migrate"
+	"github.com/transcript-tool/transcript-tool/session"
 )
 
 type migrateOptions struct {
@@ -25,7 +26,7 @@ func migrateCommand(st streams) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` (default: artifacts/ in the session root: see README)"},
 			storeAsFlag,
-			&cli.IntFlag{Name: "threshold", Value: migrate.DefaultThreshold, Usage: "externalize payloads of at least `BYTES` JSON bytes"},
+			&cli.IntFlag{Name: "threshold", Value: externalizer.DefaultThreshold, Usage: "externalize payloads of at least `BYTES` JSON bytes"},
 			&cli.StringFlag{Name: "out", Usage: "write migrated transcripts under `DIR`, mirroring relative paths, instead of in place"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "report what would be saved; write nothing"},
 			&cli.BoolFlag{Name: "backup", Usage: "keep each original as FILE.bak"},
@@ -104,7 +105,7 @@ func runMigrate(c *cli.Context, st streams, paths []string, opts migrateOptions)
 	return nil
 }
 
-func totalSize(inputs []migrate.Input) int64 {
+func totalSize(inputs []session.Input) int64 {
 	var n int64
 	for _, in := range inputs {
 		n += in.Size
@@ -161,8 +162,8 @@ func human(n int64) string {
 
 // collect finds the transcripts under paths and checks that no two of
 // them would be written to the same file under out.
-func collect(paths []string, out string) ([]migrate.Input, error) {
-	inputs, err := migrate.Collect(paths)
+func collect(paths []string, out string) ([]session.Input, error) {
+	inputs, err := session.Collect(paths)
 	if err != nil {
 		return nil, fatal(err, "")
 	}

@@ -9,9 +9,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/recall"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/session"
 )
 
 func recallCommand(st streams) *cli.Command {
@@ -64,15 +64,15 @@ func recallCommand(st streams) *cli.Command {
 }
 
 func runRecall(ctx context.Context, st streams, path, storeDir, format string, opts recall.Options) error {
-	t, err := migrate.Open(path, "")
+	t, err := session.Open(path, "")
 	if err != nil {
 		return fatal(err, "")
 	}
 	defer t.Close()
 	if t.Format == "" {
-		return fatal(fmt.Errorf("%s: %w", path, migrate.ErrUnknownFormat), "recall reads pi, claude-code, codex and chat transcripts")
+		return fatal(fmt.Errorf("%s: %w", path, session.ErrUnknownFormat), "recall reads pi, claude-code, codex and chat transcripts")
 	}
-	store, err := openStore(migrate.StoreFor(storeDir, path))
+	store, err := openStore(session.StoreFor(storeDir, path))
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
-	"github.com/transcript-tool/transcript-tool/migrate"
+	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/show"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -96,7 +96,7 @@ func colorFor(mode, noColor, termName string, isTerminal bool) (bool, error) {
 }
 
 func runShow(st streams, path string, opts showOptions) error {
-	t, err := migrate.Open(path, opts.format)
+	t, err := session.Open(path, opts.format)
 	if err != nil {
 		return fatal(err, "")
 	}
@@ -105,7 +105,7 @@ func runShow(st streams, path string, opts showOptions) error {
 		st.warnf("%s: no known transcript format; its entries are shown as notes", path)
 		fmt.Fprintf(st.stderr, "hint: name the format with --format %s\n", formatNames())
 	}
-	store, err := openStore(migrate.StoreFor(opts.store, path))
+	store, err := openStore(session.StoreFor(opts.store, path))
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/inspect"
-	"github.com/transcript-tool/transcript-tool/migrate"
 )
 
 func statsCommand(st streams) *cli.Command {
@@ -28,7 +27,7 @@ func statsCommand(st streams) *cli.Command {
 			"see it (width x height / 750, at most 1600), not its base64 bytes.",
 		Flags: []cli.Flag{
 			storeAsFlag,
-			&cli.IntFlag{Name: "threshold", Value: migrate.DefaultThreshold, Usage: "payloads are sites of at least `BYTES` JSON bytes, as for migrate"},
+			&cli.IntFlag{Name: "threshold", Value: externalizer.DefaultThreshold, Usage: "payloads are sites of at least `BYTES` JSON bytes, as for migrate"},
 			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` migrate would use (default: artifacts/ in the session root: see README); only read"},
 			&cli.StringFlag{Name: "format", Usage: "transcript `FORMAT` instead of detecting it per file: " + formatNames()},
 			&cli.IntFlag{Name: "top", Value: inspect.DefaultTop, Usage: "list the `N` largest payloads"},

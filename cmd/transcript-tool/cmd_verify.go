@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/fsck"
-	"github.com/transcript-tool/transcript-tool/migrate"
+	"github.com/transcript-tool/transcript-tool/session"
 )
 
 func verifyCommand(st streams) *cli.Command {
@@ -82,20 +82,20 @@ type storeGroup struct {
 func storeGroups(paths []string, store string) ([]storeGroup, error) {
 	if len(paths) == 0 {
 		if store == "" {
-			store = migrate.StoreDirName
+			store = session.StoreDirName
 		}
 		if _, err := os.Stat(store); errors.Is(err, fs.ErrNotExist) {
 			return nil, &exitError{code: exitUsage, err: fmt.Errorf("no store at %s", store), hint: "name the store with --store DIR, or give the transcripts that use it"}
 		}
 		return []storeGroup{{store: store}}, nil
 	}
-	inputs, err := migrate.Collect(paths)
+	inputs, err := session.Collect(paths)
 	if err != nil {
 		return nil, fatal(err, "")
 	}
 	byStore := map[string]*storeGroup{}
 	for _, in := range inputs {
-		dir := migrate.StoreFor(store, in.Path)
+		dir := session.StoreFor(store, in.Path)
 		g, ok := byStore[dir]
 		if !ok {
 			g = &storeGroup{store: dir}

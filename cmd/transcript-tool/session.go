@@ -12,8 +12,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/show"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -43,13 +43,13 @@ func findSession(arg string, paths []string) (string, error) {
 		if err != nil {
 			return "", fatal(fmt.Errorf("session %q: no home folder to look in: %w", arg, err), "name the folders to look in after it")
 		}
-		paths = migrate.SessionFolders(home)
+		paths = session.Folders(home)
 		if len(paths) == 0 {
 			return "", &exitError{code: exitUsage, err: fmt.Errorf("%s is no file, and no agent's session folder is in %s to look for it", arg, home),
 				hint: "name the transcript's path, or the folders to look in after the id"}
 		}
 	}
-	inputs, err := migrate.Collect(paths)
+	inputs, err := session.Collect(paths)
 	if err != nil {
 		return "", fatal(err, "")
 	}
@@ -98,8 +98,8 @@ func requirePaths(c *cli.Context) ([]string, error) {
 		return nil, err
 	}
 	var b strings.Builder
-	for _, f := range migrate.SessionFolders(home) {
-		inputs, cerr := migrate.Collect([]string{f})
+	for _, f := range session.Folders(home) {
+		inputs, cerr := session.Collect([]string{f})
 		if cerr != nil {
 			continue
 		}
@@ -118,7 +118,7 @@ func requirePaths(c *cli.Context) ([]string, error) {
 // skeletons gives the skeletons of t's long lines, as show and recall read
 // them (show.LongOptions): a line whose skeleton would be too large is
 // told apart as one nested too deeply for JSON, transcript.ErrTooDeep.
-func skeletons(t *migrate.Transcript) func(transcript.Line) (*transcript.Skeleton, error) {
+func skeletons(t *session.Transcript) func(transcript.Line) (*transcript.Skeleton, error) {
 	return func(l transcript.Line) (*transcript.Skeleton, error) {
 		sk, src, err := t.ReadLong(l, show.LongOptions)
 		if errors.Is(err, transcript.ErrSkeletonTooLarge) {

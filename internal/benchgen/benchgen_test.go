@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/migrate"
+	sess "github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -242,7 +243,7 @@ func TestCorpusMigrates(t *testing.T) {
 	migrated, restored := filepath.Join(work, "migrated"), filepath.Join(work, "restored")
 	for _, tree := range []string{"sessions", "bigline"} {
 		src := filepath.Join(dir, tree)
-		inputs, err := migrate.Collect([]string{src})
+		inputs, err := sess.Collect([]string{src})
 		require.NoError(t, err)
 		require.NotEmpty(t, inputs)
 		out := filepath.Join(migrated, tree)
@@ -257,7 +258,7 @@ func TestCorpusMigrates(t *testing.T) {
 			assert.Equal(t, want, r.Format, r.Path)
 			assert.Less(t, r.BytesAfter, r.BytesBefore, r.Path)
 		}
-		inputs, err = migrate.Collect([]string{out})
+		inputs, err = sess.Collect([]string{out})
 		require.NoError(t, err)
 		sum = migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{Out: filepath.Join(restored, tree), Jobs: 2})
 		require.Zero(t, sum.Failed, "%+v", sum.Results)

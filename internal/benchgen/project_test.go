@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/migrate"
+	sess "github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -141,7 +142,7 @@ func TestProjectMigrates(t *testing.T) {
 	src := filepath.Join(dir, "sessions")
 	work := t.TempDir()
 	out, restored := filepath.Join(work, "migrated"), filepath.Join(work, "restored")
-	inputs, err := migrate.Collect([]string{src})
+	inputs, err := sess.Collect([]string{src})
 	require.NoError(t, err)
 	sum := migrate.Run(context.Background(), inputs, migrate.Options{Out: out, Jobs: 2})
 	require.Len(t, sum.Results, len(inputs))
@@ -154,7 +155,7 @@ func TestProjectMigrates(t *testing.T) {
 		}
 	}
 	assert.Greater(t, migrated, len(inputs)/2)
-	inputs, err = migrate.Collect([]string{out})
+	inputs, err = sess.Collect([]string{out})
 	require.NoError(t, err)
 	rs := migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{Out: restored, Jobs: 2})
 	require.Zero(t, rs.Failed, "%+v", rs.Results)

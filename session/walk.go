@@ -1,4 +1,4 @@
-package migrate
+package session
 
 import (
 	"fmt"
@@ -93,7 +93,7 @@ func Collect(paths []string) ([]Input, error) {
 					}
 					return nil
 				}
-				if !d.Type().IsRegular() || strings.HasPrefix(name, ".") || !(strings.HasSuffix(name, ".jsonl") || compressed(name)) ||
+				if !d.Type().IsRegular() || strings.HasPrefix(name, ".") || !(strings.HasSuffix(name, ".jsonl") || Compressed(name)) ||
 					notSession(name) || name == registry.RegistryFile && isStore(filepath.Dir(path)) {
 					return nil
 				}
@@ -126,10 +126,10 @@ var agentHomes = map[string][]string{
 	".openclaw": {filepath.Join("agents", "*", "sessions")},
 }
 
-// SessionFolders returns the agents' session folders under home (the
+// Folders returns the agents' session folders under home (the
 // user's home folder) that exist, in a fixed order: where the agents keep
 // their sessions.
-func SessionFolders(home string) []string {
+func Folders(home string) []string {
 	var folders []string
 	for _, name := range []string{".claude", ".codex", ".pi", ".openclaw"} {
 		f, _ := agentHome(filepath.Join(home, name))
@@ -183,21 +183,3 @@ func notSession(name string) bool {
 
 // isStore reports whether dir is an artifact store (see location.IsStore).
 func isStore(dir string) bool { return location.IsStore(dir, StoreDirName) }
-
-// CheckDests refuses inputs that would be written to the same file under
-// out: two files with one name from different directories would otherwise
-// overwrite each other.
-func CheckDests(inputs []Input, out string) error {
-	if out == "" {
-		return nil
-	}
-	seen := map[string]string{}
-	for _, in := range inputs {
-		dest := Dest(in, out)
-		if prev, ok := seen[dest]; ok {
-			return fmt.Errorf("%s and %s would both be written to %s", prev, in.Path, dest)
-		}
-		seen[dest] = in.Path
-	}
-	return nil
-}

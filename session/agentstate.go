@@ -1,4 +1,4 @@
-package migrate
+package session
 
 import (
 	"context"
@@ -7,36 +7,36 @@ import (
 	"github.com/transcript-tool/transcript-tool/agentstate"
 )
 
-// agentState guards what an agent keeps about a transcript that is about
+// AgentState guards what an agent keeps about a transcript that is about
 // to be replaced in place: Codex's thread history projects a rollout by
-// byte offsets, which a rewrite makes stale. Lock it before the rewrite,
-// reset it before the rename, release it after.
-type agentState struct {
+// byte offsets, which a rewrite makes stale. Take it with LockAgentState
+// before the rewrite, Reset it before the rename, Release it after.
+type AgentState struct {
 	codex  *agentstate.CodexThread
 	unlock func() error
 }
 
-// lockAgentState takes the state of the transcript at path that the
+// LockAgentState takes the state of the transcript at path that the
 // agent that owns it keeps elsewhere; a transcript without such state
-// gives an agentState whose methods do nothing. It fails while the agent
+// gives an AgentState whose methods do nothing. It fails while the agent
 // has the transcript open.
-func lockAgentState(path string) (*agentState, error) {
+func LockAgentState(path string) (*AgentState, error) {
 	th, err := agentstate.FindCodexThread(path)
 	if err != nil || th == nil {
-		return &agentState{}, err
+		return &AgentState{}, err
 	}
 	unlock, err := th.Lock()
 	if err != nil {
 		return nil, err
 	}
-	return &agentState{codex: th, unlock: unlock}, nil
+	return &AgentState{codex: th, unlock: unlock}, nil
 }
 
-// reset makes the agent read the transcript anew the next time it opens
+// Reset makes the agent read the transcript anew the next time it opens
 // it. It runs before the rename: a projection deleted for a rename that
 // then fails is rebuilt from the unchanged transcript, while a rename
 // without the reset would leave the projection wrong.
-func (s *agentState) reset(ctx context.Context) error {
+func (s *AgentState) Reset(ctx context.Context) error {
 	if s.codex == nil {
 		return nil
 	}
@@ -46,7 +46,8 @@ func (s *agentState) reset(ctx context.Context) error {
 	return nil
 }
 
-func (s *agentState) release() {
+// Release lets the agent have the transcript again.
+func (s *AgentState) Release() {
 	if s.unlock != nil {
 		_ = s.unlock()
 	}

@@ -1,13 +1,17 @@
-package migrate
+package session
 
 import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
+
+	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store"
 )
 
 // StoreDirName is the default store's name, in the agent's session root
-// (see SessionRoot).
+// (see Root).
 const StoreDirName = "artifacts"
 
 // StoreFor returns the store directory for a transcript at path (written
@@ -27,7 +31,7 @@ func StoreFor(opt, path string) string {
 	}
 	dir := filepath.Dir(path)
 	beside := filepath.Join(dir, StoreDirName)
-	root := SessionRoot(abs)
+	root := Root(abs)
 	if root == filepath.Dir(abs) {
 		return beside // as spelled, for the messages that name it
 	}
@@ -43,7 +47,7 @@ var (
 	piProject  = regexp.MustCompile(`^--.*--$`)
 )
 
-// SessionRoot returns the folder whose store serves the transcript at
+// Root returns the folder whose store serves the transcript at
 // path: the root of the agent's sessions it belongs to, known from where
 // each agent keeps them, so that one store serves the whole tree and
 // deduplicates across it:
@@ -57,7 +61,7 @@ var (
 //
 // Any other transcript's root is its own folder: a Claude Code project
 // folder, OpenClaw's sessions/, a folder of the user's.
-func SessionRoot(path string) string {
+func Root(path string) string {
 	dir := filepath.Dir(path)
 	parent := filepath.Dir(dir)
 	switch base := filepath.Base(dir); {
@@ -73,4 +77,20 @@ func SessionRoot(path string) string {
 		return parent
 	}
 	return dir
+}
+
+// PathFor returns where the artifacts of store are shown to readers of
+// migrated transcripts, as migrate writes them into placeholders: the
+// object's absolute path, which an agent opens with its own read tool from
+// whatever its working directory, or its path under storeAs, the store's
+// location as the agent sees it, when that is set.
+func PathFor(st *registry.Store, storeAs string) func(registry.Digest) string {
+	if storeAs == "" {
+		return st.Path
+	}
+	// Joined as text, not cleaned: storeAs may be a URL.
+	base := strings.TrimSuffix(storeAs, "/") + "/"
+	return func(d registry.Digest) string {
+		return base + store.Key(store.ObjectHandle(d))
+	}
 }

@@ -1,0 +1,173 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/transcript-tool/transcript-tool/internal/safefile"
+	"github.com/transcript-tool/transcript-tool/session"
+)
+
+// job is the rewriting of one transcript, by migrate or by rehydrate:
+// the steps around the line loop that keep the guarantees of the package
+// doc (locks, a temporary output beside dest, the commit only if the
+// source is unchanged), so that both keep them alike.
+type job struct {
+	in   session.Input
+	dest string
+	// replace is true when dest is the transcript itself; an --out that
+	// names the transcript's own folder is found to replace it too.
+	replace bool
+	// dryRun reads and counts only: nothing is locked, written or
+	// committed.
+	dryRun bool
+	// guard locks the transcript, and checks it unchanged before the
+	// commit, also when the output goes elsewhere: migrate vouches for
+	// the registry records it appends, rehydrate only for what it
+	// replaces.
+	guard bool
+	// backup keeps the original as in.Path+".bak" before replacing it.
+	backup bool
+	// noLarger compresses a compressed output harder when it would be
+	// larger than the original (see encoder).
+	noLarger bool
+	progress Progress
+	temps    *safefile.Sweeper // of the directories written to
+
+	// prepare runs with the transcript locked, before any output is made:
+	// it may refuse the transcript. src is read from its start after it.
+	prepare func(src *os.File, inPlace bool) error
+	// lines writes the output's lines to w, reading the transcript's from
+	// r, and its long lines back from at (see session.Source). reread
+	// reports a long line read back, which must not have changed
+	// meanwhile.
+	lines func(r io.Reader, at io.ReaderAt, w io.Writer) (reread bool, err error)
+	// done runs once the output is complete, of written bytes: commit
+	// false ends the job there, nothing replaced (a dry run ends there).
+	done func(written int64) (commit bool, err error)
+}
+
+// run does the job, with the sizes of the transcript and of its output
+// in res. The output is in place when it returns nil, unless done said
+// not to commit it.
+func (j *job) run(ctx context.Context, res *FileResult) error {
+	path, dest := j.in.Path, j.dest
+	src, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return err
+	}
+	before := idOf(fi)
+	res.BytesBefore = fi.Size()
+	inPlace := j.replace || sameFile(dest, fi)
+	write := !j.dryRun
+	if write && (j.guard || inPlace) {
+		if err := session.Lock(src); err != nil {
+			return err
+		}
+		// The lock is on the file we opened: if another run replaced it
+		// meanwhile, the lock guards nothing.
+		if err := unchangedSince(path, before); err != nil {
+			return err
+		}
+	}
+	state := &session.AgentState{}
+	if write && inPlace {
+		if state, err = session.LockAgentState(path); err != nil {
+			return fmt.Errorf("%s: %w; left untouched", path, err)
+		}
+		defer state.Release()
+	}
+	if j.prepare != nil {
+		if err := j.prepare(src, inPlace); err != nil {
+			return err
+		}
+	}
+
+	var out *safefile.File
+	if write {
+		removeTemps(j.temps, path, dest, inPlace)
+		if err := safefile.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
+			return err
+		}
+		out, err = safefile.Create(dest, fi.Mode().Perm())
+		if err != nil {
+			return fmt.Errorf("create output for %s: %w", path, err)
+		}
+		defer out.Abort()
+		keepOwner(out.OS(), fi)
+	}
+	cw := &countWriter{w: io.Discard}
+	if out != nil {
+		cw.w = out
+	}
+	zst := session.Compressed(path)
+	atMost := int64(0) // the default level
+	if j.noLarger {
+		atMost = fi.Size()
+	}
+	w, releaseW, err := encoder(cw, zst, atMost)
+	if err != nil {
+		return err
+	}
+	defer releaseW()
+	dr, at, release, err := session.Source(src, progressReader{src, j.progress}, zst)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	defer release()
+	reread, err := j.lines(dr, at, w)
+	if err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", dest, err)
+	}
+	if j.done != nil {
+		if commit, err := j.done(cw.n); err != nil || !commit {
+			return err
+		}
+	}
+
+	// In place, an agent may have appended meanwhile; and a long line
+	// read back from the file was read more than once.
+	if j.guard || inPlace || reread {
+		if err := unchangedSince(path, before); err != nil {
+			return err
+		}
+	}
+	bak := ""
+	if j.backup && inPlace {
+		if bak, err = backup(path, fi); err != nil {
+			return err
+		}
+	}
+	if err := state.Reset(ctx); err != nil {
+		if bak != "" {
+			_ = os.Remove(bak)
+		}
+		return fmt.Errorf("%s: %w; left untouched", path, err)
+	}
+	if err := out.CommitNoDirSync(); err != nil {
+		if bak != "" {
+			// The original is still in place: the backup would only
+			// block the next run.
+			_ = os.Remove(bak)
+		}
+		return fmt.Errorf("replace %s: %w", dest, err)
+	}
+	// From here the output is in place and the backup, if any, is the
+	// only copy of the original's bytes: it stays, whatever happens.
+	if err := safefile.SyncDir(filepath.Dir(dest)); err != nil {
+		return fmt.Errorf("replace %s: %w", dest, err)
+	}
+	res.BytesAfter = cw.n
+	return nil
+}
