@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -59,6 +60,9 @@ func (s *Store) openLocked(flag int) (*lockedfile.File, error) {
 func (s *Store) Compact(keep func(Record) bool) (int, error) {
 	s.appendMu.Lock()
 	defer s.appendMu.Unlock()
+	if !s.folder {
+		return s.compactObjects(context.Background(), keep)
+	}
 	legacy, err := s.openLocked(os.O_RDWR)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -169,7 +173,11 @@ func (s *Store) Compact(keep func(Record) bool) (int, error) {
 // unchanged reports whether rf is still at its path, as long as when it
 // was opened.
 func unchanged(rf *regFile) bool {
-	opened, err := rf.f.Stat()
+	f, ok := rf.f.(*os.File)
+	if !ok {
+		return false
+	}
+	opened, err := f.Stat()
 	if err != nil {
 		return false
 	}

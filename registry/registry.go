@@ -91,7 +91,11 @@ func (s *Store) Append(ctx context.Context, recs []Record) error {
 	}
 	s.appendMu.Lock()
 	defer s.appendMu.Unlock()
-	if err := s.readKnown(); err != nil {
+	read := s.readKnown
+	if !s.folder {
+		read = func() error { return s.readKnownObjects(ctx) }
+	}
+	if err := read(); err != nil {
 		return fmt.Errorf("read registry: %w", err)
 	}
 	var lines [][]byte
@@ -113,6 +117,15 @@ func (s *Store) Append(ctx context.Context, recs []Record) error {
 	}
 	if len(lines) == 0 {
 		return nil // nothing new: no segment is created for nothing
+	}
+	if !s.folder {
+		if err := s.appendObject(ctx, lines); err != nil {
+			return err
+		}
+		for k := range fresh {
+			s.known[k] = true
+		}
+		return nil
 	}
 	f, created, err := s.openSegment()
 	if err != nil {

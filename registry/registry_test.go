@@ -22,7 +22,7 @@ import (
 )
 
 func record(i int) Record {
-	data := fmt.Sprintf("artifact %d", i)
+	data := recordData(i)
 	return Record{
 		Hash:      Sum([]byte(data)).String(),
 		Size:      int64(len(data)),
@@ -408,3 +408,6 @@ func TestConcurrentAppend(t *testing.T) {
 
 // abcSum is the SHA-256 of "abc", as sha256sum prints it.
 const abcSum = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+
+// recordData is the artifact record(i) names.
+func recordData(i int) string { return fmt.Sprintf("artifact %d", i) }

@@ -121,7 +121,7 @@ var headerPrefix = []byte(`{"compacts":`)
 type regFile struct {
 	name string // relative to the store, with '/'
 	path string
-	f    *os.File
+	f    segmentFile
 	size int64 // when opened: bytes appended since are not read
 	// from is the offset up to which a compacted segment holds the
 	// file's lines, with lines lines before it; reading starts there.
@@ -171,6 +171,9 @@ func (s *Store) openRegistry() ([]*regFile, error) {
 // tryOpenRegistry lists and opens the registry's files; an error wrapping
 // fs.ErrNotExist says that a file listed was gone when it was opened.
 func (s *Store) tryOpenRegistry() ([]*regFile, error) {
+	if !s.folder {
+		return s.openObjects(context.Background())
+	}
 	names, err := s.registryNames()
 	if err != nil {
 		return nil, err
@@ -304,7 +307,7 @@ func cover(files []*regFile) error {
 
 // prefixSum returns the hex SHA-256 of f's first n bytes and how many
 // lines they end.
-func prefixSum(f *os.File, n int64) (string, int, error) {
+func prefixSum(f io.ReaderAt, n int64) (string, int, error) {
 	h := sha256.New()
 	lines := 0
 	buf := make([]byte, 64<<10)

@@ -36,6 +36,9 @@ type Store struct {
 	*store.Store
 	b   store.Backend
 	dir string // the store's folder, where its registry's files are
+	// folder is set when the backend is a local folder, whose registry
+	// files are appended to in place (see objects.go for the others).
+	folder bool
 
 	// appendMu guards known, the keys of the registry's records, and
 	// marks, how much of each registry file they were read from (see
@@ -58,7 +61,7 @@ type Store struct {
 func New(b store.Backend) *Store {
 	s := &Store{Store: store.New(b), b: b}
 	if f, ok := store.As[folder](b); ok {
-		s.dir = f.Dir()
+		s.dir, s.folder = f.Dir(), true
 	} else {
 		s.dir = b.Location()
 	}
