@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -18,12 +19,16 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
 )
 
-// Record is one line of the registry: where an artifact came from.
+// Record is where an artifact came from: a transcript and one place in it.
+// On disk, one line holds the record of an artifact and a transcript with
+// every place in it that refers to the artifact (Refs), not a line per
+// reference; readers are given one Record per place, as before (see
+// Records).
 type Record struct {
 	Hash       string `json:"hash"`
 	Size       int64  `json:"size"`
 	Media      string `json:"media"`
-	Site       string `json:"site"`
+	Site       string `json:"site,omitempty"`
 	Tool       string `json:"tool,omitempty"`
 	ToolCallID string `json:"toolCallId,omitempty"`
 	Session    string `json:"session,omitempty"`
@@ -32,6 +37,91 @@ type Record struct {
 	Line       int    `json:"line,omitempty"`
 	CreatedAt  string `json:"createdAt"`
 	Summary    string `json:"summary,omitempty"`
+	// Refs, on a line of several places, are those places; Site, Entry,
+	// Line and ToolCallID are then empty, and Tool and Summary are those
+	// of the first place.
+	Refs []Ref `json:"refs,omitempty"`
+}
+
+// Ref is one place in a transcript that refers to an artifact: a line of
+// the registry with several lists them. Tool and Summary are set when
+// they differ from the record's.
+type Ref struct {
+	Site       string `json:"site"`
+	Entry      string `json:"entry,omitempty"`
+	Line       int    `json:"line,omitempty"`
+	ToolCallID string `json:"toolCallId,omitempty"`
+	Tool       string `json:"tool,omitempty"`
+	Summary    string `json:"summary,omitempty"`
+}
+
+// group joins the records of one artifact and one transcript into one
+// line's record with their places as Refs, keeping the order in which
+// each artifact first appears; an artifact with one place keeps the
+// record of a place, as versions before groups wrote it.
+func group(recs []Record) []Record {
+	type key struct {
+		hash, source, session, media string
+		size                         int64
+	}
+	var out []Record
+	at := map[key]int{}
+	for _, r := range recs {
+		k := key{r.Hash, r.Source, r.Session, r.Media, r.Size}
+		i, ok := at[k]
+		if !ok {
+			at[k] = len(out)
+			out = append(out, r)
+			continue
+		}
+		g := &out[i]
+		if g.Refs == nil {
+			first := *g
+			g.Site, g.Entry, g.Line, g.ToolCallID = "", "", 0, ""
+			g.Refs = []Ref{g.refOf(first)}
+		}
+		ref := g.refOf(r)
+		if !slices.Contains(g.Refs, ref) {
+			g.Refs = append(g.Refs, ref)
+		}
+	}
+	return out
+}
+
+// refOf returns r's place, as a Ref of g.
+func (g *Record) refOf(r Record) Ref {
+	ref := Ref{Site: r.Site, Entry: r.Entry, Line: r.Line, ToolCallID: r.ToolCallID}
+	if r.Tool != g.Tool {
+		ref.Tool = r.Tool
+	}
+	if r.Summary != g.Summary {
+		ref.Summary = r.Summary
+	}
+	return ref
+}
+
+// places calls fn with a Record for each place r names: r itself, or one
+// for each of its Refs.
+func (r Record) places(fn func(Record) error) error {
+	if len(r.Refs) == 0 {
+		return fn(r)
+	}
+	refs := r.Refs
+	r.Refs = nil
+	for _, ref := range refs {
+		p := r
+		p.Site, p.Entry, p.Line, p.ToolCallID = ref.Site, ref.Entry, ref.Line, ref.ToolCallID
+		if ref.Tool != "" {
+			p.Tool = ref.Tool
+		}
+		if ref.Summary != "" {
+			p.Summary = ref.Summary
+		}
+		if err := fn(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 var api = sonic.ConfigStd
@@ -64,7 +154,8 @@ func (s *Store) SetShard(shard Shard) {
 // write failed, a new one is started, so that no line is ever appended
 // after a torn one.
 //
-// A record the registry already holds, in any of its files, the same in
+// The records of one artifact and one transcript are written as one line
+// (see Record). A record the registry already holds, in any of its files, the same in
 // every field but its creation time, is not appended again: a run that
 // was killed after its append and is run again, or a transcript
 // rehydrated and migrated again, leaves the registry as one run would.
@@ -100,7 +191,7 @@ func (s *Store) Append(ctx context.Context, recs []Record) error {
 	}
 	var lines [][]byte
 	fresh := map[recordKey]bool{} // the keys of lines
-	for _, r := range recs {
+	for _, r := range group(recs) {
 		b, err := api.Marshal(r)
 		if err != nil {
 			return err
@@ -438,7 +529,7 @@ func (s *Store) RecordsAt(fn func(r Record, at Pos) error, bad func(*BadLineErro
 				}
 				return nil
 			}
-			return fn(r, Pos{Path: rf.path, Line: n, Offset: off})
+			return r.places(func(p Record) error { return fn(p, Pos{Path: rf.path, Line: n, Offset: off}) })
 		})
 		if err != nil {
 			return err

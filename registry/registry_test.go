@@ -411,3 +411,31 @@ const abcSum = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad
 
 // recordData is the artifact record(i) names.
 func recordData(i int) string { return fmt.Sprintf("artifact %d", i) }
+
+// TestOneLinePerArtifactAndTranscript: the records of one artifact at
+// several places of one transcript are one line on disk, with the places
+// as refs; readers are given one record per place, as appended; appending
+// them again adds nothing.
+func TestOneLinePerArtifactAndTranscript(t *testing.T) {
+	s := newStore(t)
+	_, _, err := s.Put(context.Background(), []byte(recordData(1)))
+	require.NoError(t, err)
+	first := record(1)
+	first.Source, first.Entry, first.ToolCallID = "/t/a.jsonl", "e1", "call_1"
+	second := first
+	second.Site, second.Entry, second.Line, second.Summary = "toolUseResult.stdout", "e2", 9, "another summary"
+	third := first
+	third.Source = "/t/b.jsonl" // another transcript: a line of its own
+	recs := []Record{first, second, third}
+	require.NoError(t, s.Append(context.Background(), recs))
+	data, err := os.ReadFile(s.SegmentPath())
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	require.Len(t, lines, 2, "one line per artifact and transcript:\n%s", data)
+	assert.Contains(t, lines[0], `"refs":[`)
+	assert.NotContains(t, lines[1], `"refs"`, "a single place keeps the flat record")
+	assert.Equal(t, recs, allRecords(t, s))
+
+	require.NoError(t, mustOpen(t, s.Dir()).Append(context.Background(), recs))
+	assert.Equal(t, recs, allRecords(t, s), "a rerun appends nothing")
+}
