@@ -41,6 +41,9 @@ type Options struct {
 	// OpenStore opens the backend of a store; nil is location.Open. Tests
 	// wrap backends in fault injectors with it.
 	OpenStore func(spec string) (store.Backend, error) `json:"-"`
+	// Shard is the share of the inputs this run was given (--shard K/N):
+	// the registry segments it writes name it.
+	Shard registry.Shard
 }
 
 // Progress receives the number of input bytes processed.
@@ -120,7 +123,7 @@ func Run(ctx context.Context, inputs []session.Input, opts Options) Summary {
 	if opts.Threshold <= 0 {
 		opts.Threshold = externalizer.DefaultThreshold
 	}
-	stores := &storeSet{m: map[string]*storeEntry{}, open: opts.OpenStore}
+	stores := &storeSet{m: map[string]*storeEntry{}, open: opts.OpenStore, shard: opts.Shard}
 	if stores.open == nil {
 		stores.open = location.Open
 	}
@@ -206,6 +209,7 @@ type storeSet struct {
 	mu        sync.Mutex
 	m         map[string]*storeEntry
 	open      func(spec string) (store.Backend, error)
+	shard     registry.Shard
 	temps     safefile.Sweeper
 	summaries externalizer.Summaries
 }
@@ -241,6 +245,7 @@ func (s *storeSet) get(dir string) (*storeEntry, error) {
 			return nil, err
 		}
 		st = &storeEntry{Store: registry.New(b), planned: map[registry.Digest]bool{}}
+		st.SetShard(s.shard)
 		s.m[dir] = st
 	}
 	return st, nil
