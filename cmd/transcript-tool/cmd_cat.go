@@ -32,7 +32,7 @@ func catCommand(st streams) *cli.Command {
 			"JSON strings printed as their text), in bytes otherwise and with --raw. The whole\n" +
 			"artifact is checked against its hash before any of it is printed.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "store", Value: "artifacts", Usage: "artifact store `DIR`"},
+			storeFlag(),
 			&cli.Int64Flag{Name: "offset", Usage: "start at character (text) or byte `N`"},
 			&cli.Int64Flag{Name: "limit", Usage: "print at most `N` characters (text) or bytes (0: all)"},
 			&cli.BoolFlag{Name: "raw", Usage: "print the stored bytes as they are; --offset and --limit count bytes"},
@@ -45,7 +45,7 @@ func catCommand(st streams) *cli.Command {
 			if offset < 0 || limit < 0 {
 				return usageErr("--offset and --limit must not be negative")
 			}
-			store := registry.Open(c.String("store"))
+			store := registry.Open(storeHere(c.String("store")))
 			d, rec, err := resolveArtifact(st, store, c.Args().First())
 			if err != nil {
 				return err

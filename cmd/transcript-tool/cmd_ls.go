@@ -36,7 +36,7 @@ func lsCommand(st streams) *cli.Command {
 			"KiB = 1024). A registry line that does not parse is reported on stderr with its line\n" +
 			"and byte offset, the listing goes on, and the status is 1.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "store", Value: "artifacts", Usage: "artifact store `DIR`"},
+			storeFlag(),
 			&cli.StringFlag{Name: "session", Usage: "only artifacts of session `ID`"},
 			&cli.StringFlag{Name: "tool", Usage: "only artifacts of tool `NAME`"},
 			&cli.StringFlag{Name: "min-size", Usage: "only artifacts of at least `SIZE`"},
@@ -55,7 +55,7 @@ func lsCommand(st streams) *cli.Command {
 				}
 				f.minSize = n
 			}
-			return runLs(st, registry.Open(c.String("store")), f, c.Bool("json"))
+			return runLs(st, registry.Open(storeHere(c.String("store"))), f, c.Bool("json"))
 		},
 	}
 }

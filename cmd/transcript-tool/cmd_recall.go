@@ -34,7 +34,7 @@ func recallCommand(st streams) *cli.Command {
 			"text, length); the budget bounds its markdown text, not the JSON document.\n" +
 			"The output depends only on the transcript, the store and the flags.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` (default: artifacts/ in the session root: see README)"},
+			storeFlag(),
 			&cli.IntFlag{Name: "max-items", Value: d.MaxItems, Usage: "list at most `N` artifacts"},
 			&cli.IntFlag{Name: "max-chars", Value: d.MaxChars, Usage: "the whole text in at most `N` characters (code points)"},
 			&cli.IntFlag{Name: "narrative-max-chars", Value: d.NarrativeMaxChars, Usage: "the narrative in at most `N` characters (code points)"},

@@ -8,7 +8,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/inspect"
 	"github.com/transcript-tool/transcript-tool/migrate"
 )
@@ -29,8 +28,9 @@ func statsCommand(st streams) *cli.Command {
 		Flags: []cli.Flag{
 			storeAsFlag,
 			&cli.IntFlag{Name: "threshold", Value: migrate.DefaultThreshold, Usage: "payloads are sites of at least `BYTES` JSON bytes, as for migrate"},
-			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` migrate would use (default: artifacts/ in the session root: see README); only read"},
-			&cli.StringFlag{Name: "format", Usage: "transcript `FORMAT` instead of detecting it per file: " + formatNames()},
+			storeFlag(),
+			inputFormatFlag(),
+			formatAliasFlag(),
 			&cli.IntFlag{Name: "top", Value: inspect.DefaultTop, Usage: "list the `N` largest payloads"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 		},
@@ -39,15 +39,12 @@ func statsCommand(st streams) *cli.Command {
 			if err != nil {
 				return err
 			}
-			opts := inspect.StatsOptions{Threshold: c.Int("threshold"), Store: c.String("store"), StoreAs: c.String("store-as"), Format: c.String("format"), Top: c.Int("top")}
+			opts := inspect.StatsOptions{Threshold: c.Int("threshold"), Store: c.String("store"), StoreAs: c.String("store-as"), Format: c.String("input-format"), Top: c.Int("top")}
 			if opts.Threshold < 1 {
 				return usageErr("--threshold must be at least 1")
 			}
 			if opts.Top < 0 {
 				return usageErr("--top must not be negative")
-			}
-			if err := knownFormat("--format", opts.Format); err != nil {
-				return err
 			}
 			inputs, err := collect(paths, "")
 			if err != nil {
@@ -80,17 +77,6 @@ func statsCommand(st streams) *cli.Command {
 			return nil
 		},
 	}
-}
-
-// knownFormat checks the value of a flag that names a transcript format.
-func knownFormat(flag, name string) error {
-	if name == "" {
-		return nil
-	}
-	if _, ok := externalizer.Lookup(name); !ok {
-		return &exitError{code: exitUsage, err: fmt.Errorf("%s: unknown format %q", flag, name), hint: "formats: " + formatNames()}
-	}
-	return nil
 }
 
 // printStats writes the report as tables for people.
