@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/internal/count"
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/transcript"
@@ -407,9 +408,9 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 		defer out.Abort()
 		keepOwner(out.OS(), fi)
 	}
-	written := &countWriter{w: io.Discard}
+	written := &count.Writer{W: io.Discard}
 	if out != nil {
-		written.w = out
+		written.W = out
 	}
 	w, releaseW, err := encoder(written, zst, res.BytesBefore)
 	if err != nil {
@@ -485,7 +486,7 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 		res.Err = fmt.Errorf("write %s: %w", dest, err)
 		return res
 	}
-	res.BytesAfter = written.n
+	res.BytesAfter = written.N
 	// The status is set only once the output is in place: a failure
 	// below must leave it StatusFailed, also for an unchanged file
 	// copied to --out.
@@ -728,17 +729,6 @@ func copyFile(src, dst string) error {
 		return fmt.Errorf("copy %s to %s: %w", src, dst, err)
 	}
 	return out.Commit()
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // LongLine is the length from which migrate streams a line instead of

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/internal/count"
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/transcript"
@@ -233,7 +234,7 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 			return res
 		}
 		defer release()
-		cw := &countWriter{w: out}
+		cw := &count.Writer{W: out}
 		// The original's compressed size is not known: the default level.
 		enc, releaseEnc, err := encoder(cw, zst, 0)
 		if err != nil {
@@ -267,7 +268,7 @@ func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summa
 			res.Err = err
 			return res
 		}
-		res.BytesAfter = cw.n
+		res.BytesAfter = cw.N
 		res.Status = StatusRestored
 		return res
 	})
