@@ -468,7 +468,7 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 			for _, a := range rw.Artifacts {
 				records = append(records, registry.Record{
 					Hash: a.Digest.String(), Size: int64(a.Size), Media: a.Media, Site: a.Site,
-					Tool: a.Tool, ToolCallID: a.ToolCallID, Session: session, Source: absPath(dest),
+					Tool: a.Tool, ToolCallID: a.ToolCallID, Session: session, Source: registry.SourcePath(dest),
 					Entry: a.Entry, Line: l.Num, CreatedAt: now, Summary: a.Summary,
 				})
 			}
@@ -543,13 +543,6 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 	}
 	res.Status = done
 	return res
-}
-
-func absPath(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
 }
 
 // detect reads the first entries of src to find its format and session id,

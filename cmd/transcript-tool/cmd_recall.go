@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -77,10 +76,7 @@ func runRecall(st streams, path, storeDir, format string, opts recall.Options) e
 		return fatal(fmt.Errorf("read %s: %w", path, err), "")
 	}
 	s.ID = t.Session
-	// The registry records a transcript by its absolute path.
-	if s.Source, err = filepath.Abs(path); err != nil {
-		s.Source = path
-	}
+	s.Source = registry.SourcePath(path)
 	if _, err := os.Stat(store.Dir()); err != nil && len(s.Refs) > 0 {
 		st.warnf("no artifact store at %s: the %d artifacts of %s cannot be read", store.Dir(), len(s.Refs), path)
 	}
