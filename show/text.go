@@ -315,11 +315,3 @@ func base64Size(inner []byte) int {
 	}
 	return max(n*3/4-pad, 0)
 }
-
-// plural returns "1 line", "2 lines".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
-}

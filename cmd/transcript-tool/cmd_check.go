@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/inspect"
+	"github.com/transcript-tool/transcript-tool/internal/display"
 )
 
 type checkOptions struct {
@@ -110,7 +111,7 @@ func runCheck(c *cli.Context, st streams, paths []string, opts checkOptions) err
 	}
 	switch {
 	case totals.Unreadable > 0:
-		return &exitError{code: exitUsage, err: fmt.Errorf("%s could not be read", plural(totals.Unreadable, "file"))}
+		return &exitError{code: exitUsage, err: fmt.Errorf("%s could not be read", display.Plural(totals.Unreadable, "file"))}
 	case totals.Violations > 0:
 		return problems
 	}
@@ -220,7 +221,7 @@ func (o *checkJSON) done(t inspect.CheckTotals) error {
 
 // checkSummary says in one line what a check found.
 func checkSummary(t inspect.CheckTotals) string {
-	s := "no violations in " + plural(t.Files, "file")
+	s := "no violations in " + display.Plural(t.Files, "file")
 	if t.Violations > 0 {
 		var kinds []string
 		for _, k := range []struct {
@@ -231,23 +232,16 @@ func checkSummary(t inspect.CheckTotals) string {
 			{t.LargeFiles, "large file"}, {t.BrokenReferences, "broken reference"},
 		} {
 			if k.n > 0 {
-				kinds = append(kinds, plural(k.n, k.what))
+				kinds = append(kinds, display.Plural(k.n, k.what))
 			}
 		}
-		s = fmt.Sprintf("%s in %d of %s: %s", plural(t.Violations, "violation"), t.FilesWithViolations,
-			plural(t.Files, "file"), strings.Join(kinds, ", "))
+		s = fmt.Sprintf("%s in %d of %s: %s", display.Plural(t.Violations, "violation"), t.FilesWithViolations,
+			display.Plural(t.Files, "file"), strings.Join(kinds, ", "))
 	}
 	if t.Unreadable > 0 {
-		s += "; " + plural(t.Unreadable, "file") + " could not be read"
+		s += "; " + display.Plural(t.Unreadable, "file") + " could not be read"
 	}
 	return s
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
 }
 
 // checkStoreFlag is storeFlag for check, where giving a store is what

@@ -17,7 +17,6 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/inspect"
 	"github.com/transcript-tool/transcript-tool/internal/display"
-	"github.com/transcript-tool/transcript-tool/recall"
 	"github.com/transcript-tool/transcript-tool/registry"
 )
 
@@ -192,7 +191,7 @@ func printLs(w io.Writer, rows []lsRow, base string) error {
 		}
 		media, _, _ := strings.Cut(r.Media, ";")
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
-			cell(r.ID[:min(len(r.ID), recall.ShortID)], recall.ShortID), human(r.Size), cell(media, 40), cell(r.Tool, 32),
+			cell(display.ID(r.ID), display.IDLen), human(r.Size), cell(media, 40), cell(r.Tool, 32),
 			cell(r.Session, 40), cell(source, 80), r.Refs, cell(r.Summary, 80))
 	}
 	return tw.Flush()

@@ -102,7 +102,7 @@ func reportFiles(st streams, sum migrate.Summary) {
 			st.warnf("skipped %v", r.Err)
 		}
 		if r.LongKept > 0 && r.Status != migrate.StatusFailed {
-			st.warnf("%s: %s too large to migrate in bounded memory (mostly numbers or short strings) copied as they are", r.Path, plural(r.LongKept, "line"))
+			st.warnf("%s: %s too large to migrate in bounded memory (mostly numbers or short strings) copied as they are", r.Path, display.Plural(r.LongKept, "line"))
 		}
 	}
 }

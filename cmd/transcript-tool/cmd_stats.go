@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/inspect"
+	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/migrate"
 )
 
@@ -83,8 +84,8 @@ func statsCommand(st streams) *cli.Command {
 func printStats(w io.Writer, r inspect.StatsReport) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	t := r.Total
-	fmt.Fprintf(tw, "%s, %s, %s; %s of at least %d bytes: %s (%s)\n", plural(r.Files, "file"), plural(int(t.Lines), "line"),
-		human(t.Bytes), plural(int(t.Payloads), "payload"), r.Threshold, human(t.PayloadBytes), share(t.PayloadBytes, t.Bytes))
+	fmt.Fprintf(tw, "%s, %s, %s; %s of at least %d bytes: %s (%s)\n", display.Plural(r.Files, "file"), display.Plural(int(t.Lines), "line"),
+		human(t.Bytes), display.Plural(int(t.Payloads), "payload"), r.Threshold, human(t.PayloadBytes), share(t.PayloadBytes, t.Bytes))
 
 	fmt.Fprintln(tw, "\nFORMAT\tFILES\tLINES\tBYTES\tPAYLOADS\tPAYLOAD BYTES\tSHARE")
 	for _, g := range r.Formats {
@@ -110,12 +111,12 @@ func printStats(w io.Writer, r inspect.StatsReport) error {
 	}
 	m := r.Migrate
 	fmt.Fprintf(w, "\nmigrate --threshold %d would save %s of %s (%s) in %d of %s",
-		r.Threshold, human(m.Saved), human(m.BytesBefore), share(m.Saved, m.BytesBefore), m.Files, plural(r.Files, "file"))
+		r.Threshold, human(m.Saved), human(m.BytesBefore), share(m.Saved, m.BytesBefore), m.Files, display.Plural(r.Files, "file"))
 	if m.Failed > 0 {
 		fmt.Fprintf(w, " (and fail on %d)", m.Failed)
 	}
 	fmt.Fprintf(w, "\nartifacts: %d referenced, %d unique, %d new to the store (%s)\n", m.Artifacts, m.Unique, m.New, human(m.NewBytes))
-	_, err := fmt.Fprintf(w, "estimated tokens saved: %d (%s of text / 4, %s)\n", m.Tokens, human(m.TextBytes), plural(m.Images, "image"))
+	_, err := fmt.Fprintf(w, "estimated tokens saved: %d (%s of text / 4, %s)\n", m.Tokens, human(m.TextBytes), display.Plural(m.Images, "image"))
 	return err
 }
 

@@ -162,10 +162,17 @@ func Bytes(n int64) string {
 	return strconv.FormatFloat(float64(n)/1e9, 'f', 1, 64) + " GB"
 }
 
+// IDLen is the length of the prefix of an artifact's id shown to people
+// and in prompts: long enough to be unique in any store, and cat takes it.
+const IDLen = 12
+
+// ID returns the prefix of id that is shown, its first IDLen characters.
+func ID(id string) string { return id[:min(len(id), IDLen)] }
+
 // Plural returns "1 line", "2 lines": n and word, with an s unless n is 1.
-func Plural(n int64, word string) string {
+func Plural[N int | int64](n N, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}
-	return strconv.FormatInt(n, 10) + " " + word + "s"
+	return strconv.FormatInt(int64(n), 10) + " " + word + "s"
 }
