@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/transcript-tool/transcript-tool/internal/count"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -129,9 +130,9 @@ func dataURL(v transcript.Value, big *BigLine) (transcript.Value, string, bool) 
 	in := transcript.Value{Buf: v.Buf, Start: v.Start + i + len(marker), End: v.End - 1}
 	if big != nil && big.cuts(v.Start, v.End) {
 		// Check the cut string's data as read back.
-		var n countingWriter
+		var n count.Writer
 		b := &base64Sink{w: &n, check: true}
-		if _, err := io.Copy(b, big.section(in.Start, in.End)); err != nil || b.close() != nil || !b.ok() || n == 0 {
+		if _, err := io.Copy(b, big.section(in.Start, in.End)); err != nil || b.close() != nil || !b.ok() || n.N == 0 {
 			return transcript.Value{}, "", false
 		}
 		return in, string(raw[len(`"data:`):i]), true
@@ -142,14 +143,6 @@ func dataURL(v transcript.Value, big *BigLine) (transcript.Value, string, bool) 
 		return transcript.Value{}, "", false
 	}
 	return in, string(raw[len(`"data:`):i]), true
-}
-
-// countingWriter counts the bytes written to it.
-type countingWriter int64
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	*c += countingWriter(len(p))
-	return len(p), nil
 }
 
 // writePiece writes the JSON bytes of an artifact in form f, read from r,

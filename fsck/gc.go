@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
@@ -271,7 +270,7 @@ func readClaims(store *registry.Store, transcripts []string) (*claims, error) {
 	given := map[string]bool{}
 	givenFiles := map[fileKey]bool{}
 	for _, p := range transcripts {
-		given[absPath(p)] = true
+		given[registry.SourcePath(p)] = true
 		if fi, err := os.Stat(p); err == nil && keyOf(fi) != (fileKey{}) {
 			givenFiles[keyOf(fi)] = true
 		}
@@ -350,11 +349,4 @@ func collectReferences(ctx context.Context, path string, referenced map[registry
 		}
 		return nil
 	})
-}
-
-func absPath(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
 }

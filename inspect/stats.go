@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/internal/count"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/transcript"
@@ -334,7 +335,7 @@ func rewrite(x *externalizer.Externalizer, l *line, start int) (saved int64, cha
 		}
 		return int64(len(l.Text) - len(res.Line)), true, nil
 	}
-	var out countWriter
+	var out count.Writer
 	res, err := x.RewriteBig(&out, &externalizer.BigLine{Skeleton: l.sk, Src: l.src}, start)
 	if errors.Is(err, externalizer.ErrNeedWhole) {
 		// As migrate does, with the whole line.
@@ -348,15 +349,7 @@ func rewrite(x *externalizer.Externalizer, l *line, start int) (saved int64, cha
 	if err != nil || len(res.Artifacts) == 0 {
 		return 0, false, err
 	}
-	return l.Len - out.n, true, nil
-}
-
-// countWriter counts the bytes written to it and keeps none.
-type countWriter struct{ n int64 }
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	c.n += int64(len(p))
-	return len(p), nil
+	return l.Len - out.N, true, nil
 }
 
 // artifactImageTokens is imageTokens for image artifact a, whose bytes

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/transcript-tool/transcript-tool/internal/count"
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
 	"github.com/transcript-tool/transcript-tool/session"
 )
@@ -104,9 +105,9 @@ func (j *job) run(ctx context.Context, res *FileResult) error {
 		defer out.Abort()
 		keepOwner(out.OS(), fi)
 	}
-	cw := &countWriter{w: io.Discard}
+	cw := &count.Writer{W: io.Discard}
 	if out != nil {
-		cw.w = out
+		cw.W = out
 	}
 	zst := session.Compressed(path)
 	atMost := int64(0) // the default level
@@ -131,7 +132,7 @@ func (j *job) run(ctx context.Context, res *FileResult) error {
 		return fmt.Errorf("write %s: %w", dest, err)
 	}
 	if j.done != nil {
-		if commit, err := j.done(cw.n); err != nil || !commit {
+		if commit, err := j.done(cw.N); err != nil || !commit {
 			return err
 		}
 	}
@@ -168,6 +169,6 @@ func (j *job) run(ctx context.Context, res *FileResult) error {
 	if err := safefile.SyncDir(filepath.Dir(dest)); err != nil {
 		return fmt.Errorf("replace %s: %w", dest, err)
 	}
-	res.BytesAfter = cw.n
+	res.BytesAfter = cw.N
 	return nil
 }

@@ -384,7 +384,7 @@ func migrateFile(ctx context.Context, in session.Input, opts Options, stores *st
 				for _, a := range rw.Artifacts {
 					records = append(records, registry.Record{
 						Hash: a.Digest.String(), Size: int64(a.Size), Media: a.Media, Site: a.Site,
-						Tool: a.Tool, ToolCallID: a.ToolCallID, Session: sessionID, Source: absPath(dest),
+						Tool: a.Tool, ToolCallID: a.ToolCallID, Session: sessionID, Source: registry.SourcePath(dest),
 						Entry: a.Entry, Line: l.Num, CreatedAt: now, Summary: a.Summary,
 					})
 				}
@@ -426,13 +426,6 @@ func migrateFile(ctx context.Context, in session.Input, opts Options, stores *st
 	// copied to --out.
 	res.Status = status
 	return res
-}
-
-func absPath(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
 }
 
 func unchangedSince(path string, before fileID) error {
@@ -554,17 +547,6 @@ func copyFile(src, dst string) error {
 		return fmt.Errorf("copy %s to %s: %w", src, dst, err)
 	}
 	return out.Commit()
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // rewriteLong rewrites the long line l, whose bytes src reads back at

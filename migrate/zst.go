@@ -7,6 +7,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/transcript-tool/transcript-tool/internal/count"
 	"github.com/transcript-tool/transcript-tool/session"
 )
 
@@ -29,7 +30,7 @@ func encoder(w io.Writer, zst bool, atMost int64) (io.WriteCloser, func(), error
 	if err != nil {
 		return nil, nil, err
 	}
-	b := &boundedEncoder{w: w, atMost: atMost, file: f, n: &countWriter{w: f}}
+	b := &boundedEncoder{w: w, atMost: atMost, file: f, n: &count.Writer{W: f}}
 	if b.Encoder, err = zstdWriter(b.n, zstd.SpeedDefault); err != nil {
 		_ = f.Close()
 		return nil, nil, err
@@ -52,15 +53,15 @@ type boundedEncoder struct {
 	w      io.Writer
 	atMost int64
 	file   *os.File
-	n      *countWriter // counts what goes to file
+	n      *count.Writer // counts what goes to file
 }
 
 func (b *boundedEncoder) Close() error {
 	if err := b.Encoder.Close(); err != nil {
 		return err
 	}
-	stream := io.NewSectionReader(b.file, 0, b.n.n)
-	if b.n.n <= b.atMost {
+	stream := io.NewSectionReader(b.file, 0, b.n.N)
+	if b.n.N <= b.atMost {
 		_, err := io.Copy(b.w, stream)
 		return err
 	}

@@ -32,7 +32,7 @@ var DefaultOptions = Options{MaxItems: 8, MaxChars: 2000, NarrativeMaxChars: 600
 // Item is one artifact listed in a section.
 type Item struct {
 	// ID is the artifact's full SHA-256; the text shows its first
-	// ShortID characters.
+	// display.IDLen characters.
 	ID    string `json:"id"`
 	Size  int64  `json:"size"`
 	Media string `json:"media"`
@@ -63,10 +63,6 @@ type Section struct {
 	// Length is the length of Text in code points.
 	Length int `json:"length"`
 }
-
-// ShortID is the length of the id prefix an item's line shows; cat
-// accepts it.
-const ShortID = 12
 
 // Fixed text of a section.
 const (
@@ -410,7 +406,7 @@ func (b *builder) items(n int, item func(int) Item, maxItems int) ([]Item, int) 
 // itemLine renders an item: "- `id` tool, size: summary — path".
 func itemLine(it Item) string {
 	var b strings.Builder
-	b.WriteString("- `" + it.ID[:min(len(it.ID), ShortID)] + "` ")
+	b.WriteString("- `" + display.ID(it.ID) + "` ")
 	if it.Tool != "" {
 		b.WriteString(it.Tool + ", ")
 	}

@@ -107,7 +107,7 @@ func TestBuild(t *testing.T) {
 
 	assert.Equal(t, 0, sec.Omitted)
 	assert.Equal(t, display.Len(sec.Text), sec.Length)
-	assert.Contains(t, sec.Text, "\n- `"+f.text.String()[:ShortID]+"` bash, 41 B: $ go test ./... — exit 1")
+	assert.Contains(t, sec.Text, "\n- `"+display.ID(f.text.String())+"` bash, 41 B: $ go test ./... — exit 1")
 	assert.Contains(t, sec.Narrative, "Session sess-1 (pi): 8 entries, 2025-01-01T00:00:00Z to 2025-01-01T00:00:03Z (3s). Tool calls: bash ×1, view ×1. Artifacts: 5, 1.4 KB.")
 	assert.Contains(t, sec.Narrative, `Last user request: "fix the test"`)
 	assert.True(t, strings.HasPrefix(sec.Text, title+"\n"+sec.Header[len(title)+1:]+"\n\n"+sec.Narrative+"\n\n"+itemsHeading+"\n"), sec.Text)

@@ -1,6 +1,7 @@
 package show
 
 import (
+	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -27,7 +28,7 @@ func (chat) entry(e *entry) bool {
 	n := 0
 	msgs.Elems(func(int, transcript.Value) bool { n++; return true })
 	model := str(e.root, "model", 60)
-	e.header(ts, "conversation", meta, "", str(e.root, "id", 80), model, plural(n, "message"))
+	e.header(ts, "conversation", meta, "", str(e.root, "id", 80), model, display.Plural(n, "message"))
 	msgs.Elems(func(_ int, m transcript.Value) bool {
 		e.chatMessage(transcript.Value{}, m, model)
 		return true

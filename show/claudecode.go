@@ -131,7 +131,7 @@ func (e *entry) claudeProgress(ts transcript.Value) {
 		}
 		if out.Kind() == transcript.String && !e.isRef(out) {
 			e.buf, _ = decode(e.buf[:0], out)
-			detail = plural(countLines(e.buf), "line") + " of output"
+			detail = display.Plural(countLines(e.buf), "line") + " of output"
 		}
 	case "hook_progress":
 		detail = str(data, "hookName", 60)

@@ -3,6 +3,7 @@ package show
 import (
 	"strings"
 
+	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -39,7 +40,7 @@ func (codex) entry(e *entry) bool {
 		if h := get(payload, "replacement_history"); h.Kind() == transcript.Array && !e.ref(h) {
 			n := 0
 			h.Elems(func(int, transcript.Value) bool { n++; return true })
-			e.item(dim, "(history replaced by "+plural(n, "item")+")")
+			e.item(dim, "(history replaced by "+display.Plural(n, "item")+")")
 		}
 	default:
 		return false

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -137,7 +138,7 @@ func (p *printer) linesAt(pre string, text []byte, short bool, st style) {
 	for n := 0; len(body) > 0; n++ {
 		if short && n == maxLines {
 			more := bytes.Count(body, []byte{'\n'}) + 1
-			p.itemAt(pre, dim, fmt.Sprintf("… (%s, %s)", plural(more, "more line"), plural(total, "byte")))
+			p.itemAt(pre, dim, fmt.Sprintf("… (%s, %s)", display.Plural(more, "more line"), display.Plural(total, "byte")))
 			return
 		}
 		line, rest, _ := bytes.Cut(body, []byte{'\n'})
@@ -157,7 +158,7 @@ func (p *printer) oneLine(st style, label string, text []byte) {
 	}
 	s := flat(text, maxOneLine)
 	if strings.HasSuffix(s, "…") {
-		s += " (" + plural(len(text), "byte") + ")"
+		s += " (" + display.Plural(len(text), "byte") + ")"
 	}
 	p.item(st, label+" "+s)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -58,7 +59,6 @@ func kind(f externalizer.Form) string {
 // artifact missing from the store is said to be so; its expected path is
 // still shown.
 func describe(r *ref, store *registry.Store) string {
-	const shortID = 12
 	var (
 		size, bestSize int64 = 0, -1
 		best           int
@@ -80,7 +80,7 @@ func describe(r *ref, store *registry.Store) string {
 	}
 	main := r.pieces[best].Digest
 	var b strings.Builder
-	b.WriteString("⧉ artifact " + main.String()[:shortID])
+	b.WriteString("⧉ artifact " + display.ID(main.String()))
 	if n := len(r.pieces); n > 1 {
 		b.WriteString(" (+" + strconv.Itoa(n-1) + " more)")
 	}
@@ -90,7 +90,7 @@ func describe(r *ref, store *registry.Store) string {
 	case missing:
 		b.WriteString("not in store ")
 	default:
-		b.WriteString(plural(int(size), "byte") + " ")
+		b.WriteString(display.Plural(int(size), "byte") + " ")
 	}
 	b.WriteString(strings.Join(kinds, "+"))
 	if store != nil {

@@ -200,10 +200,10 @@ func (s *session) long(l transcript.Line) {
 func (s *session) entry(l transcript.Line, text []byte, root transcript.Value, err error, refs []ref) {
 	switch {
 	case errors.Is(err, transcript.ErrTooDeep):
-		s.p.note(l.Num, dim, "JSON nested too deeply to show (%s)", plural(len(text), "byte"))
+		s.p.note(l.Num, dim, "JSON nested too deeply to show (%s)", display.Plural(len(text), "byte"))
 		return
 	case err != nil:
-		s.p.note(l.Num, dim, "not JSON (%s): %s", plural(len(text), "byte"), flat(text, 60))
+		s.p.note(l.Num, dim, "not JSON (%s): %s", display.Plural(len(text), "byte"), flat(text, 60))
 		return
 	case root.Kind() != transcript.Object:
 		s.p.note(l.Num, dim, "JSON %s, not an entry: %s", root.Kind(), flat(root.Raw(), 60))
@@ -211,7 +211,7 @@ func (s *session) entry(l transcript.Line, text []byte, root transcript.Value, e
 	}
 	e := &entry{printer: s.p, root: root, refs: refs, store: s.opts.Store}
 	if s.rd == nil || !s.rd.entry(e) {
-		s.p.note(l.Num, dim, "%s (%s)", unknown(root, s.opts.Format), plural(len(text), "byte"))
+		s.p.note(l.Num, dim, "%s (%s)", unknown(root, s.opts.Format), display.Plural(len(text), "byte"))
 	}
 	e.otherRefs()
 }
@@ -444,9 +444,9 @@ func (e *entry) image(b transcript.Value) {
 	case !hasData:
 		e.item(dim, "[image]")
 	case data.Kind() != transcript.String:
-		e.item(dim, "[image, "+data.Kind().String()+" data of "+plural(data.Len(), "byte")+"]")
+		e.item(dim, "[image, "+data.Kind().String()+" data of "+display.Plural(data.Len(), "byte")+"]")
 	default:
-		e.item(dim, "[image "+join(media, plural(base64Size(data.Raw()[1:data.Len()-1]), "byte"))+"]")
+		e.item(dim, "[image "+join(media, display.Plural(base64Size(data.Raw()[1:data.Len()-1]), "byte"))+"]")
 	}
 }
 
@@ -464,7 +464,7 @@ func (e *entry) dataURL(url transcript.Value) {
 		return
 	}
 	media, _, _ := bytes.Cut(head[len(prefix):], []byte{';'})
-	e.item(dim, "[image "+join(flat(media, 40), plural(base64Size(data[:len(data)-1]), "byte"))+"]")
+	e.item(dim, "[image "+join(flat(media, 40), display.Plural(base64Size(data[:len(data)-1]), "byte"))+"]")
 }
 
 // join joins the non-empty parts with ", ".

@@ -2,12 +2,12 @@ package show
 
 import (
 	"strconv"
-	"strings"
 	"time"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -18,133 +18,24 @@ const (
 	maxOneLine = 120 // runes of thinking, tool call arguments and other one-liners
 )
 
-// cleanLine returns one line of text as it may be written to a terminal:
-// escape sequences (colours, cursor moves, titles) are dropped, other
-// control characters but the tab are shown as their Unicode control
-// pictures, invalid UTF-8 becomes U+FFFD, and a final carriage return
-// (of a CRLF line end) is removed. At most max runes are kept (max <= 0:
-// all), followed by "…" when some were left out.
-func cleanLine(b []byte, max int) string {
-	if n := len(b); n > 0 && b[n-1] == '\r' {
-		b = b[:n-1]
-	}
-	var sb strings.Builder
-	runes := 0
-	for i := 0; i < len(b); {
-		if b[i] == 0x1b {
-			i = skipEscape(b, i)
-			continue
-		}
-		if max > 0 && runes == max {
-			sb.WriteString("…")
-			break
-		}
-		r, size := utf8.DecodeRune(b[i:])
-		i += size
-		runes++
-		writeVisible(&sb, r)
-	}
-	return sb.String()
-}
+// cleanLine, flat and flatString are display.Verbatim and display.Flat
+// with show's lengths: at most max code points of text, then "…" when some
+// were left out, not counted (a column is maxCols characters wide); max <=
+// 0 for the whole text.
+func cleanLine(b []byte, max int) string { return display.Verbatim(string(b), budget(len(b), max)) }
 
-// writeVisible writes r, or what stands for it when it is a control
-// character: its control picture (␀ … ␟, ␡), or U+FFFD for a C1 control.
-func writeVisible(sb *strings.Builder, r rune) {
-	switch {
-	case r == '\t':
-		sb.WriteByte('\t')
-	case r < 0x20:
-		sb.WriteRune(0x2400 + r)
-	case r == 0x7f:
-		sb.WriteRune('\u2421')
-	case r >= 0x80 && r < 0xa0: // C1 controls, CSI among them
-		sb.WriteRune(utf8.RuneError)
-	default:
-		sb.WriteRune(r)
-	}
-}
+func flat(b []byte, max int) string { return display.Flat(string(b), budget(len(b), max)) }
 
-// skipEscape returns the offset just past the escape sequence starting at
-// b[i] == ESC: a CSI (ESC [ ... final), an OSC or other string (ESC ] ...
-// BEL or ESC \), or a two- or three-byte escape such as a charset choice.
-func skipEscape(b []byte, i int) int {
-	i++
-	if i >= len(b) {
-		return i
-	}
-	switch c := b[i]; {
-	case c == '[':
-		for i++; i < len(b); i++ {
-			if b[i] >= 0x40 && b[i] <= 0x7e {
-				return i + 1
-			}
-			if b[i] < 0x20 || b[i] > 0x7e {
-				return i // broken sequence: leave what follows
-			}
-		}
-		return i
-	case c == ']' || c == 'P' || c == '_' || c == '^' || c == 'X':
-		for i++; i < len(b); i++ {
-			switch {
-			case b[i] == 0x07:
-				return i + 1
-			case b[i] == 0x1b && i+1 < len(b) && b[i+1] == '\\':
-				return i + 2
-			case b[i] == '\n':
-				return i // an unterminated string ends with the line
-			}
-		}
-		return i
-	case c >= 0x20 && c <= 0x2f: // intermediates, then one final byte
-		for i < len(b) && b[i] >= 0x20 && b[i] <= 0x2f {
-			i++
-		}
-		if i < len(b) && b[i] >= 0x30 && b[i] <= 0x7e {
-			i++
-		}
-		return i
-	case c >= 0x30 && c <= 0x7e:
-		return i + 1
-	}
-	return i
-}
+func flatString(s string, max int) string { return display.Flat(s, budget(len(s), max)) }
 
-// flat returns text as one line: clean, with every run of white space
-// (newlines included) as one space and surrounding space trimmed, cut to
-// max runes with "…" (max <= 0: not cut).
-func flat(b []byte, max int) string {
-	var sb strings.Builder
-	runes, space := 0, false
-	for i := 0; i < len(b); {
-		c := b[i]
-		if c == 0x1b {
-			i = skipEscape(b, i)
-			continue
-		}
-		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' {
-			space = sb.Len() > 0
-			i++
-			continue
-		}
-		if max > 0 && runes >= max {
-			sb.WriteString("…")
-			break
-		}
-		if space {
-			sb.WriteByte(' ')
-			runes++
-			space = false
-		}
-		r, size := utf8.DecodeRune(b[i:])
-		writeVisible(&sb, r)
-		i += size
-		runes++
+// budget is display's length, which counts the "…", for max of show's; a
+// text of size bytes has at most size code points.
+func budget(size, max int) int {
+	if max <= 0 {
+		return size + 1
 	}
-	return sb.String()
+	return max + 1
 }
-
-// flatString is flat for a string.
-func flatString(s string, max int) string { return flat([]byte(s), max) }
 
 // compactJSON returns the JSON text raw on one line without the white space
 // between tokens, cut to max runes with "…" (max <= 0: whole). raw must be
@@ -314,12 +205,4 @@ func base64Size(inner []byte) int {
 		}
 	}
 	return max(n*3/4-pad, 0)
-}
-
-// plural returns "1 line", "2 lines".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
 }

@@ -10,37 +10,16 @@ import (
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
-func TestCleanLine(t *testing.T) {
-	cases := []struct {
-		in   string
-		max  int
-		want string
-	}{
-		{"plain\ttab", 0, "plain\ttab"},
-		{"crlf\r", 0, "crlf"},
-		{"\x1b[1;31mred\x1b[0m", 0, "red"},
-		{"\x1b]0;title\x07after", 0, "after"},
-		{"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\", 0, "link"},
-		{"\x1b(Bcharset", 0, "charset"},
-		{"\x1b7saved\x1b8", 0, "saved"},
-		{"bell\x07nul\x00del\x7f", 0, "bell␇nul␀del␡"},
-		{"c1 \u009b31m", 0, "c1 \uFFFD31m"},
-		{"bad \xff utf8", 0, "bad \uFFFD utf8"},
-		{"mid\rline", 0, "mid␍line"},
-		{"trailing esc \x1b", 0, "trailing esc "},
-		{"héllo wörld", 5, "héllo…"},
-		{"short", 5, "short"},
-	}
-	for _, tc := range cases {
-		assert.Equal(t, tc.want, cleanLine([]byte(tc.in), tc.max), "%q", tc.in)
-	}
-}
-
-func TestFlat(t *testing.T) {
+// TestBudgets: show's lengths count the text, not the "…" of a cut
+// (display's tests say how text is cleaned).
+func TestBudgets(t *testing.T) {
+	assert.Equal(t, "héllo…", cleanLine([]byte("héllo wörld"), 5))
+	assert.Equal(t, "short", cleanLine([]byte("short"), 5))
+	assert.Equal(t, "plain\ttab␀", cleanLine([]byte("plain\ttab\x00\r"), 0))
 	assert.Equal(t, "a b c", flat([]byte("  a\n\n b\t\tc \r\n"), 0))
 	assert.Equal(t, "abc…", flat([]byte("abcdef"), 3))
 	assert.Equal(t, "abc", flat([]byte("abc   "), 3), "trailing space is no cut")
-	assert.Equal(t, "x␀y", flat([]byte("x\x00y"), 0))
+	assert.Equal(t, "x␀y", flatString("x\x00y", 0))
 	assert.Equal(t, "red", flat([]byte("\x1b[31mred\x1b[0m"), 0))
 }
 

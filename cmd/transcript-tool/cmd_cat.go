@@ -34,7 +34,7 @@ func catCommand(st streams) *cli.Command {
 			"JSON strings printed as their text), in bytes otherwise and with --raw. The whole\n" +
 			"artifact is checked against its hash before any of it is printed.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "store", Value: "artifacts", Usage: "artifact store `DIR`"},
+			storeFlag(),
 			&cli.Int64Flag{Name: "offset", Usage: "start at character (text) or byte `N`"},
 			&cli.Int64Flag{Name: "limit", Usage: "print at most `N` characters (text) or bytes (0: all)"},
 			&cli.BoolFlag{Name: "raw", Usage: "print the stored bytes as they are; --offset and --limit count bytes"},
@@ -47,7 +47,7 @@ func catCommand(st streams) *cli.Command {
 			if offset < 0 || limit < 0 {
 				return usageErr("--offset and --limit must not be negative")
 			}
-			store, err := openStore(c.String("store"))
+			store, err := openStore(storeHere(c.String("store")))
 			if err != nil {
 				return err
 			}

@@ -23,7 +23,7 @@ func gcCommand(st streams) *cli.Command {
 			"artifacts younger than --grace, for writers that take no lock (older versions).\n" +
 			"Every transcript is read before anything is deleted; one that cannot be read stops gc.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` (default: artifacts/ beside each transcript)"},
+			storeFlag(),
 			&cli.BoolFlag{Name: "yes", Usage: "delete; without it nothing is deleted"},
 			&cli.DurationFlag{Name: "grace", Value: fsck.DefaultGrace, Usage: "keep artifacts younger than this (at least " + fsck.MinGrace.String() + " unless --force)"},
 			&cli.BoolFlag{Name: "force", Usage: "accept a --grace shorter than " + fsck.MinGrace.String()},

@@ -17,7 +17,6 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/inspect"
 	"github.com/transcript-tool/transcript-tool/internal/display"
-	"github.com/transcript-tool/transcript-tool/recall"
 	"github.com/transcript-tool/transcript-tool/registry"
 )
 
@@ -36,7 +35,7 @@ func lsCommand(st streams) *cli.Command {
 			"KiB = 1024). A registry line that does not parse is reported on stderr with its line\n" +
 			"and byte offset, the listing goes on, and the status is 1.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "store", Value: "artifacts", Usage: "artifact store `DIR`"},
+			storeFlag(),
 			&cli.StringFlag{Name: "session", Usage: "only artifacts of session `ID`"},
 			&cli.StringFlag{Name: "tool", Usage: "only artifacts of tool `NAME`"},
 			&cli.StringFlag{Name: "min-size", Usage: "only artifacts of at least `SIZE`"},
@@ -55,7 +54,7 @@ func lsCommand(st streams) *cli.Command {
 				}
 				f.minSize = n
 			}
-			store, err := openStore(c.String("store"))
+			store, err := openStore(storeHere(c.String("store")))
 			if err != nil {
 				return err
 			}
@@ -196,7 +195,7 @@ func printLs(w io.Writer, rows []lsRow, base string) error {
 		}
 		media, _, _ := strings.Cut(r.Media, ";")
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
-			cell(r.ID[:min(len(r.ID), recall.ShortID)], recall.ShortID), human(r.Size), cell(media, 40), cell(r.Tool, 32),
+			cell(display.ID(r.ID), display.IDLen), human(r.Size), cell(media, 40), cell(r.Tool, 32),
 			cell(r.Session, 40), cell(source, 80), r.Refs, cell(r.Summary, 80))
 	}
 	return tw.Flush()

@@ -24,13 +24,14 @@ func migrateCommand(st streams) *cli.Command {
 		Usage:     "move large inline payloads of transcripts into the artifact store",
 		ArgsUsage: "PATH...",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` (default: artifacts/ in the session root: see README)"},
+			storeFlag(),
 			storeAsFlag,
 			&cli.IntFlag{Name: "threshold", Value: externalizer.DefaultThreshold, Usage: "externalize payloads of at least `BYTES` JSON bytes"},
 			&cli.StringFlag{Name: "out", Usage: "write migrated transcripts under `DIR`, mirroring relative paths, instead of in place"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "report what would be saved; write nothing"},
 			&cli.BoolFlag{Name: "backup", Usage: "keep each original as FILE.bak"},
-			&cli.StringFlag{Name: "format", Usage: "transcript `FORMAT` instead of detecting it per file: " + formatNames()},
+			inputFormatFlag(),
+			formatAliasFlag(),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "files processed in parallel (default: all cores)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 		},
@@ -46,7 +47,7 @@ func migrateCommand(st streams) *cli.Command {
 			opts.Out = c.String("out")
 			opts.DryRun = c.Bool("dry-run")
 			opts.Backup = c.Bool("backup")
-			opts.Format = c.String("format")
+			opts.Format = c.String("input-format")
 			opts.Jobs = c.Int("jobs")
 			if opts.Threshold < 1 {
 				return usageErr("--threshold must be at least 1")
@@ -54,29 +55,9 @@ func migrateCommand(st streams) *cli.Command {
 			if opts.Jobs < 0 {
 				return usageErr("--jobs must not be negative")
 			}
-			if opts.Format != "" {
-				if _, ok := externalizer.Lookup(opts.Format); !ok {
-					return &exitError{code: exitUsage, err: fmt.Errorf("unknown format %q", opts.Format), hint: "formats: " + formatNames()}
-				}
-			}
 			return runMigrate(c, st, paths, opts)
 		},
 	}
-}
-
-// storeAsFlag names the store's location as agents will see it, for the
-// paths migrate writes into placeholders.
-var storeAsFlag = &cli.StringFlag{Name: "store-as", Usage: "the store's location as the agents that read the transcripts will see it (a container mount, another machine), written into placeholders' paths (default: the store's absolute path)"}
-
-func formatNames() string {
-	s := ""
-	for i, f := range externalizer.Formats() {
-		if i > 0 {
-			s += ", "
-		}
-		s += f.Name()
-	}
-	return s
 }
 
 func runMigrate(c *cli.Context, st streams, paths []string, opts migrateOptions) error {
@@ -123,7 +104,7 @@ func reportFiles(st streams, sum migrate.Summary) {
 			st.warnf("skipped %v", r.Err)
 		}
 		if r.LongKept > 0 && r.Status != migrate.StatusFailed {
-			st.warnf("%s: %s too large to migrate in bounded memory (mostly numbers or short strings) copied as they are", r.Path, plural(r.LongKept, "line"))
+			st.warnf("%s: %s too large to migrate in bounded memory (mostly numbers or short strings) copied as they are", r.Path, display.Plural(r.LongKept, "line"))
 		}
 	}
 }

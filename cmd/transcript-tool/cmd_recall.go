@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -35,7 +34,7 @@ func recallCommand(st streams) *cli.Command {
 			"text, length); the budget bounds its markdown text, not the JSON document.\n" +
 			"The output depends only on the transcript, the store and the flags.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` (default: artifacts/ in the session root: see README)"},
+			storeFlag(),
 			&cli.IntFlag{Name: "max-items", Value: d.MaxItems, Usage: "list at most `N` artifacts"},
 			&cli.IntFlag{Name: "max-chars", Value: d.MaxChars, Usage: "the whole text in at most `N` characters (code points)"},
 			&cli.IntFlag{Name: "narrative-max-chars", Value: d.NarrativeMaxChars, Usage: "the narrative in at most `N` characters (code points)"},
@@ -81,10 +80,7 @@ func runRecall(ctx context.Context, st streams, path, storeDir, format string, o
 		return fatal(fmt.Errorf("read %s: %w", path, err), "")
 	}
 	s.ID = t.Session
-	// The registry records a transcript by its absolute path.
-	if s.Source, err = filepath.Abs(path); err != nil {
-		s.Source = path
-	}
+	s.Source = registry.SourcePath(path)
 	if _, err := os.Stat(store.Dir()); err != nil && len(s.Refs) > 0 {
 		st.warnf("no artifact store at %s: the %d artifacts of %s cannot be read", store.Dir(), len(s.Refs), path)
 	}

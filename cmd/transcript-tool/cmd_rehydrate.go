@@ -17,7 +17,7 @@ func rehydrateCommand(st streams) *cli.Command {
 			"Every line is checked against the SHA-256 recorded when it was migrated; a missing\n" +
 			"or corrupt artifact stops the file with an error and no wrong byte is written.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` (default: artifacts/ in the session root: see README)"},
+			storeFlag(),
 			&cli.StringFlag{Name: "out", Usage: "write restored transcripts under `DIR`, mirroring relative paths"},
 			&cli.BoolFlag{Name: "in-place", Usage: "replace each migrated transcript by its original"},
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "files processed in parallel (default: all cores)"},

@@ -8,7 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
-	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/show"
 	"github.com/transcript-tool/transcript-tool/transcript"
@@ -36,11 +35,12 @@ func showCommand(st streams) *cli.Command {
 			"Colours only on a terminal with --color auto, or with --color always, and\n" +
 			"never when NO_COLOR is set.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` (default: artifacts/ in the session root: see README)"},
+			storeFlag(),
 			&cli.BoolFlag{Name: "rehydrate", Usage: "show migrated payloads from the store instead of their references"},
 			&cli.BoolFlag{Name: "full", Usage: "show texts whole: thinking, tool arguments and results too"},
 			&cli.StringFlag{Name: "color", Value: "auto", Usage: "colours: auto (on a terminal, unless NO_COLOR is set), always or never"},
-			&cli.StringFlag{Name: "format", Usage: "transcript `FORMAT` instead of detecting it: " + formatNames()},
+			inputFormatFlag(),
+			formatAliasFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -55,13 +55,8 @@ func showCommand(st streams) *cli.Command {
 			if err != nil {
 				return err
 			}
-			opts := showOptions{store: c.String("store"), format: c.String("format"), rehydrate: c.Bool("rehydrate"),
+			opts := showOptions{store: c.String("store"), format: c.String("input-format"), rehydrate: c.Bool("rehydrate"),
 				full: c.Bool("full"), color: color}
-			if opts.format != "" {
-				if _, ok := externalizer.Lookup(opts.format); !ok {
-					return &exitError{code: exitUsage, err: fmt.Errorf("unknown format %q", opts.format), hint: "formats: " + formatNames()}
-				}
-			}
 			path, err := findSession(c.Args().First(), c.Args().Tail())
 			if err != nil {
 				return err
@@ -103,7 +98,7 @@ func runShow(st streams, path string, opts showOptions) error {
 	defer t.Close()
 	if t.Format == "" {
 		st.warnf("%s: no known transcript format; its entries are shown as notes", path)
-		fmt.Fprintf(st.stderr, "hint: name the format with --format %s\n", formatNames())
+		fmt.Fprintf(st.stderr, "hint: name the format with --input-format %s\n", formatNames())
 	}
 	store, err := openStore(session.StoreFor(opts.store, path))
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/inspect"
+	"github.com/transcript-tool/transcript-tool/internal/display"
 )
 
 func statsCommand(st streams) *cli.Command {
@@ -28,8 +29,9 @@ func statsCommand(st streams) *cli.Command {
 		Flags: []cli.Flag{
 			storeAsFlag,
 			&cli.IntFlag{Name: "threshold", Value: externalizer.DefaultThreshold, Usage: "payloads are sites of at least `BYTES` JSON bytes, as for migrate"},
-			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` migrate would use (default: artifacts/ in the session root: see README); only read"},
-			&cli.StringFlag{Name: "format", Usage: "transcript `FORMAT` instead of detecting it per file: " + formatNames()},
+			storeFlag(),
+			inputFormatFlag(),
+			formatAliasFlag(),
 			&cli.IntFlag{Name: "top", Value: inspect.DefaultTop, Usage: "list the `N` largest payloads"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 		},
@@ -38,15 +40,12 @@ func statsCommand(st streams) *cli.Command {
 			if err != nil {
 				return err
 			}
-			opts := inspect.StatsOptions{Threshold: c.Int("threshold"), Store: c.String("store"), StoreAs: c.String("store-as"), Format: c.String("format"), Top: c.Int("top")}
+			opts := inspect.StatsOptions{Threshold: c.Int("threshold"), Store: c.String("store"), StoreAs: c.String("store-as"), Format: c.String("input-format"), Top: c.Int("top")}
 			if opts.Threshold < 1 {
 				return usageErr("--threshold must be at least 1")
 			}
 			if opts.Top < 0 {
 				return usageErr("--top must not be negative")
-			}
-			if err := knownFormat("--format", opts.Format); err != nil {
-				return err
 			}
 			inputs, err := collect(paths, "")
 			if err != nil {
@@ -81,23 +80,12 @@ func statsCommand(st streams) *cli.Command {
 	}
 }
 
-// knownFormat checks the value of a flag that names a transcript format.
-func knownFormat(flag, name string) error {
-	if name == "" {
-		return nil
-	}
-	if _, ok := externalizer.Lookup(name); !ok {
-		return &exitError{code: exitUsage, err: fmt.Errorf("%s: unknown format %q", flag, name), hint: "formats: " + formatNames()}
-	}
-	return nil
-}
-
 // printStats writes the report as tables for people.
 func printStats(w io.Writer, r inspect.StatsReport) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	t := r.Total
-	fmt.Fprintf(tw, "%s, %s, %s; %s of at least %d bytes: %s (%s)\n", plural(r.Files, "file"), plural(int(t.Lines), "line"),
-		human(t.Bytes), plural(int(t.Payloads), "payload"), r.Threshold, human(t.PayloadBytes), share(t.PayloadBytes, t.Bytes))
+	fmt.Fprintf(tw, "%s, %s, %s; %s of at least %d bytes: %s (%s)\n", display.Plural(r.Files, "file"), display.Plural(int(t.Lines), "line"),
+		human(t.Bytes), display.Plural(int(t.Payloads), "payload"), r.Threshold, human(t.PayloadBytes), share(t.PayloadBytes, t.Bytes))
 
 	fmt.Fprintln(tw, "\nFORMAT\tFILES\tLINES\tBYTES\tPAYLOADS\tPAYLOAD BYTES\tSHARE")
 	for _, g := range r.Formats {
@@ -123,12 +111,12 @@ func printStats(w io.Writer, r inspect.StatsReport) error {
 	}
 	m := r.Migrate
 	fmt.Fprintf(w, "\nmigrate --threshold %d would save %s of %s (%s) in %d of %s",
-		r.Threshold, human(m.Saved), human(m.BytesBefore), share(m.Saved, m.BytesBefore), m.Files, plural(r.Files, "file"))
+		r.Threshold, human(m.Saved), human(m.BytesBefore), share(m.Saved, m.BytesBefore), m.Files, display.Plural(r.Files, "file"))
 	if m.Failed > 0 {
 		fmt.Fprintf(w, " (and fail on %d)", m.Failed)
 	}
 	fmt.Fprintf(w, "\nartifacts: %d referenced, %d unique, %d new to the store (%s)\n", m.Artifacts, m.Unique, m.New, human(m.NewBytes))
-	_, err := fmt.Fprintf(w, "estimated tokens saved: %d (%s of text / 4, %s)\n", m.Tokens, human(m.TextBytes), plural(m.Images, "image"))
+	_, err := fmt.Fprintf(w, "estimated tokens saved: %d (%s of text / 4, %s)\n", m.Tokens, human(m.TextBytes), display.Plural(m.Images, "image"))
 	return err
 }
 

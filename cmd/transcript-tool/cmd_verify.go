@@ -24,9 +24,10 @@ func verifyCommand(st streams) *cli.Command {
 			"(exit 1). Information: artifacts without a record or without a reference, records\n" +
 			"naming transcripts that no longer exist (a moved tree?), and what gc given the same\n" +
 			"transcripts would delete, or would delete with --prune-missing.\n" +
-			"Without PATH, only the store is checked (--store, default ./artifacts).",
+			"Without PATH, only the store is checked: --store, by default the store of the current\n" +
+			"folder's session root, as for cat and ls.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "store", Usage: "artifact store `DIR` (default: artifacts/ beside each transcript)"},
+			storeFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print the reports as JSON"},
 		},
 		Action: func(c *cli.Context) error {
@@ -76,14 +77,12 @@ type storeGroup struct {
 }
 
 // storeGroups sorts the transcripts under paths by the store they use:
-// the one given, or the default one beside each. Without paths it is the
-// given store, or ./artifacts, alone; a store that does not exist is a
-// usage error then.
+// the one given, or the default one of each (session.StoreFor). Without
+// paths it is the store storeHere picks, alone; a store that does not
+// exist is a usage error then.
 func storeGroups(paths []string, store string) ([]storeGroup, error) {
 	if len(paths) == 0 {
-		if store == "" {
-			store = session.StoreDirName
-		}
+		store = storeHere(store)
 		if _, err := os.Stat(store); errors.Is(err, fs.ErrNotExist) {
 			return nil, &exitError{code: exitUsage, err: fmt.Errorf("no store at %s", store), hint: "name the store with --store DIR, or give the transcripts that use it"}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/show"
@@ -107,7 +108,7 @@ func requirePaths(c *cli.Context) ([]string, error) {
 		for _, in := range inputs {
 			size += in.Size
 		}
-		fmt.Fprintf(&b, "\n  %s (%s in %s)", f, human(size), plural(len(inputs), "transcript"))
+		fmt.Fprintf(&b, "\n  %s (%s in %s)", f, human(size), display.Plural(len(inputs), "transcript"))
 	}
 	if b.Len() > 0 {
 		ee.hint += "\nthe agents' session folders on this machine:" + b.String()

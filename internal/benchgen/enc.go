@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 
+	"github.com/transcript-tool/transcript-tool/internal/count"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -46,19 +47,19 @@ type picture struct {
 // the first one and flush returns it.
 type enc struct {
 	w       *bufio.Writer
-	cw      *countWriter
+	cw      *count.Writer
 	style   transcript.Style
 	stats   *Stats // nil: payloads are not counted
 	scratch []byte
 }
 
 func newEnc(w io.Writer, st transcript.Style, stats *Stats) *enc {
-	cw := &countWriter{w: w}
+	cw := &count.Writer{W: w}
 	return &enc{w: bufio.NewWriterSize(cw, 1<<20), cw: cw, style: st, stats: stats}
 }
 
 // pos is the number of bytes written so far.
-func (e *enc) pos() int64 { return e.cw.n + int64(e.w.Buffered()) }
+func (e *enc) pos() int64 { return e.cw.N + int64(e.w.Buffered()) }
 
 // err returns the first write error, if any.
 func (e *enc) err() error {
@@ -134,16 +135,4 @@ func (e *enc) payload(image bool, body func()) {
 	if e.stats != nil {
 		e.stats.addPayload(n, image)
 	}
-}
-
-// countWriter counts the bytes written through it.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }

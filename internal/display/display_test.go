@@ -67,7 +67,46 @@ func TestLineProperties(t *testing.T) {
 				assert.False(t, unicode.IsControl(r), "%q %d: control %U", in, n, r)
 			}
 			assert.Equal(t, got, Line(got, n), "clean text is kept as it is")
+			for _, got := range []string{Flat(in, n), Verbatim(in, n)} {
+				assert.LessOrEqual(t, Len(got), n, "%q %d", in, n)
+				assert.True(t, utf8.ValidString(got), "%q %d", in, n)
+				for _, r := range got {
+					assert.True(t, r == '\t' || !unicode.IsControl(r), "%q %d: control %U", in, n, r)
+				}
+			}
 		}
+	}
+}
+
+// TestTerminal: Flat and Verbatim show control characters as pictures,
+// and Verbatim keeps white space as it is.
+func TestTerminal(t *testing.T) {
+	cases := []struct {
+		in             string
+		n              int
+		flat, verbatim string
+	}{
+		{"plain\ttab", 20, "plain tab", "plain\ttab"},
+		{"  a\n\n b\t\tc \r\n", 20, "a b c", "  a␊␊ b\t\tc ␍␊"},
+		{"crlf\r", 20, "crlf", "crlf"},
+		{"\x1b[1;31mred\x1b[0m", 20, "red", "red"},
+		{"\x1b]0;title\x07after", 20, "after", "after"},
+		{"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\", 20, "link", "link"},
+		{"\x1b(Bcharset", 20, "charset", "charset"},
+		{"\x1b7saved\x1b8", 20, "saved", "saved"},
+		{"bell\x07nul\x00del\x7f", 20, "bell␇nul␀del␡", "bell␇nul␀del␡"},
+		{"c1 \u009b31m", 20, "c1 \uFFFD31m", "c1 \uFFFD31m"},
+		{"bad \xff utf8", 20, "bad \uFFFD utf8", "bad \uFFFD utf8"},
+		{"mid\rline", 20, "mid line", "mid␍line"},
+		{"trailing esc \x1b", 20, "trailing esc", "trailing esc "},
+		{"héllo wörld", 6, "héllo…", "héllo…"},
+		{"abc   ", 4, "abc", "abc…"},
+		{"short", 6, "short", "short"},
+		{"x\u202ey", 6, "xy", "xy"},
+	}
+	for _, tc := range cases {
+		assert.Equal(t, tc.flat, Flat(tc.in, tc.n), "Flat(%q, %d)", tc.in, tc.n)
+		assert.Equal(t, tc.verbatim, Verbatim(tc.in, tc.n), "Verbatim(%q, %d)", tc.in, tc.n)
 	}
 }
 

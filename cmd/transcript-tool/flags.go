@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/session"
+)
+
+// The flags more than one command takes are made here, once, so that a
+// flag means the same and defaults the same way wherever it is given.
+
+// storeFlag returns the --store flag. Its default is one rule for every
+// command: the store of the session root of each transcript
+// (session.StoreFor), and for a command given no transcript, that of the
+// current folder (storeHere).
+func storeFlag() *cli.StringFlag {
+	return &cli.StringFlag{Name: "store", Usage: "artifact store `DIR` (default: artifacts/ in the session root of each transcript, or of the current folder: see README)"}
+}
+
+// storeHere returns the store of a command that is given no transcript:
+// opt when it is given, otherwise the one a transcript in the current
+// folder would use, so that cat and ls inside an agent's tree read the
+// store that migrate wrote there, and elsewhere ./artifacts.
+func storeHere(opt string) string {
+	// StoreFor reads only the transcript's folder, never the file.
+	return session.StoreFor(opt, "session.jsonl")
+}
+
+// storeAsFlag names the store's location as agents will see it, for the
+// paths migrate writes into placeholders.
+var storeAsFlag = &cli.StringFlag{Name: "store-as", Usage: "the store's location as the agents that read the transcripts will see it (a container mount, another machine), written into placeholders' paths (default: the store's absolute path)"}
+
+// inputFormatFlag returns --input-format, the transcripts' format where
+// detection would not find it, checked as it is parsed.
+func inputFormatFlag() *cli.StringFlag {
+	return &cli.StringFlag{
+		Name:   "input-format",
+		Usage:  "transcript `FORMAT` instead of detecting it per file: " + formatNames(),
+		Action: func(_ *cli.Context, name string) error { return knownFormat("--input-format", name) },
+	}
+}
+
+// formatAliasFlag returns --format as a hidden alias of --input-format,
+// for migrate, stats and show, where --format named the transcripts'
+// format before --format became the output's on check and recall: old
+// command lines still work. It sets --input-format, so that a command
+// reads only that; the two naming different formats is a usage error.
+func formatAliasFlag() *cli.StringFlag {
+	return &cli.StringFlag{
+		Name:   "format",
+		Hidden: true,
+		Action: func(c *cli.Context, name string) error {
+			if err := knownFormat("--format", name); err != nil {
+				return err
+			}
+			if c.IsSet("input-format") && c.String("input-format") != name {
+				return usageErr("--format %s and --input-format %s name different formats", name, c.String("input-format"))
+			}
+			return c.Set("input-format", name)
+		},
+	}
+}
+
+// knownFormat checks the value of a flag that names a transcript format.
+func knownFormat(flag, name string) error {
+	if name == "" {
+		return nil
+	}
+	if _, ok := externalizer.Lookup(name); !ok {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%s: unknown format %q", flag, name), hint: "formats: " + formatNames()}
+	}
+	return nil
+}
+
+// formatNames lists the transcript formats, for help and hints.
+func formatNames() string {
+	var names []string
+	for _, f := range externalizer.Formats() {
+		names = append(names, f.Name())
+	}
+	return strings.Join(names, ", ")
+}
