@@ -33,6 +33,7 @@ func checkCommand(st streams) *cli.Command {
 			"github workflow commands (::error file=...,line=...::...) that GitHub Actions shows on the\n" +
 			"pull request. Exit status: 0 no violations, 1 violations, 2 usage error or unreadable input.",
 		Flags: []cli.Flag{
+			shardFlag(),
 			&cli.StringFlag{Name: "max-inline", Value: strconv.Itoa(inspect.DefaultMaxInline), Usage: "report payloads still inline of at least `SIZE` JSON bytes (what migrate --threshold moves); 0: off"},
 			&cli.StringFlag{Name: "max-line", Value: "1MB", Usage: "report lines longer than `SIZE`; 0: off"},
 			&cli.StringFlag{Name: "max-file", Value: "0", Usage: "report files larger than `SIZE` on disk; 0: off"},
@@ -82,7 +83,7 @@ func sizeFlag(c *cli.Context, name string) (int64, error) {
 }
 
 func runCheck(c *cli.Context, st streams, paths []string, opts checkOptions) error {
-	inputs, err := collect(paths, "")
+	inputs, err := collect(paths, "", shardOf(c))
 	if err != nil {
 		return err
 	}

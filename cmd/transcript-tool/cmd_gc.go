@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/fsck"
+	"github.com/transcript-tool/transcript-tool/registry"
 )
 
 func gcCommand(st streams) *cli.Command {
@@ -44,7 +45,7 @@ func gcCommand(st streams) *cli.Command {
 				return &exitError{code: exitUsage, err: fmt.Errorf("--grace %s is shorter than %s, which a migration that takes no lock (an older version, another machine) may need", grace, fsck.MinGrace),
 					hint: "add --force if no such migration can be running"}
 			}
-			groups, err := storeGroups(paths, c.String("store"))
+			groups, err := storeGroups(paths, c.String("store"), registry.Shard{})
 			if err != nil {
 				return err
 			}

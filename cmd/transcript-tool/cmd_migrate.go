@@ -10,6 +10,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/migrate"
+	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
 )
 
@@ -33,6 +34,7 @@ func migrateCommand(st streams) *cli.Command {
 			inputFormatFlag(),
 			formatAliasFlag(),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "files processed in parallel (default: all cores)"},
+			shardFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 		},
 		Action: func(c *cli.Context) error {
@@ -49,6 +51,7 @@ func migrateCommand(st streams) *cli.Command {
 			opts.Backup = c.Bool("backup")
 			opts.Format = c.String("input-format")
 			opts.Jobs = c.Int("jobs")
+			opts.Shard = shardOf(c)
 			if opts.Threshold < 1 {
 				return usageErr("--threshold must be at least 1")
 			}
@@ -61,7 +64,7 @@ func migrateCommand(st streams) *cli.Command {
 }
 
 func runMigrate(c *cli.Context, st streams, paths []string, opts migrateOptions) error {
-	inputs, err := collect(paths, opts.Out)
+	inputs, err := collect(paths, opts.Out, opts.Shard)
 	if err != nil {
 		return err
 	}
@@ -143,11 +146,12 @@ func human(n int64) string {
 
 // collect finds the transcripts under paths and checks that no two of
 // them would be written to the same file under out.
-func collect(paths []string, out string) ([]session.Input, error) {
+func collect(paths []string, out string, shard registry.Shard) ([]session.Input, error) {
 	inputs, err := session.Collect(paths)
 	if err != nil {
 		return nil, fatal(err, "")
 	}
+	inputs = session.TakeShard(inputs, shard)
 	if err := migrate.CheckDests(inputs, out); err != nil {
 		return nil, fatal(err, "name the directory that holds both, so that --out mirrors their relative paths")
 	}

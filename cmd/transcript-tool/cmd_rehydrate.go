@@ -17,6 +17,7 @@ func rehydrateCommand(st streams) *cli.Command {
 			"Every line is checked against the SHA-256 recorded when it was migrated; a missing\n" +
 			"or corrupt artifact stops the file with an error and no wrong byte is written.",
 		Flags: []cli.Flag{
+			shardFlag(),
 			storeFlag(),
 			&cli.StringFlag{Name: "out", Usage: "write restored transcripts under `DIR`, mirroring relative paths"},
 			&cli.BoolFlag{Name: "in-place", Usage: "replace each migrated transcript by its original"},
@@ -32,7 +33,7 @@ func rehydrateCommand(st streams) *cli.Command {
 			if opts.InPlace && opts.Out != "" {
 				return usageErr("--in-place and --out exclude each other")
 			}
-			inputs, err := collect(paths, opts.Out)
+			inputs, err := collect(paths, opts.Out, shardOf(c))
 			if err != nil {
 				return err
 			}

@@ -27,6 +27,7 @@ func statsCommand(st streams) *cli.Command {
 			"or JSON for current tokenizers), plus, for each image moved, the tokens a model is charged to\n" +
 			"see it (width x height / 750, at most 1600), not its base64 bytes.",
 		Flags: []cli.Flag{
+			shardFlag(),
 			storeAsFlag,
 			&cli.IntFlag{Name: "threshold", Value: externalizer.DefaultThreshold, Usage: "payloads are sites of at least `BYTES` JSON bytes, as for migrate"},
 			storeFlag(),
@@ -47,7 +48,7 @@ func statsCommand(st streams) *cli.Command {
 			if opts.Top < 0 {
 				return usageErr("--top must not be negative")
 			}
-			inputs, err := collect(paths, "")
+			inputs, err := collect(paths, "", shardOf(c))
 			if err != nil {
 				return err
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/fsck"
+	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
 )
 
@@ -27,11 +28,12 @@ func verifyCommand(st streams) *cli.Command {
 			"Without PATH, only the store is checked: --store, by default the store of the current\n" +
 			"folder's session root, as for cat and ls.",
 		Flags: []cli.Flag{
+			shardFlag(),
 			storeFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print the reports as JSON"},
 		},
 		Action: func(c *cli.Context) error {
-			groups, err := storeGroups(c.Args().Slice(), c.String("store"))
+			groups, err := storeGroups(c.Args().Slice(), c.String("store"), shardOf(c))
 			if err != nil {
 				return err
 			}
@@ -80,7 +82,7 @@ type storeGroup struct {
 // the one given, or the default one of each (session.StoreFor). Without
 // paths it is the store storeHere picks, alone; a store that does not
 // exist is a usage error then.
-func storeGroups(paths []string, store string) ([]storeGroup, error) {
+func storeGroups(paths []string, store string, shard registry.Shard) ([]storeGroup, error) {
 	if len(paths) == 0 {
 		store = storeHere(store)
 		if _, err := os.Stat(store); errors.Is(err, fs.ErrNotExist) {
@@ -92,6 +94,7 @@ func storeGroups(paths []string, store string) ([]storeGroup, error) {
 	if err != nil {
 		return nil, fatal(err, "")
 	}
+	inputs = session.TakeShard(inputs, shard)
 	byStore := map[string]*storeGroup{}
 	for _, in := range inputs {
 		dir := session.StoreFor(store, in.Path)

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
 )
 
@@ -28,6 +29,28 @@ func storeFlag() *cli.StringFlag {
 func storeHere(opt string) string {
 	// StoreFor reads only the transcript's folder, never the file.
 	return session.StoreFor(opt, "session.jsonl")
+}
+
+// shardFlag returns --shard K/N, checked as it is parsed: the command
+// takes only its share of the inputs (session.TakeShard).
+func shardFlag() *cli.StringFlag {
+	return &cli.StringFlag{
+		Name:  "shard",
+		Usage: "take only share `K/N` of the transcripts (K from 0 to N-1, a fixed hash of each one's path below its PATH): N processes, on any machines, cover the PATHs once",
+		Action: func(_ *cli.Context, s string) error {
+			if _, err := session.ParseShard(s); err != nil {
+				return usageErr("%v", err)
+			}
+			return nil
+		},
+	}
+}
+
+// shardOf returns the command's --shard, the zero Shard (all inputs)
+// when it is not given.
+func shardOf(c *cli.Context) registry.Shard {
+	sh, _ := session.ParseShard(c.String("shard")) // checked by the flag's Action
+	return sh
 }
 
 // storeAsFlag names the store's location as agents will see it, for the
