@@ -397,3 +397,33 @@ func BenchmarkDescribeText(b *testing.B) {
 		DescribeIn(data, MediaText, Context{Tool: "bash", Input: "npm test", Failed: true})
 	}
 }
+
+// BenchmarkSummaryJSON describes a 256 KiB JSON array of objects whose
+// strings hold escapes (Python's \u00e9 among them): the structure comes
+// from the first 64 KiB, the element count from every byte.
+func BenchmarkSummaryJSON(b *testing.B) {
+	var arr strings.Builder
+	arr.WriteString("[")
+	for i := 0; arr.Len() < 256<<10; i++ {
+		if i > 0 {
+			arr.WriteString(",")
+		}
+		fmt.Fprintf(&arr, `{"path":"src/caf\u00e9/file%d.go","line":%d,"meta":{"tags":["a","b"],"deep":{"x":[1,2,{"y":null}]}},"text":"a \"quoted\"\n\tline \ud83d\ude80 %d"}`, i, i, i)
+	}
+	arr.WriteString("]")
+	data := []byte(arr.String())
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		DescribeIn(data, MediaJSON, Context{})
+	}
+}
+
+// BenchmarkSummaryWrapped describes a command's 128 KiB output as Codex
+// wraps it, {"output": ..., "metadata": {"exit_code": ...}}.
+func BenchmarkSummaryWrapped(b *testing.B) {
+	data := []byte(`{"output":"` + strings.Repeat(`ok  \tgithub.com/x/y/pkg\t0.012s \"caf\u00e9\"\n`, 128<<10/48) + `","metadata":{"exit_code":1,"duration_seconds":2.5}}`)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		DescribeIn(data, MediaText, Context{Tool: "shell", Input: "go test ./...", Failed: true})
+	}
+}
