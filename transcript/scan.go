@@ -63,8 +63,9 @@ func NewScanner(buf []byte, truncated bool) *Scanner {
 // Next returns the next token. White space is skipped; ',' and ':' are
 // checked and passed over. After the value's last token Next returns
 // io.EOF when nothing but white space follows the value, and a
-// *SyntaxError otherwise. A literal cut by a truncated input comes with
-// ErrTruncated; every call after an error returns it again.
+// *SyntaxError otherwise. The token the end of a truncated input cuts, a
+// literal or a member's name before its ':', comes with ErrTruncated.
+// Every call after an error returns it again.
 func (s *Scanner) Next() (Token, error) {
 	if s.err != nil {
 		return Token{}, s.err
@@ -79,7 +80,9 @@ func (s *Scanner) Next() (Token, error) {
 // ValueCut reports whether a truncated input ended inside a value or
 // where one was due: after '[', after ',' in an array, or after a
 // member's ':'. It is false for an end between the values of a
-// container or inside a member's name.
+// container or inside a member's name. A caller that shows a cut
+// container counts a value that the end cut, or left due, as one of its
+// elements.
 func (s *Scanner) ValueCut() bool {
 	return s.err == ErrTruncated && (s.want == wantValue || s.want == wantFirstValue)
 }
