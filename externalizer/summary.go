@@ -731,7 +731,7 @@ const maxText = 512
 // error is nil, transcript.ErrTruncated, or another when head does not
 // begin with JSON; the scanner says what follows the value.
 func parseJSON(head []byte, truncated bool) (jsonValue, *transcript.Scanner, error) {
-	t := jsonTree{s: transcript.NewScanner(head, truncated)}
+	t := jsonTree{s: transcript.NewScanner(head, truncated), buf: make([]byte, 0, maxText+utf8.UTFMax)}
 	tok, err := t.s.Next()
 	v, err := t.value(tok, err, 0)
 	return v, t.s, err
