@@ -435,11 +435,13 @@ func textCut(b []byte) int {
 			w = 2
 			if i+1 < len(b) && b[i+1] == 'u' {
 				w = 6
-				// A high surrogate stays with the low one after it (or
-				// with what may be one, at the end of b).
-				if i+w <= len(b) && surrogate(b[i+2:i+6]) == 1 {
-					next := b[i+w:]
-					pair = len(next) < 6 || next[0] == '\\' && next[1] == 'u' && surrogate(next[2:6]) == 2
+				// A surrogate pair is one escape; a high surrogate at
+				// the end of b stays with what may be its low one.
+				switch r, n := transcript.Unescape(b[i:]); {
+				case n == 12:
+					w = n
+				case n == 6 && 0xd800 <= r && r < 0xdc00:
+					pair = len(b)-i-n < 6
 				}
 			}
 		case c >= utf8.RuneSelf:
@@ -458,32 +460,6 @@ func textCut(b []byte) int {
 		}
 	}
 	return cut
-}
-
-// surrogate returns 1 for the four hex digits of a high surrogate, 2 for
-// a low one, and 0 otherwise.
-func surrogate(hex4 []byte) int {
-	var v rune
-	for _, c := range hex4 {
-		v <<= 4
-		switch {
-		case '0' <= c && c <= '9':
-			v |= rune(c - '0')
-		case 'a' <= c && c <= 'f':
-			v |= rune(c-'a') + 10
-		case 'A' <= c && c <= 'F':
-			v |= rune(c-'A') + 10
-		default:
-			return 0
-		}
-	}
-	switch {
-	case v >= 0xD800 && v < 0xDC00:
-		return 1
-	case v >= 0xDC00 && v < 0xE000:
-		return 2
-	}
-	return 0
 }
 
 // patchSum replaces, in a marker encoded with the skeleton's SHA-256, that

@@ -2,19 +2,19 @@ package externalizer
 
 import (
 	"bytes"
-	"errors"
 	"image"
 	_ "image/gif" // image.DecodeConfig reads GIF headers
 	_ "image/jpeg"
 	_ "image/png"
+	"io"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/transcript-tool/transcript-tool/internal/display"
+	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
 // DescribeMax is the longest description Describe returns, in Unicode code
@@ -469,18 +469,16 @@ const (
 // structure describes a JSON artifact from its start, or reports false
 // when the start is not the beginning of one JSON value.
 func (d *Describer) structure() (string, bool) {
-	p := jsonParser{b: d.head, truncated: !d.whole()}
-	p.ws()
-	if p.i >= len(p.b) || !strings.ContainsRune(`{["`, rune(p.b[p.i])) {
+	start := bytes.TrimLeft(d.head, " \t\r\n")
+	if len(start) == 0 || !strings.ContainsRune(`{["`, rune(start[0])) {
 		return "", false
 	}
-	v, err := p.value(0)
-	if err == errSyntax {
+	v, s, err := parseJSON(d.head, !d.whole())
+	if err != nil && err != transcript.ErrTruncated {
 		return "", false
 	}
 	if err == nil {
-		p.ws()
-		if p.i < len(p.b) {
+		if _, err := s.Next(); err != io.EOF {
 			return "", false // more than one value: text, such as JSON lines
 		}
 	}
@@ -640,8 +638,9 @@ func (v *jsonValue) elements(total int64) string {
 
 // jsonCounter follows a JSON text through every byte written to count the
 // elements of a top-level array (or members of a top-level object) and the
-// "\n" escapes of a top-level string, or of the strings it holds. It checks nothing: the parser of the
-// start decides whether the artifact is JSON.
+// "\n" escapes of a top-level string, or of the strings it holds. It
+// checks nothing: parseJSON, on the start, decides whether the artifact
+// is JSON.
 type jsonCounter struct {
 	off      bool // the artifact does not start like JSON
 	started  bool
@@ -682,7 +681,7 @@ func (j *jsonCounter) write(p []byte) {
 		if !j.started {
 			j.started = true
 			if c != '{' && c != '[' && c != '"' {
-				j.off = true // not JSON worth counting; the parser will say so
+				j.off = true // not JSON worth counting; parseJSON will say so
 				return
 			}
 		}
@@ -708,20 +707,14 @@ func (j *jsonCounter) write(p []byte) {
 	}
 }
 
-// jsonParser reads the structure of the JSON value at the start of an
-// artifact's first window, which may end inside the value.
-type jsonParser struct {
-	b         []byte
-	i         int
-	truncated bool // b is only the start of the artifact
+// jsonTree builds, from the tokens of the JSON value at the start of an
+// artifact's first window, the part of it a description shows. The
+// window may end inside the value: transcript.ErrTruncated then comes
+// with what the window holds of it.
+type jsonTree struct {
+	s   *transcript.Scanner
+	buf []byte // decoded text, reused from string to string
 }
-
-// Parse outcomes besides success: the window ended inside the value, or
-// the bytes are not JSON.
-var (
-	errEnd    = errors.New("end of window")
-	errSyntax = errors.New("not JSON")
-)
 
 // maxDetail is the depth below which values are skipped rather than
 // described.
@@ -730,95 +723,70 @@ const maxDetail = 2
 // maxElems bounds the elements of an array kept for description.
 const maxElems = 64
 
-func (p *jsonParser) ws() {
-	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t' || p.b[p.i] == '\n' || p.b[p.i] == '\r') {
-		p.i++
-	}
+// maxText bounds the decoded text kept of a string.
+const maxText = 512
+
+// parseJSON returns what the start of head shows of the JSON value it
+// begins with, head being the whole artifact unless truncated. The
+// error is nil, transcript.ErrTruncated, or another when head does not
+// begin with JSON; the scanner says what follows the value.
+func parseJSON(head []byte, truncated bool) (jsonValue, *transcript.Scanner, error) {
+	t := jsonTree{s: transcript.NewScanner(head, truncated), buf: make([]byte, 0, maxText+utf8.UTFMax)}
+	tok, err := t.s.Next()
+	v, err := t.value(tok, err, 0)
+	return v, t.s, err
 }
 
-// end is the error for running out of bytes: the end of the window, or a
-// syntax error when the window is the whole artifact.
-func (p *jsonParser) end() error {
-	if p.truncated {
-		return errEnd
-	}
-	return errSyntax
-}
-
-func (p *jsonParser) value(depth int) (jsonValue, error) {
-	p.ws()
-	if p.i >= len(p.b) {
-		return jsonValue{}, p.end()
-	}
-	switch c := p.b[p.i]; {
-	case c == '{' || c == '[':
+// value builds the value that begins with tok, which Next returned with
+// err.
+func (t *jsonTree) value(tok transcript.Token, err error, depth int) (jsonValue, error) {
+	switch {
+	case err != nil && err != transcript.ErrTruncated:
+		return jsonValue{}, err
+	case tok.Kind == transcript.Object || tok.Kind == transcript.Array:
+		c := tok.Raw[0]
 		if depth > maxDetail {
-			return jsonValue{kind: c}, p.skip()
+			return jsonValue{kind: c}, t.s.Skip()
 		}
-		return p.container(c, depth)
-	case c == '"':
-		text, n, err := p.str()
-		return jsonValue{kind: '"', text: text, strLen: n, complete: err == nil}, err
-	default:
-		start := p.i
-		for p.i < len(p.b) && strings.IndexByte(",]} \t\r\n", p.b[p.i]) < 0 {
-			p.i++
-		}
-		raw := string(p.b[start:p.i])
-		if p.i == len(p.b) && p.truncated {
-			return jsonValue{kind: 's', raw: raw}, errEnd
-		}
-		if !validScalar(raw) {
-			return jsonValue{}, errSyntax
-		}
-		return jsonValue{kind: 's', raw: raw, complete: true}, nil
+		return t.container(c, depth)
+	case tok.Kind == transcript.String:
+		return jsonValue{kind: '"', text: t.text(tok), strLen: len(tok.Raw), complete: err == nil}, err
+	case tok.Kind == transcript.Invalid:
+		return jsonValue{}, err // the window ends where the value was due
 	}
+	return jsonValue{kind: 's', raw: string(tok.Raw), complete: err == nil}, err
 }
 
-var jsonScalar = regexp.MustCompile(`^(?:true|false|null|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)$`)
+// text returns the start of the text of the string tok, at most about
+// maxText bytes.
+func (t *jsonTree) text(tok transcript.Token) string {
+	t.buf = transcript.AppendLossy(t.buf[:0], tok.Raw, maxText)
+	return string(t.buf)
+}
 
-// validScalar reports whether raw is a JSON number, true, false or null.
-func validScalar(raw string) bool { return jsonScalar.MatchString(raw) }
-
-func (p *jsonParser) container(open byte, depth int) (jsonValue, error) {
+// container builds the object or array just opened. A member is kept
+// once its name is in the window, an element once the '[' or ',' before
+// it is, however little of its value the window holds.
+func (t *jsonTree) container(open byte, depth int) (jsonValue, error) {
 	v := jsonValue{kind: open}
-	closer := byte('}')
-	if open == '[' {
-		closer = ']'
-	}
-	p.i++
-	p.ws()
-	if p.i < len(p.b) && p.b[p.i] == closer {
-		p.i++
-		v.complete = true
-		return v, nil
-	}
 	for {
+		tok, err := t.s.Next()
+		if tok.End {
+			v.complete = true
+			return v, nil
+		}
 		var key string
-		if open == '{' {
-			p.ws()
-			if p.i >= len(p.b) {
-				return v, p.end()
-			}
-			if p.b[p.i] != '"' {
-				return v, errSyntax
-			}
-			k, _, err := p.str()
+		if tok.Key {
 			if err != nil {
 				return v, err
 			}
-			key = k
-			p.ws()
-			if p.i >= len(p.b) {
-				return v, p.end()
-			}
-			if p.b[p.i] != ':' {
-				return v, errSyntax
-			}
-			p.i++
+			key = t.text(tok)
+			tok, err = t.s.Next()
+		} else if err != nil && !t.s.ValueCut() {
+			return v, err
 		}
-		e, err := p.value(depth + 1)
-		if err == nil || err == errEnd {
+		e, err := t.value(tok, err, depth+1)
+		if err == nil || err == transcript.ErrTruncated {
 			if open == '{' {
 				v.members = append(v.members, jsonMember{key: key, val: e})
 			} else if len(v.elems) < maxElems {
@@ -828,138 +796,5 @@ func (p *jsonParser) container(open byte, depth int) (jsonValue, error) {
 		if err != nil {
 			return v, err
 		}
-		p.ws()
-		if p.i >= len(p.b) {
-			return v, p.end()
-		}
-		switch p.b[p.i] {
-		case ',':
-			p.i++
-		case closer:
-			p.i++
-			v.complete = true
-			return v, nil
-		default:
-			return v, errSyntax
-		}
 	}
-}
-
-// skip passes over a nested array or object without describing it.
-func (p *jsonParser) skip() error {
-	depth := 0
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case '"':
-			if _, _, err := p.str(); err != nil {
-				return err
-			}
-			continue
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				p.i++
-				return nil
-			}
-		}
-		p.i++
-	}
-	return p.end()
-}
-
-// maxText bounds the decoded text kept of a string.
-const maxText = 512
-
-// str reads the string literal at p.i and returns the start of its text
-// and its length in bytes of JSON.
-func (p *jsonParser) str() (string, int, error) {
-	start := p.i
-	p.i++
-	var b []byte
-	for p.i < len(p.b) {
-		c := p.b[p.i]
-		switch {
-		case c == '"':
-			p.i++
-			return string(b), p.i - start, nil
-		case c < 0x20:
-			return "", 0, errSyntax
-		case c != '\\':
-			if len(b) < maxText {
-				b = append(b, c)
-			}
-			p.i++
-			continue
-		}
-		r, n, err := p.escape()
-		if err != nil {
-			return string(b), p.i - start, err
-		}
-		if len(b) < maxText {
-			b = utf8.AppendRune(b, r)
-		}
-		p.i += n
-	}
-	return string(b), p.i - start, p.end()
-}
-
-// escape decodes the escape sequence at p.i, a \uXXXX escape joined
-// with a following low surrogate escape, and returns its length.
-func (p *jsonParser) escape() (rune, int, error) {
-	if p.i+1 >= len(p.b) {
-		return 0, 0, p.end()
-	}
-	switch c := p.b[p.i+1]; c {
-	case '"', '\\', '/':
-		return rune(c), 2, nil
-	case 'b':
-		return '\b', 2, nil
-	case 'f':
-		return '\f', 2, nil
-	case 'n':
-		return '\n', 2, nil
-	case 'r':
-		return '\r', 2, nil
-	case 't':
-		return '\t', 2, nil
-	case 'u':
-	default:
-		return 0, 0, errSyntax
-	}
-	r, err := p.hex4(p.i)
-	if err != nil {
-		return 0, 0, err
-	}
-	if r >= 0xd800 && r < 0xdc00 {
-		switch r2, err := p.hex4(p.i + 6); {
-		case err == nil && r2 >= 0xdc00 && r2 <= 0xdfff:
-			return utf16.DecodeRune(r, r2), 12, nil
-		case err == errEnd:
-			return 0, 0, err
-		}
-	}
-	if utf16.IsSurrogate(r) {
-		return utf8.RuneError, 6, nil // a lone surrogate, as JavaScript allows
-	}
-	return r, 6, nil
-}
-
-// hex4 decodes the \uXXXX escape at b[at].
-func (p *jsonParser) hex4(at int) (rune, error) {
-	if at+6 > len(p.b) {
-		if at+2 <= len(p.b) && (p.b[at] != '\\' || p.b[at+1] != 'u') {
-			return 0, errSyntax
-		}
-		return 0, p.end()
-	}
-	if p.b[at] != '\\' || p.b[at+1] != 'u' {
-		return 0, errSyntax
-	}
-	v, err := strconv.ParseUint(string(p.b[at+2:at+6]), 16, 32)
-	if err != nil {
-		return 0, errSyntax
-	}
-	return rune(v), nil
 }

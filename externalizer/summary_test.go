@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
 func TestDescribeJSON(t *testing.T) {
@@ -51,6 +53,37 @@ func TestDescribeJSON(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, Describe([]byte(tt.data), tt.media))
+		})
+	}
+}
+
+// TestParseJSONWindow parses starts of JSON values as the first window of
+// a larger artifact: what the window holds of a member or element is kept.
+func TestParseJSONWindow(t *testing.T) {
+	tests := []struct {
+		name, head, want string
+	}{
+		{"a member cut in its value", `{"a":1,"b":"tex`, `{a:1, b, …}`},
+		{"a member cut after its colon", `{"a":1,"b": `, `{a:1, b, …}`},
+		{"a member cut in its name", `{"a":1,"bc`, `{a:1, …}`},
+		{"a cut number is shown as far as it goes", `{"a":12`, `{a:12, …}`},
+		{"a nested array cut", `{"a":[1,2`, `{a[2+], …}`},
+		{"an element counts once its comma is in the window", `[1,2,`, "3 values"},
+		{"a window cut before a comma", `[1,2 `, "3 numbers: 1, 2, …"},
+		{"deep values are checked", `{"a":{"b":{"c":[1 2`, "not JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, _, err := parseJSON([]byte(tt.head), true)
+			got := "not JSON"
+			switch {
+			case err != transcript.ErrTruncated:
+			case v.kind == '{':
+				got = v.keys(shownKeys, false)
+			default:
+				got = v.elements(3)
+			}
+			assert.Equal(t, tt.want, got)
 		})
 	}
 }
@@ -395,5 +428,35 @@ func BenchmarkDescribeText(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
 		DescribeIn(data, MediaText, Context{Tool: "bash", Input: "npm test", Failed: true})
+	}
+}
+
+// BenchmarkSummaryJSON describes a 256 KiB JSON array of objects whose
+// strings hold escapes (Python's \u00e9 among them): the structure comes
+// from the first 64 KiB, the element count from every byte.
+func BenchmarkSummaryJSON(b *testing.B) {
+	var arr strings.Builder
+	arr.WriteString("[")
+	for i := 0; arr.Len() < 256<<10; i++ {
+		if i > 0 {
+			arr.WriteString(",")
+		}
+		fmt.Fprintf(&arr, `{"path":"src/caf\u00e9/file%d.go","line":%d,"meta":{"tags":["a","b"],"deep":{"x":[1,2,{"y":null}]}},"text":"a \"quoted\"\n\tline \ud83d\ude80 %d"}`, i, i, i)
+	}
+	arr.WriteString("]")
+	data := []byte(arr.String())
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		DescribeIn(data, MediaJSON, Context{})
+	}
+}
+
+// BenchmarkSummaryWrapped describes a command's 128 KiB output as Codex
+// wraps it, {"output": ..., "metadata": {"exit_code": ...}}.
+func BenchmarkSummaryWrapped(b *testing.B) {
+	data := []byte(`{"output":"` + strings.Repeat(`ok  \tgithub.com/x/y/pkg\t0.012s \"caf\u00e9\"\n`, 128<<10/48) + `","metadata":{"exit_code":1,"duration_seconds":2.5}}`)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		DescribeIn(data, MediaText, Context{Tool: "shell", Input: "go test ./...", Failed: true})
 	}
 }

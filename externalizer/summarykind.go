@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/transcript-tool/transcript-tool/internal/display"
+	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
 // Tools by what their output is, by name in lower case, an MCP server's
@@ -390,9 +391,8 @@ func (d *Describer) wrapped() (string, string, bool) {
 	if !bytes.HasPrefix(d.head, []byte(`{"output":"`)) {
 		return "", "", false
 	}
-	p := jsonParser{b: d.head, truncated: !d.whole()}
-	v, err := p.value(0)
-	if err == errSyntax || v.kind != '{' || len(v.members) == 0 || v.members[0].val.kind != '"' {
+	v, _, err := parseJSON(d.head, !d.whole())
+	if err != nil && err != transcript.ErrTruncated || v.kind != '{' || len(v.members) == 0 || v.members[0].val.kind != '"' {
 		return "", "", false
 	}
 	var code string

@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"time"
 	"unicode"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/transcript-tool/transcript-tool/internal/display"
@@ -58,7 +57,7 @@ func compactJSON(raw []byte, max int) string {
 		runes++
 		switch {
 		case in && c == '\\' && i+1 < len(raw):
-			if r, n := escapedRune(raw[i:]); n > 0 && r >= 0xa0 && r != utf8.RuneError && unicode.IsPrint(r) {
+			if r, n := transcript.Unescape(raw[i:]); r >= 0xa0 && r != utf8.RuneError && unicode.IsPrint(r) {
 				out = utf8.AppendRune(out, r)
 				i += n - 1
 				continue
@@ -100,63 +99,7 @@ func decode(dst []byte, v transcript.Value) ([]byte, bool) {
 	if v.Kind() != transcript.String {
 		return dst, false
 	}
-	out, err := transcript.AppendDecoded(dst, v.Raw())
-	if err == nil {
-		return out, true
-	}
-	// Decode the pieces between the unpaired surrogates one by one.
-	inner := v.Raw()
-	inner = inner[1 : len(inner)-1]
-	var piece []byte
-	from := 0
-	flush := func(to int) {
-		piece = append(append(append(piece[:0], '"'), inner[from:to]...), '"')
-		dst, _ = transcript.AppendDecoded(dst, piece)
-	}
-	for i := 0; i < len(inner); i++ {
-		if inner[i] != '\\' {
-			continue
-		}
-		r, n := escapedRune(inner[i:])
-		if n == 0 {
-			i++ // another escape: skip the escaped byte
-			continue
-		}
-		if r == utf8.RuneError {
-			flush(i)
-			dst = utf8.AppendRune(dst, utf8.RuneError)
-			from = i + n
-		}
-		i += n - 1
-	}
-	flush(len(inner))
-	return dst, true
-}
-
-// escapedRune decodes the \uXXXX escape, or surrogate pair, at the start
-// of b: it returns U+FFFD for an unpaired surrogate, and n = 0 when b does
-// not start with a \u escape.
-func escapedRune(b []byte) (r rune, n int) {
-	hex := func(b []byte) (rune, bool) {
-		if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
-			return 0, false
-		}
-		v, err := strconv.ParseUint(string(b[2:6]), 16, 32)
-		return rune(v), err == nil
-	}
-	r, ok := hex(b)
-	if !ok {
-		return 0, 0
-	}
-	if !utf16.IsSurrogate(r) {
-		return r, 6
-	}
-	if r2, ok := hex(b[6:]); ok {
-		if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-			return d, 12
-		}
-	}
-	return utf8.RuneError, 6
+	return transcript.AppendLossy(dst, v.Raw(), -1), true
 }
 
 // when formats an entry's time for people, in UTC: an RFC 3339 string, or

@@ -18,10 +18,20 @@
 // spans, never decoded trees. Nesting deeper than MaxDepth is refused with an
 // error rather than risking the stack, and the caller keeps the line as it is.
 //
+// # Prefixes
+//
+// A Scanner reads the tokens of a JSON value that may be cut short: a
+// bounded window at the start of a payload too large to look at whole. It
+// checks the syntax of what the window holds and reports the end of the
+// window inside the value as ErrTruncated, not as an error of the value.
+//
 // # Strings
 //
 // Decode turns a JSON string literal into its UTF-8 text; Encode writes text
 // back in one of a few fixed escaping styles. A caller that needs the exact
 // original bytes back checks that Encode(Decode(raw)) equals raw for some
-// style before it relies on the text alone.
+// style before it relies on the text alone. AppendLossy decodes for people
+// and summaries: it never fails, turns unpaired surrogates into U+FFFD, and
+// reads the start of a literal a Scanner cut. Every one of them reads
+// escapes through Unescape.
 package transcript

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -169,6 +170,7 @@ func checkString(t *testing.T, v Value) {
 		if !errors.Is(err, ErrNotText) {
 			t.Fatalf("Decode(%q): %v", v.Raw(), err)
 		}
+		checkLossy(t, v.Raw())
 		return
 	}
 	if !utf8.Valid(text) {
@@ -181,6 +183,9 @@ func checkString(t *testing.T, v Value) {
 	if std != string(text) {
 		t.Fatalf("Decode(%q) = %q, encoding/json %q", v.Raw(), text, std)
 	}
+	if lossy := AppendLossy(nil, v.Raw(), -1); string(lossy) != std {
+		t.Fatalf("AppendLossy(%q) = %q, encoding/json %q", v.Raw(), lossy, std)
+	}
 	checkTextForm(t, v.Raw())
 	if got, style, ok := TextForm(v.Raw()); ok {
 		if string(got) != string(text) {
@@ -190,4 +195,101 @@ func checkString(t *testing.T, v Value) {
 			t.Fatalf("TextForm(%q) style %v encodes to %q", v.Raw(), style, enc)
 		}
 	}
+}
+
+// checkLossy compares AppendLossy with encoding/json, which also decodes
+// an unpaired surrogate escape to U+FFFD, on a literal of valid UTF-8.
+func checkLossy(t *testing.T, raw []byte) {
+	if !utf8.Valid(raw) {
+		return
+	}
+	var std string
+	if err := json.Unmarshal(raw, &std); err != nil {
+		t.Fatalf("encoding/json cannot decode %q: %v", raw, err)
+	}
+	if lossy := AppendLossy(nil, raw, -1); string(lossy) != std {
+		t.Fatalf("AppendLossy(%q) = %q, encoding/json %q", raw, lossy, std)
+	}
+}
+
+// FuzzScanner checks a Scanner of the whole text against encoding/json,
+// and of every start of a valid text against the whole: a start is never
+// a syntax error, and its tokens are those of the whole, the last one
+// perhaps cut.
+func FuzzScanner(f *testing.F) {
+	for _, s := range parseSeeds {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`{"a":"\ud83d\ude80\ud83d x","b":[1,-2.5e3,true,false,null,{}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if bytes.Count(data, []byte("["))+bytes.Count(data, []byte("{")) > 5000 {
+			return // encoding/json refuses deep nesting; the Scanner does not
+		}
+		toks, err := scan(data, false)
+		valid := json.Valid(data)
+		if valid != (err == io.EOF) {
+			t.Fatalf("Scanner ends with %v, encoding/json says valid %v", err, valid)
+		}
+		if !valid {
+			var se *SyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("Scanner of invalid JSON ends with %v, not a SyntaxError", err)
+			}
+			return
+		}
+		var want bytes.Buffer
+		if err := json.Compact(&want, data); err != nil {
+			t.Fatal(err)
+		}
+		if got := rebuild(toks); !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("tokens give %q, json.Compact %q", got, want.Bytes())
+		}
+		for cut := 0; cut < len(data); cut += max(1, len(data)/64) {
+			part, err := scan(data[:cut], true)
+			if err != io.EOF && err != ErrTruncated {
+				t.Fatalf("start %q of valid JSON: %v", data[:cut], err)
+			}
+			if len(part) > len(toks) {
+				t.Fatalf("start %q has more tokens than the whole", data[:cut])
+			}
+			for i, tok := range part {
+				if whole := toks[i]; tok.Key != whole.Key || tok.End != whole.End || !bytes.HasPrefix(whole.Raw, tok.Raw) ||
+					i < len(part)-1 && !bytes.Equal(tok.Raw, whole.Raw) {
+					t.Fatalf("start %q: token %d is %+v, in the whole %+v", data[:cut], i, tok, whole)
+				}
+			}
+		}
+	})
+}
+
+// scan returns the tokens of data and the error that ends the scan.
+func scan(data []byte, truncated bool) ([]Token, error) {
+	s := NewScanner(data, truncated)
+	var toks []Token
+	for {
+		tok, err := s.Next()
+		if tok.Kind != Invalid {
+			toks = append(toks, tok)
+		}
+		if err != nil {
+			return toks, err
+		}
+	}
+}
+
+// rebuild writes tokens back as compact JSON.
+func rebuild(toks []Token) []byte {
+	var b []byte
+	for i, tok := range toks {
+		if i > 0 && !tok.End {
+			switch prev := toks[i-1]; {
+			case prev.Key:
+				b = append(b, ':')
+			case prev.End || prev.Kind != Object && prev.Kind != Array:
+				b = append(b, ',')
+			}
+		}
+		b = append(b, tok.Raw...)
+	}
+	return b
 }

@@ -351,7 +351,23 @@ func special8(x uint64) bool {
 
 // skipString validates the string literal starting at b[i] == '"' and
 // returns the offset just past its closing quote.
-func skipString(b []byte, i int) (int, error) {
+func skipString(b []byte, i int) (int, error) { return scanString(b, i, false) }
+
+// scanString is skipString for an input b that is, when truncated, only
+// the start of the text. If b ends inside the literal it returns
+// ErrTruncated and where the literal's start ends: before an escape that
+// the end may have split, and before a high surrogate escape that fewer
+// than two bytes, or a "\u" and fewer than four more, follow, since a
+// low one may complete it.
+func scanString(b []byte, i int, truncated bool) (int, error) {
+	// cut is the outcome of the end of b at j, inside an escape or
+	// after the last byte.
+	cut := func(j int, msg string) (int, error) {
+		if truncated {
+			return j, ErrTruncated
+		}
+		return 0, &SyntaxError{Offset: j, Msg: msg}
+	}
 	j := i + 1
 	for j < len(b) {
 		for j+8 <= len(b) && !special8(binary.LittleEndian.Uint64(b[j:])) {
@@ -369,14 +385,21 @@ func skipString(b []byte, i int) (int, error) {
 			return j + 1, nil
 		case c == '\\':
 			if j+1 >= len(b) {
-				return 0, &SyntaxError{Offset: j, Msg: "unterminated string"}
+				return cut(j, "unterminated string")
 			}
 			switch b[j+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				j += 2
 			case 'u':
-				if j+6 > len(b) || !isHex4(b[j+2:j+6]) {
+				if j+6 > len(b) {
+					return cut(j, "invalid \\u escape")
+				}
+				r, ok := hex4(b[j+2:])
+				if !ok {
 					return 0, &SyntaxError{Offset: j, Msg: "invalid \\u escape"}
+				}
+				if rest := b[j+6:]; truncated && isHigh(r) && len(rest) < 6 && (len(rest) < 2 || rest[0] == '\\' && rest[1] == 'u') {
+					return j, ErrTruncated
 				}
 				j += 6
 			default:
@@ -386,16 +409,10 @@ func skipString(b []byte, i int) (int, error) {
 			return 0, &SyntaxError{Offset: j, Msg: "control character in string"}
 		}
 	}
-	return 0, &SyntaxError{Offset: i, Msg: "unterminated string"}
-}
-
-func isHex4(b []byte) bool {
-	for _, c := range b {
-		if !isHex(c) {
-			return false
-		}
+	if truncated {
+		return len(b), ErrTruncated
 	}
-	return true
+	return 0, &SyntaxError{Offset: i, Msg: "unterminated string"}
 }
 
 func isHex(c byte) bool {

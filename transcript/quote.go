@@ -20,58 +20,129 @@ func Decode(raw []byte) ([]byte, error) {
 
 // AppendDecoded appends the text of the JSON string literal raw to dst.
 func AppendDecoded(dst, raw []byte) ([]byte, error) {
-	s := raw[1 : len(raw)-1]
-	for len(s) > 0 {
-		i := bytes.IndexByte(s, '\\')
-		if i < 0 {
-			dst = append(dst, s...)
-			break
-		}
-		dst = append(dst, s[:i]...)
-		s = s[i:]
-		switch s[1] {
-		case 'u':
-			r := rune(hex4(s[2:6]))
-			s = s[6:]
-			if utf16.IsSurrogate(r) {
-				if len(s) >= 6 && s[0] == '\\' && s[1] == 'u' {
-					r2 := rune(hex4(s[2:6]))
-					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-						dst = utf8.AppendRune(dst, d)
-						s = s[6:]
-						continue
-					}
-				}
+	return appendText(dst, raw, -1, false)
+}
+
+// AppendLossy appends the text of the JSON string literal raw to dst, as
+// a reader that wants text whatever the bytes does: an unpaired surrogate
+// escape, which has no UTF-8 form, becomes U+FFFD (as encoding/json
+// decodes it); invalid UTF-8 and a backslash that begins no escape are
+// copied as they are. raw may be only the start of a literal, without
+// its closing quote, as a Scanner returns a literal a truncated input
+// cuts.
+//
+// With max >= 0 it stops once it has appended max bytes or more: a byte
+// of raw is appended on its own, so the text may end inside a UTF-8
+// sequence, and an escape's character whole, so it may end up to three
+// bytes past max. Summaries look at the start of strings of any length
+// so.
+func AppendLossy(dst, raw []byte, max int) []byte {
+	dst, _ = appendText(dst, raw, max, true)
+	return dst
+}
+
+// appendText is AppendDecoded, or AppendLossy when lossy is set.
+func appendText(dst, raw []byte, max int, lossy bool) ([]byte, error) {
+	if len(raw) == 0 {
+		return dst, nil
+	}
+	s := raw[1:]
+	limit := len(dst) + max
+	for len(s) > 0 && (max < 0 || len(dst) < limit) {
+		if s[0] == '\\' {
+			r, n := Unescape(s)
+			switch {
+			case n == 0:
+				dst, s = append(dst, '\\'), s[1:]
+				continue
+			case !utf16.IsSurrogate(r):
+			case lossy:
+				r = utf8.RuneError
+			default:
 				return dst, ErrNotText
 			}
-			dst = utf8.AppendRune(dst, r)
+			dst, s = utf8.AppendRune(dst, r), s[n:]
 			continue
-		default: // '"', '\\', '/', 'b', 'f', 'n', 'r', 't'
-			dst = append(dst, unescaped[s[1]])
 		}
-		s = s[2:]
+		i := bytes.IndexByte(s, '\\')
+		last := i < 0
+		if last {
+			// Only the closing quote can follow the last escape as
+			// it is.
+			i = len(s)
+			if s[i-1] == '"' {
+				i--
+			}
+		}
+		run := s[:i]
+		if max >= 0 {
+			run = run[:min(len(run), limit-len(dst))]
+		}
+		dst = append(dst, run...)
+		if last {
+			break
+		}
+		s = s[i:]
 	}
 	return dst, nil
+}
+
+// Unescape decodes the escape at the start of s, the part of a string
+// literal from a backslash on, and returns the character it stands for
+// and its length, or n = 0 when s does not begin with a whole valid
+// escape. A \u escape of a high surrogate followed by one of a low
+// surrogate is one escape of 12 bytes, of the character the pair
+// encodes; a surrogate escape alone decodes to the surrogate, which has
+// no UTF-8 form: callers make it an error or U+FFFD. Every decoder of
+// JSON strings in the tool reads escapes through it.
+func Unescape(s []byte) (r rune, n int) {
+	if len(s) < 2 || s[0] != '\\' {
+		return 0, 0
+	}
+	if s[1] != 'u' {
+		if c := unescaped[s[1]]; c != 0 {
+			return rune(c), 2
+		}
+		return 0, 0
+	}
+	r, ok := hex4(s[2:])
+	if !ok {
+		return 0, 0
+	}
+	if isHigh(r) && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+		if r2, ok := hex4(s[8:]); ok && utf16.IsSurrogate(r2) && !isHigh(r2) {
+			return utf16.DecodeRune(r, r2), 12
+		}
+	}
+	return r, 6
 }
 
 // unescaped maps the letter of a two-character escape to what it stands
 // for.
 var unescaped = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
-func hex4(b []byte) uint16 {
-	var v uint16
+// isHigh reports whether r is a high surrogate, the first of a pair.
+func isHigh(r rune) bool { return 0xd800 <= r && r < 0xdc00 }
+
+// hex4 decodes the four hexadecimal digits, of either case, that begin b.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var v rune
 	for _, c := range b[:4] {
-		v <<= 4
 		switch {
-		case c >= '0' && c <= '9':
-			v |= uint16(c - '0')
-		case c >= 'a' && c <= 'f':
-			v |= uint16(c - 'a' + 10)
+		case '0' <= c && c <= '9':
+			v = v<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			v = v<<4 | rune(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			v = v<<4 | rune(c-'A'+10)
 		default:
-			v |= uint16(c - 'A' + 10)
+			return 0, false
 		}
 	}
-	return v
+	return v, true
 }
 
 // Style is a way of escaping text in a JSON string, matching what common
@@ -249,26 +320,14 @@ func AppendTextFormBare(dst, s []byte) (text []byte, style Style, ok bool) {
 		case '"', '\\', 'b', 'f', 'n', 'r', 't':
 			dst = append(dst, unescaped[s[1]])
 		case 'u':
-			r, ok := lowerHex4(s[2:])
-			if !ok {
+			// Every style writes lower-case hexadecimal digits, and a
+			// surrogate only in a pair.
+			r, n := Unescape(s)
+			if n == 0 || utf16.IsSurrogate(r) || hasUpperHex(s[2:n]) {
 				return dst, 0, false
 			}
-			s = s[6:]
+			s = s[n:]
 			switch {
-			case utf16.IsSurrogate(r):
-				// Only StyleASCII writes a pair, and only for what it
-				// decodes to.
-				r2, ok := lowerHex4(s[min(2, len(s)):])
-				if !ok || s[0] != '\\' || s[1] != 'u' {
-					return dst, 0, false
-				}
-				d := utf16.DecodeRune(r, r2)
-				if d == utf8.RuneError {
-					return dst, 0, false
-				}
-				styles &^= js
-				dst = utf8.AppendRune(dst, d)
-				s = s[6:]
 			case r < 0x20:
 				switch r {
 				case '\b', '\f', '\n', '\r', '\t':
@@ -278,6 +337,7 @@ func AppendTextFormBare(dst, s []byte) (text []byte, style Style, ok bool) {
 			case r < 0x7f:
 				return dst, 0, false // written as it is
 			default:
+				// Only StyleASCII writes other characters escaped.
 				styles &^= js
 				dst = utf8.AppendRune(dst, r)
 			}
@@ -326,24 +386,14 @@ var literal = func() (t [256]uint8) {
 	return t
 }()
 
-// lowerHex4 decodes the four lower-case hexadecimal digits that begin b,
-// the digits every style writes in a \u escape.
-func lowerHex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var v rune
-	for _, c := range b[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			v = v<<4 | rune(c-'0')
-		case 'a' <= c && c <= 'f':
-			v = v<<4 | rune(c-'a'+10)
-		default:
-			return 0, false
+// hasUpperHex reports whether b holds an upper-case hexadecimal letter.
+func hasUpperHex(b []byte) bool {
+	for _, c := range b {
+		if 'A' <= c && c <= 'F' {
+			return true
 		}
 	}
-	return v, true
+	return false
 }
 
 // EncodesTo reports whether text, encoded as a JSON string in style s,
