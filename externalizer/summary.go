@@ -473,7 +473,7 @@ func (d *Describer) structure() (string, bool) {
 	if len(start) == 0 || !strings.ContainsRune(`{["`, rune(start[0])) {
 		return "", false
 	}
-	v, s, err := parseJSON(d.head, !d.whole())
+	v, s, err := parseJSON(d.head, int64(len(d.head)) < d.size)
 	if err != nil && err != transcript.ErrTruncated {
 		return "", false
 	}

@@ -103,6 +103,12 @@ func TestDescribeLargeJSON(t *testing.T) {
 	require.Greater(t, b.Len(), 2*describeWindow)
 	assert.Equal(t, "JSON array of 5000 objects {path, line, text}", Describe([]byte(b.String()), MediaJSON))
 
+	// Between one and two windows long: the start is still only a part.
+	mid := "[" + strings.Join(strings.Split(strings.TrimSuffix(strings.TrimPrefix(b.String(), "["), "]"), "},{")[:1500], "},{") + "}]"
+	require.Greater(t, len(mid), describeWindow)
+	require.Less(t, len(mid), 2*describeWindow)
+	assert.Equal(t, "JSON array of 1500 objects {path, line, text}", Describe([]byte(mid), MediaJSON))
+
 	obj := `{"output":"` + strings.Repeat(`line\n`, 40000) + `","metadata":{"exit_code":0}}`
 	assert.Equal(t, `JSON object {output, …} (2 members); output: "line"`, Describe([]byte(obj), MediaText),
 		"a member cut by the window is still named")
