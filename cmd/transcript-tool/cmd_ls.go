@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
 	"errors"
 	"fmt"
@@ -88,8 +89,14 @@ type lsRow struct {
 	Summary   string `json:"summary"`
 	Path      string `json:"path"` // the object's absolute path, to open it
 
+	digest  registry.Digest
 	created time.Time
 	index   int // registry position of the record shown
+}
+
+func has[K comparable](m map[K]struct{}, k K) bool {
+	_, ok := m[k]
+	return ok
 }
 
 func runLs(st streams, store *registry.Store, f lsFilter, asJSON bool) error {
@@ -120,11 +127,13 @@ func runLs(st streams, store *registry.Store, f lsFilter, asJSON bool) error {
 // listArtifacts reads the registry into rows, newest first, and returns
 // the number of bad lines, each passed to bad.
 func listArtifacts(store *registry.Store, f lsFilter, bad func(*registry.BadLineError)) ([]lsRow, int, error) {
-	type place struct{ source, entry, site string }
+	// A place is counted once however many records name it: one map for
+	// all of them, not one per artifact (a million records).
+	type place struct{ hash, source, entry, site string }
 	var (
 		rows   []lsRow
 		byHash = map[string]int{}
-		places = map[string]map[place]bool{}
+		places = map[place]struct{}{}
 		index  int
 		nbad   int
 	)
@@ -142,19 +151,18 @@ func listArtifacts(store *registry.Store, f lsFilter, bad func(*registry.BadLine
 		}
 		created, _ := time.Parse(time.RFC3339Nano, r.CreatedAt)
 		row := lsRow{ID: r.Hash, Size: r.Size, Media: r.Media, Tool: r.Tool, Session: r.Session, Source: r.Source,
-			Entry: r.Entry, Site: r.Site, CreatedAt: r.CreatedAt, Summary: r.Summary, Path: store.Path(d), created: created, index: index}
+			Entry: r.Entry, Site: r.Site, CreatedAt: r.CreatedAt, Summary: r.Summary, digest: d, created: created, index: index}
 		i, seen := byHash[r.Hash]
 		if !seen {
 			i = len(rows)
 			byHash[r.Hash] = i
 			rows = append(rows, row)
-			places[r.Hash] = map[place]bool{}
 		} else if !created.Before(rows[i].created) {
 			row.Refs = rows[i].Refs
 			rows[i] = row
 		}
-		if p := (place{r.Source, r.Entry, r.Site}); !places[r.Hash][p] {
-			places[r.Hash][p] = true
+		if p := (place{r.Hash, r.Source, r.Entry, r.Site}); !has(places, p) {
+			places[p] = struct{}{}
 			rows[i].Refs++
 		}
 		return nil
@@ -167,6 +175,9 @@ func listArtifacts(store *registry.Store, f lsFilter, bad func(*registry.BadLine
 	})
 	if rows == nil {
 		rows = []lsRow{}
+	}
+	for i := range rows {
+		rows[i].Path = store.Path(rows[i].digest)
 	}
 	return rows, nbad, err
 }
@@ -186,7 +197,10 @@ func printLs(w io.Writer, rows []lsRow, base string) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	// The table is written once, at the end, a cell at a time: buffered,
+	// not a system call per cell.
+	bw := bufio.NewWriterSize(w, 256<<10)
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSIZE\tMEDIA\tTOOL\tSESSION\tSOURCE\tREFS\tSUMMARY")
 	for _, r := range rows {
 		source := r.Source
@@ -198,7 +212,10 @@ func printLs(w io.Writer, rows []lsRow, base string) error {
 			cell(display.ID(r.ID), display.IDLen), human(r.Size), cell(media, 40), cell(r.Tool, 32),
 			cell(r.Session, 40), cell(source, 80), r.Refs, cell(r.Summary, 80))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 // cell makes s one table cell: one line, no tabs, "-" when empty.
