@@ -429,6 +429,9 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 		changed bool
 		now     = time.Now().UTC().Format(time.RFC3339)
 		r       = transcript.NewReader(dr)
+		// Once per file: filepath.Abs asks the kernel for the working
+		// directory each time, two system calls per reference.
+		source = absPath(dest)
 	)
 	// Longer lines are read back through at as streams.
 	r.Limit = LongLine
@@ -467,7 +470,7 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 			for _, a := range rw.Artifacts {
 				records = append(records, registry.Record{
 					Hash: a.Digest.String(), Size: int64(a.Size), Media: a.Media, Site: a.Site,
-					Tool: a.Tool, ToolCallID: a.ToolCallID, Session: session, Source: absPath(dest),
+					Tool: a.Tool, ToolCallID: a.ToolCallID, Session: session, Source: source,
 					Entry: a.Entry, Line: l.Num, CreatedAt: now, Summary: a.Summary,
 				})
 			}
