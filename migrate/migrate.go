@@ -220,12 +220,14 @@ func largestFirst(inputs []Input, jobs int) []int {
 
 // storeSet shares between the workers of a run one Store per directory,
 // the Sweeper that finds the temporary files killed runs left with one
-// listing per directory, and the summaries of the artifacts described.
+// listing per directory, the summaries of the artifacts described and
+// what the payloads met became.
 type storeSet struct {
 	mu        sync.Mutex
 	m         map[string]*storeEntry
 	temps     safefile.Sweeper
 	summaries externalizer.Summaries
+	payloads  externalizer.Payloads
 }
 
 type storeEntry struct {
@@ -383,7 +385,7 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 		return nil
 	}
 	x := &externalizer.Externalizer{Format: format, Threshold: opts.Threshold, PathFor: pathFor, Put: put, Open: store.Open,
-		Summaries: &stores.summaries}
+		Summaries: &stores.summaries, Payloads: &stores.payloads}
 
 	var out *safefile.File
 	if !opts.DryRun {
