@@ -128,8 +128,8 @@ func Run(ctx context.Context, inputs []Input, opts Options) Summary {
 		opts.Threshold = DefaultThreshold
 	}
 	stores := &storeSet{m: map[string]*storeEntry{}}
-	results := forEach(ctx, inputs, opts.Jobs, func(in Input) FileResult {
-		return migrateFile(ctx, in, opts, stores)
+	results := forEach(ctx, inputs, opts.Jobs, func(in Input, wait func()) FileResult {
+		return migrateFile(ctx, in, opts, stores, wait)
 	})
 	// Every transcript that succeeded synced its artifacts before its
 	// registry records; what is left belongs to transcripts that failed.
@@ -153,19 +153,39 @@ func Run(ctx context.Context, inputs []Input, opts Options) Summary {
 	return sum
 }
 
-// forEach runs fn over inputs on a pool of Workers(jobs, len(inputs))
-// workers and returns the results in input order.
-func forEach(ctx context.Context, inputs []Input, jobs int, fn func(Input) FileResult) []FileResult {
+// forEach runs fn over inputs on Workers(jobs, len(inputs)) slots and
+// returns the results in input order. A slot is the right to work on a
+// file's bytes, and bounds the CPU and memory a run takes; fn gives its
+// slot up by calling wait once all that is left of its file is waiting
+// for the disk (fsyncs and renames), so that another file takes the core
+// meanwhile. With more than one slot a second worker per slot may wait
+// so; with one, files go strictly one after the other, each operation of
+// a run in a fixed order.
+func forEach(ctx context.Context, inputs []Input, jobs int, fn func(in Input, wait func()) FileResult) []FileResult {
 	jobs = Workers(jobs, len(inputs))
+	workers := jobs
+	if jobs > 1 {
+		workers = min(2*jobs, len(inputs))
+	}
+	slots := make(chan struct{}, jobs)
 	results := make([]FileResult, len(inputs))
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for w := 0; w < jobs; w++ {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = fn(inputs[i])
+				slots <- struct{}{}
+				held := true
+				wait := func() {
+					if held {
+						held = false
+						<-slots
+					}
+				}
+				results[i] = fn(inputs[i], wait)
+				wait()
 			}
 		}()
 	}
@@ -307,7 +327,9 @@ func idOf(fi os.FileInfo) fileID {
 	return id
 }
 
-func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) (res FileResult) {
+// migrateFile migrates one file; it calls wait once the output is written
+// and only the steps that make it durable and put it in place are left.
+func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet, wait func()) (res FileResult) {
 	res = FileResult{Path: in.Path, Status: StatusFailed}
 	src, err := os.Open(in.Path)
 	if err != nil {
@@ -507,6 +529,7 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet) 
 		res.Status = done
 		return res
 	}
+	wait()
 	if err := store.Append(records); err != nil {
 		res.Err = fmt.Errorf("%s: %w", in.Path, err)
 		return res

@@ -175,7 +175,7 @@ func eachLine(src io.Reader, at io.ReaderAt, path string, fn func(l transcript.L
 // restored.
 func Rehydrate(ctx context.Context, inputs []Input, opts RehydrateOptions) Summary {
 	var temps safefile.Sweeper // of the directories of the files replaced
-	results := forEach(ctx, inputs, opts.Jobs, func(in Input) FileResult {
+	results := forEach(ctx, inputs, opts.Jobs, func(in Input, _ func()) FileResult {
 		dest := in.Path
 		if !opts.InPlace {
 			dest = Dest(in, opts.Out)
