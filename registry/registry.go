@@ -90,7 +90,9 @@ func (s *Store) Append(recs []Record) error {
 	if err := s.readKnown(); err != nil {
 		return fmt.Errorf("read registry: %w", err)
 	}
-	var lines [][]byte
+	// The new lines, written at once: one system call per transcript,
+	// not one per record.
+	var lines []byte
 	fresh := map[recordKey]bool{} // the keys of lines
 	for _, r := range recs {
 		b, err := api.Marshal(r)
@@ -105,7 +107,7 @@ func (s *Store) Append(recs []Record) error {
 			continue
 		}
 		fresh[k] = true
-		lines = append(lines, append(b, '\n'))
+		lines = append(append(lines, b...), '\n')
 	}
 	if len(lines) == 0 {
 		return nil // nothing new: no segment is created for nothing
@@ -115,13 +117,11 @@ func (s *Store) Append(recs []Record) error {
 		return err
 	}
 	defer f.Close()
-	for _, line := range lines {
-		if _, err := safefile.Write(f, line); err != nil {
-			s.dropSegment()
-			return fmt.Errorf("append to registry %s: %w", f.Name(), err)
-		}
-		s.segEnd += int64(len(line))
+	if _, err := safefile.Write(f, lines); err != nil {
+		s.dropSegment()
+		return fmt.Errorf("append to registry %s: %w", f.Name(), err)
 	}
+	s.segEnd += int64(len(lines))
 	if err := safefile.Sync(f); err != nil {
 		// The lines written may be lost: the next Append starts a new
 		// segment, and takes nothing it has not read for known.
