@@ -447,12 +447,14 @@ func migrateFile(ctx context.Context, in Input, opts Options, stores *storeSet, 
 		return res
 	}
 	defer release()
+	br, releaseR := pooledReader(dr)
+	defer releaseR()
 
 	var (
 		records []registry.Record
 		changed bool
 		now     = time.Now().UTC().Format(time.RFC3339)
-		r       = transcript.NewReader(dr)
+		r       = transcript.NewReader(br)
 		// Once per file: filepath.Abs asks the kernel for the working
 		// directory each time, two system calls per reference.
 		source = absPath(dest)
@@ -597,7 +599,9 @@ func detect(src *os.File, zst bool, name string) (externalizer.Format, string, e
 		return nil, "", err
 	}
 	defer release()
-	r := transcript.NewReader(io.LimitReader(dr, detectBytes))
+	br, releaseR := pooledReader(io.LimitReader(dr, detectBytes))
+	defer releaseR()
+	r := transcript.NewReader(br)
 	for n := 0; n < detectLines; n++ {
 		l, err := r.Next()
 		if err != nil {
