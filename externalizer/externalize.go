@@ -109,7 +109,9 @@ func (x *Externalizer) rewrite(text []byte, start int, big *BigLine) (Result, []
 		return Result{}, nil, nil
 	}
 	short := len(text)-start < x.Threshold && !HasMarker(text)
-	calls := mayCall(x.Format, text)
+	// A line parsed anyway is asked for its calls; a short one only if
+	// it may have some, which a search of its bytes says more cheaply.
+	calls := !short || mayCall(x.Format, text)
 	if short && !calls {
 		return Result{}, nil, nil
 	}
