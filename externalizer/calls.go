@@ -191,8 +191,8 @@ func (chat) callMarker() []byte       { return []byte(`"tool_calls"`) }
 
 // mayCall reports whether line text may hold a tool call of format f.
 // Escapes can hide a marker (\u0074oolCall): the calls of such a line,
-// which no agent writes, are missed, and their results named by what
-// they say themselves.
+// which no agent writes, are missed when it is shorter than the
+// threshold, and their results named by what they say themselves.
 func mayCall(f Format, text []byte) bool {
 	m, ok := f.(callMarker)
 	return !ok || bytes.Contains(text, m.callMarker())

@@ -19,8 +19,10 @@ import (
 type Artifact struct {
 	Digest registry.Digest
 	// Data is the artifact's bytes, valid only during the call to Put.
-	// It is nil for an artifact of a long line (see RewriteBig), whose
-	// Stream writes its bytes instead, also only during the call.
+	// It is nil for an artifact of a long line (see RewriteBig) and for
+	// one whose payload Payloads has met before; Stream writes its bytes
+	// instead, also only during the call, and a Put that finds the
+	// artifact stored need not call it.
 	Data       []byte
 	Stream     func(io.Writer) error
 	Size       int
@@ -55,6 +57,10 @@ type Externalizer struct {
 	// Summaries, when set, describes each artifact once for all the
 	// Externalizers that share it: a run's.
 	Summaries *Summaries
+	// Payloads, when set, remembers what each payload became for all the
+	// Externalizers that share it, so that a payload met again is not
+	// decoded and hashed again: a run's.
+	Payloads *Payloads
 
 	scratch []byte // decoded artifact bytes, reused from one artifact to the next
 	// calls are the tool calls of the lines rewritten so far: a result
@@ -107,7 +113,9 @@ func (x *Externalizer) rewrite(text []byte, start int, big *BigLine) (Result, []
 		return Result{}, nil, nil
 	}
 	short := len(text)-start < x.Threshold && !HasMarker(text)
-	calls := mayCall(x.Format, text)
+	// A line parsed anyway is asked for its calls; a short one only if
+	// it may have some, which a search of its bytes says more cheaply.
+	calls := !short || mayCall(x.Format, text)
 	if short && !calls {
 		return Result{}, nil, nil
 	}
@@ -288,8 +296,13 @@ func (x *Externalizer) store(h hole, s *Site, big *BigLine) (Artifact, Form, err
 		a.Stream = nil
 		return a, p.form, nil
 	}
+	e, sum := x.Payloads.find(h)
+	if e != nil {
+		return x.storeMet(a, h, e)
+	}
 	p := encodePiece(x.scratch, h)
 	a.Digest, a.Data, a.Size, a.Media = registry.Sum(p.data), p.data, len(p.data), p.media
+	x.Payloads.add(h, sum, a.Digest, p)
 	a.kind, a.Summary = x.Summaries.describe(a.Digest, ctx, func() (kind, string) {
 		return describeIn(p.data, p.media, ctx).describe()
 	})
@@ -301,6 +314,26 @@ func (x *Externalizer) store(h hole, s *Site, big *BigLine) (Artifact, Form, err
 	}
 	a.Data = nil
 	return a, p.form, nil
+}
+
+// storeMet is store for hole h, whose payload the run has met before and
+// made the artifact e: the payload is encoded again only if the store
+// lacks the artifact (Put calls a.Stream) or its description in this
+// context is not known.
+func (x *Externalizer) storeMet(a Artifact, h hole, e *payloadEntry) (Artifact, Form, error) {
+	a.Digest, a.Size, a.Media = e.digest, e.size, e.media
+	a.Stream = func(w io.Writer) error {
+		_, err := w.Write(encodePiece(nil, h).data)
+		return err
+	}
+	a.kind, a.Summary = x.Summaries.describe(a.Digest, a.ctx, func() (kind, string) {
+		return describeIn(encodePiece(nil, h).data, e.media, a.ctx).describe()
+	})
+	if err := x.Put(a); err != nil {
+		return Artifact{}, "", err
+	}
+	a.Stream = nil
+	return a, e.form, nil
 }
 
 // rawParts holds, for each artifact part of a rewritten line, the JSON it

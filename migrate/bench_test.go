@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/transcript-tool/transcript-tool/internal/benchgen"
 	"github.com/transcript-tool/transcript-tool/session"
 )
 
@@ -93,6 +94,35 @@ func BenchmarkMigrateDir(b *testing.B) {
 	for b.Loop() {
 		out := b.TempDir()
 		sum := Run(context.Background(), inputs, Options{Jobs: 1, Out: out})
+		if sum.Failed > 0 {
+			b.Fatal(sum.Results)
+		}
+	}
+}
+
+// BenchmarkMigrateProject migrates, on two workers, a Claude Code project
+// folder shaped like real ones (make bench's, at a fifth of its size: a
+// few distinct payloads behind many tool results, each twice on its
+// line) into a fresh --out directory per iteration: the run-wide cache of
+// what payloads became, and files waiting for their fsyncs.
+func BenchmarkMigrateProject(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "project")
+	p := benchgen.Project{Seed: 1, Sessions: 40, Calls: 24, Distinct: 128, PayloadSize: 16 << 10, Subagents: true}
+	if _, err := benchgen.GenerateProject(dir, p); err != nil {
+		b.Fatal(err)
+	}
+	inputs, err := session.Collect([]string{filepath.Join(dir, "sessions")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total int64
+	for _, in := range inputs {
+		total += in.Size
+	}
+	b.SetBytes(total)
+	b.ReportAllocs()
+	for b.Loop() {
+		sum := Run(context.Background(), inputs, Options{Jobs: 2, Out: b.TempDir()})
 		if sum.Failed > 0 {
 			b.Fatal(sum.Results)
 		}

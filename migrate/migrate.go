@@ -127,8 +127,8 @@ func Run(ctx context.Context, inputs []session.Input, opts Options) Summary {
 	if stores.open == nil {
 		stores.open = location.Open
 	}
-	results := forEach(ctx, inputs, opts.Jobs, func(in session.Input) FileResult {
-		return migrateFile(ctx, in, opts, stores)
+	results := forEach(ctx, inputs, opts.Jobs, func(in session.Input, wait func()) FileResult {
+		return migrateFile(ctx, in, opts, stores, wait)
 	})
 	// Every transcript that succeeded synced its artifacts before its
 	// registry records; what is left belongs to transcripts that failed.
@@ -152,19 +152,39 @@ func Run(ctx context.Context, inputs []session.Input, opts Options) Summary {
 	return sum
 }
 
-// forEach runs fn over inputs on a pool of session.Workers(jobs, len(inputs))
-// workers and returns the results in input order.
-func forEach(ctx context.Context, inputs []session.Input, jobs int, fn func(session.Input) FileResult) []FileResult {
+// forEach runs fn over inputs on session.Workers(jobs, len(inputs))
+// slots and returns the results in input order. A slot is the right to
+// work on a file's bytes, and bounds the CPU and memory a run takes; fn
+// gives its slot up by calling wait once all that is left of its file is
+// waiting for the disk (fsyncs and renames), so that another file takes
+// the core meanwhile. With more than one slot a second worker per slot
+// may wait so; with one, files go strictly one after the other, each
+// operation of a run in a fixed order.
+func forEach(ctx context.Context, inputs []session.Input, jobs int, fn func(in session.Input, wait func()) FileResult) []FileResult {
 	jobs = session.Workers(jobs, len(inputs))
+	workers := jobs
+	if jobs > 1 {
+		workers = min(2*jobs, len(inputs))
+	}
+	slots := make(chan struct{}, jobs)
 	results := make([]FileResult, len(inputs))
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for w := 0; w < jobs; w++ {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = fn(inputs[i])
+				slots <- struct{}{}
+				held := true
+				wait := func() {
+					if held {
+						held = false
+						<-slots
+					}
+				}
+				results[i] = fn(inputs[i], wait)
+				wait()
 			}
 		}()
 	}
@@ -204,7 +224,8 @@ func largestFirst(inputs []session.Input, jobs int) []int {
 
 // storeSet shares between the workers of a run one Store per directory,
 // the Sweeper that finds the temporary files killed runs left with one
-// listing per directory, and the summaries of the artifacts described.
+// listing per directory, the summaries of the artifacts described and
+// what the payloads met became.
 type storeSet struct {
 	mu        sync.Mutex
 	m         map[string]*storeEntry
@@ -212,6 +233,7 @@ type storeSet struct {
 	shard     registry.Shard
 	temps     safefile.Sweeper
 	summaries externalizer.Summaries
+	payloads  externalizer.Payloads
 }
 
 type storeEntry struct {
@@ -282,10 +304,15 @@ func idOf(fi os.FileInfo) fileID {
 
 // migrateFile migrates one transcript: a job whose line loop externalizes
 // payloads and collects the registry records that the commit appends.
-func migrateFile(ctx context.Context, in session.Input, opts Options, stores *storeSet) (res FileResult) {
+// It calls wait once the output is written and only the steps that make
+// it durable and put it in place are left.
+func migrateFile(ctx context.Context, in session.Input, opts Options, stores *storeSet, wait func()) (res FileResult) {
 	res = FileResult{Path: in.Path, Status: StatusFailed}
 	dest := Dest(in, opts.Out)
 	res.Dest = dest
+	// Once per file: filepath.Abs asks the kernel for the working
+	// directory each time, two system calls per reference.
+	source := registry.SourcePath(dest)
 	var (
 		sessionID string
 		st        *storeEntry
@@ -336,7 +363,7 @@ func migrateFile(ctx context.Context, in session.Input, opts Options, stores *st
 		}
 		pathFor := session.PathFor(st.Store, opts.StoreAs)
 		x = &externalizer.Externalizer{Format: format, Threshold: opts.Threshold, PathFor: pathFor, Put: put, Open: st.Opener(ctx),
-			Summaries: &stores.summaries}
+			Summaries: &stores.summaries, Payloads: &stores.payloads}
 		if opts.DryRun {
 			return nil
 		}
@@ -348,7 +375,9 @@ func migrateFile(ctx context.Context, in session.Input, opts Options, stores *st
 	}
 	lines := func(dr io.Reader, at io.ReaderAt, w io.Writer) (reread bool, err error) {
 		now := time.Now().UTC().Format(time.RFC3339)
-		r := transcript.NewReader(dr)
+		br, releaseR := pooledReader(dr)
+		defer releaseR()
+		r := transcript.NewReader(br)
 		// Longer lines are read back through at as streams.
 		r.Limit = session.LongLine
 		for {
@@ -384,7 +413,7 @@ func migrateFile(ctx context.Context, in session.Input, opts Options, stores *st
 				for _, a := range rw.Artifacts {
 					records = append(records, registry.Record{
 						Hash: a.Digest.String(), Size: int64(a.Size), Media: a.Media, Site: a.Site,
-						Tool: a.Tool, ToolCallID: a.ToolCallID, Session: sessionID, Source: registry.SourcePath(dest),
+						Tool: a.Tool, ToolCallID: a.ToolCallID, Session: sessionID, Source: source,
 						Entry: a.Entry, Line: l.Num, CreatedAt: now, Summary: a.Summary,
 					})
 				}
@@ -410,6 +439,7 @@ func migrateFile(ctx context.Context, in session.Input, opts Options, stores *st
 		if opts.DryRun {
 			return false, nil
 		}
+		wait()
 		if err := st.Append(ctx, records); err != nil {
 			return false, fmt.Errorf("%s: %w", in.Path, err)
 		}

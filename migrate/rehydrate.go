@@ -135,7 +135,7 @@ func restoreLine(w io.Writer, l transcript.Line, long *io.SectionReader, open ex
 // restored.
 func Rehydrate(ctx context.Context, inputs []session.Input, opts RehydrateOptions) Summary {
 	var temps safefile.Sweeper // of the directories written to
-	results := forEach(ctx, inputs, opts.Jobs, func(in session.Input) FileResult {
+	results := forEach(ctx, inputs, opts.Jobs, func(in session.Input, _ func()) FileResult {
 		dest := in.Path
 		if !opts.InPlace {
 			dest = Dest(in, opts.Out)

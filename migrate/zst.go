@@ -20,7 +20,8 @@ import (
 // migrating a rollout does not grow it for want of effort.
 func encoder(w io.Writer, zst bool, atMost int64) (io.WriteCloser, func(), error) {
 	if !zst {
-		return flushCloser{bufio.NewWriterSize(w, 1<<20)}, func() {}, nil
+		bw, release := pooledWriter(w)
+		return flushCloser{bw}, release, nil
 	}
 	if atMost <= 0 {
 		e, err := zstdWriter(w, zstd.SpeedDefault)

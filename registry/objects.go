@@ -74,15 +74,11 @@ func (s *Store) openObjects(ctx context.Context) ([]*regFile, error) {
 
 // appendObject is Append for object storage: lines, whole, as a new
 // segment. The caller holds appendMu.
-func (s *Store) appendObject(ctx context.Context, lines [][]byte) error {
+func (s *Store) appendObject(ctx context.Context, lines []byte) error {
 	h := store.Handle{Kind: store.Segment, Name: newWriter(s.shard).ID() + segmentExt}
 	err := s.b.Save(ctx, h, func(w io.Writer) error {
-		for _, line := range lines {
-			if _, err := w.Write(line); err != nil {
-				return err
-			}
-		}
-		return nil
+		_, err := w.Write(lines)
+		return err
 	})
 	if err == nil {
 		err = s.b.Flush(ctx, h)

@@ -189,7 +189,9 @@ func (s *Store) Append(ctx context.Context, recs []Record) error {
 	if err := read(); err != nil {
 		return fmt.Errorf("read registry: %w", err)
 	}
-	var lines [][]byte
+	// The new lines, written at once: one system call per transcript,
+	// not one per record.
+	var lines []byte
 	fresh := map[recordKey]bool{} // the keys of lines
 	for _, r := range group(recs) {
 		b, err := api.Marshal(r)
@@ -204,7 +206,7 @@ func (s *Store) Append(ctx context.Context, recs []Record) error {
 			continue
 		}
 		fresh[k] = true
-		lines = append(lines, append(b, '\n'))
+		lines = append(append(lines, b...), '\n')
 	}
 	if len(lines) == 0 {
 		return nil // nothing new: no segment is created for nothing
@@ -223,13 +225,11 @@ func (s *Store) Append(ctx context.Context, recs []Record) error {
 		return err
 	}
 	defer f.Close()
-	for _, line := range lines {
-		if _, err := safefile.Write(f, line); err != nil {
-			s.dropSegment()
-			return fmt.Errorf("append to registry %s: %w", f.Name(), err)
-		}
-		s.segEnd += int64(len(line))
+	if _, err := safefile.Write(f, lines); err != nil {
+		s.dropSegment()
+		return fmt.Errorf("append to registry %s: %w", f.Name(), err)
 	}
+	s.segEnd += int64(len(lines))
 	if err := safefile.Sync(f); err != nil {
 		// The lines written may be lost: the next Append starts a new
 		// segment, and takes nothing it has not read for known.

@@ -78,7 +78,9 @@ func (r *Reader) Next() (Line, error) {
 			} else if len(chunk) == 1 {
 				last2 = [2]byte{last2[1], chunk[0]}
 			}
-		} else if aside == nil && size <= cap(r.buf) {
+		} else if aside == nil && (size <= cap(r.buf) || err == nil) {
+			// A line that ends in this chunk is copied once, the buffer
+			// grown if it must be: set aside, it would be copied twice.
 			r.buf = append(r.buf, chunk...)
 		} else {
 			aside = append(aside, bytes.Clone(chunk))
