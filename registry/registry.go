@@ -181,7 +181,12 @@ func (s *Store) Append(ctx context.Context, recs []Record) error {
 		return err
 	}
 	s.appendMu.Lock()
-	defer s.appendMu.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			s.appendMu.Unlock()
+		}
+	}()
 	read := s.readKnown
 	if !s.folder {
 		read = func() error { return s.readKnownObjects(ctx) }
@@ -230,6 +235,22 @@ func (s *Store) Append(ctx context.Context, recs []Record) error {
 		return fmt.Errorf("append to registry %s: %w", f.Name(), err)
 	}
 	s.segEnd += int64(len(lines))
+	s.gen++
+	gen, seg := s.gen, s.seg
+	s.written[seg] = gen
+	if !created {
+		// The fsync is shared: Appends of other transcripts that wrote
+		// meanwhile are made durable by one fsync (see syncAppended).
+		s.appendMu.Unlock()
+		locked = false
+		if err := s.syncAppended(f, seg, gen); err != nil {
+			return err
+		}
+		s.appendMu.Lock()
+		locked = true
+		s.remember(fresh, seg)
+		return nil
+	}
 	if err := safefile.Sync(f); err != nil {
 		// The lines written may be lost: the next Append starts a new
 		// segment, and takes nothing it has not read for known.
@@ -252,6 +273,18 @@ func (s *Store) Append(ctx context.Context, recs []Record) error {
 			s.segDirSynced = true
 		}
 	}
+	s.remember(fresh, seg)
+	return nil
+}
+
+// remember adds the keys of lines appended to seg and made durable to
+// known, and moves the mark of what known holds of seg to its end, unless
+// this Store has left seg meanwhile (a failed write elsewhere, which
+// also emptied known). The caller holds appendMu.
+func (s *Store) remember(fresh map[recordKey]bool, seg string) {
+	if s.known == nil || s.seg != seg {
+		return
+	}
 	for k := range fresh {
 		s.known[k] = true
 	}
@@ -259,8 +292,42 @@ func (s *Store) Append(ctx context.Context, recs []Record) error {
 		m.end, m.size = s.segEnd, s.segEnd
 		s.marks[s.segName] = m
 	}
+}
+
+// syncAppended makes the lines of generation gen, written to segment seg
+// through f, durable: with one fsync for every Append that wrote to seg
+// before it, unless one made since has already covered gen. When an
+// fsync fails, every Append it was to cover fails, even one whose own
+// fsync would now succeed (the kernel may have dropped their pages and
+// reported it once), and the Store leaves the segment.
+func (s *Store) syncAppended(f *os.File, seg string, gen uint64) error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	if gen <= s.failed[seg] {
+		return fmt.Errorf("fsync registry %s: %w", f.Name(), errLostWithOthers)
+	}
+	if gen <= s.synced[seg] {
+		return nil
+	}
+	s.appendMu.Lock()
+	target := s.written[seg]
+	s.appendMu.Unlock()
+	if err := safefile.Sync(f); err != nil {
+		// Every line written to seg until now is in doubt, also those
+		// written while the fsync ran, and none is written to it after.
+		s.appendMu.Lock()
+		s.failed[seg] = s.written[seg]
+		if s.seg == seg {
+			s.dropSegment()
+		}
+		s.appendMu.Unlock()
+		return fmt.Errorf("fsync registry %s: %w", f.Name(), err)
+	}
+	s.synced[seg] = target
 	return nil
 }
+
+var errLostWithOthers = errors.New("an fsync covering these lines failed")
 
 // openSegment opens this Store's segment to append to, creating a new
 // one, with O_EXCL, if it has none, if it is gone or if it does not end

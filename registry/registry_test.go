@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -438,4 +439,71 @@ func TestOneLinePerArtifactAndTranscript(t *testing.T) {
 
 	require.NoError(t, mustOpen(t, s.Dir()).Append(context.Background(), recs))
 	assert.Equal(t, recs, allRecords(t, s), "a rerun appends nothing")
+}
+
+// TestAppendsShareFsyncs: Appends of several transcripts at once are made
+// durable by fewer fsyncs than Appends, and each one that returns has its
+// records in the registry. When the shared fsync fails, every Append it
+// covered fails, never only the one that made it.
+func TestAppendsShareFsyncs(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		t.Run(fmt.Sprint("fail=", fail), func(t *testing.T) {
+			s := newStore(t)
+			ctx := context.Background()
+			require.NoError(t, s.Append(ctx, putAll(t, s, 0))) // the segment exists
+			const n = 8
+			recs := make([][]Record, n)
+			for i := range recs {
+				recs[i] = putAll(t, s, i+1)
+			}
+			var mu sync.Mutex
+			syncs := 0
+			safefile.Hook = func(op safefile.Op) error {
+				if op.Kind != safefile.KindSync || !strings.Contains(op.Path, SegmentsDir) {
+					return nil
+				}
+				mu.Lock()
+				syncs++
+				first := syncs == 1
+				mu.Unlock()
+				if first {
+					time.Sleep(100 * time.Millisecond) // the others write meanwhile
+					if fail {
+						return syscall.EIO
+					}
+				}
+				return nil
+			}
+			t.Cleanup(func() { safefile.Hook = nil })
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for i := range recs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if i > 0 {
+						time.Sleep(20 * time.Millisecond) // after the first has written
+					}
+					errs[i] = s.Append(ctx, recs[i])
+				}()
+			}
+			wg.Wait()
+			safefile.Hook = nil
+			assert.Less(t, syncs, n, "every Append made an fsync of its own")
+			got := allRecords(t, mustOpen(t, s.Dir()))
+			failed := 0
+			for i, err := range errs {
+				if err != nil {
+					failed++
+					continue
+				}
+				assert.Contains(t, got, recs[i][0], "Append %d returned, its record is not there", i)
+			}
+			if fail {
+				assert.Greater(t, failed, 1, "the failed fsync covered the first Append only")
+			} else {
+				assert.Zero(t, failed)
+			}
+		})
+	}
 }

@@ -51,6 +51,15 @@ type Store struct {
 	seg, segName string
 	segEnd       int64
 	shard        Shard
+	// gen numbers the writes of Appends; written holds, for each segment,
+	// the last generation written to it.
+	gen     uint64
+	written map[string]uint64
+	// syncMu is held by the fsync of a segment's appended lines, shared
+	// by the Appends that wrote them; synced and failed hold, for each
+	// segment, the last generation it made durable, or failed to.
+	syncMu         sync.Mutex
+	synced, failed map[string]uint64
 	// segDirSynced is set once this Store has fsynced the store's
 	// directory after creating a segment: the segments directory's entry
 	// is durable.
@@ -59,7 +68,7 @@ type Store struct {
 
 // New returns the Store kept by b, whose registry is in b's local folder.
 func New(b store.Backend) *Store {
-	s := &Store{Store: store.New(b), b: b}
+	s := &Store{Store: store.New(b), b: b, written: map[string]uint64{}, synced: map[string]uint64{}, failed: map[string]uint64{}}
 	if f, ok := store.As[folder](b); ok {
 		s.dir, s.folder = f.Dir(), true
 	} else {
