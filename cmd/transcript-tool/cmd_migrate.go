@@ -26,7 +26,7 @@ func migrateCommand(st streams) *cli.Command {
 		ArgsUsage: "PATH...",
 		Flags: []cli.Flag{
 			storeFlag(),
-			storeAsFlag,
+			storeAsFlag(),
 			&cli.IntFlag{Name: "threshold", Value: externalizer.DefaultThreshold, Usage: "externalize payloads of at least `BYTES` JSON bytes"},
 			&cli.StringFlag{Name: "out", Usage: "write migrated transcripts under `DIR`, mirroring relative paths, instead of in place"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "report what would be saved; write nothing"},

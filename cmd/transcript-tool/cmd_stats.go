@@ -28,7 +28,7 @@ func statsCommand(st streams) *cli.Command {
 			"see it (width x height / 750, at most 1600), not its base64 bytes.",
 		Flags: []cli.Flag{
 			shardFlag(),
-			storeAsFlag,
+			storeAsFlag(),
 			&cli.IntFlag{Name: "threshold", Value: externalizer.DefaultThreshold, Usage: "payloads are sites of at least `BYTES` JSON bytes, as for migrate"},
 			storeFlag(),
 			inputFormatFlag(),

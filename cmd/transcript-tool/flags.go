@@ -53,9 +53,12 @@ func shardOf(c *cli.Context) registry.Shard {
 	return sh
 }
 
-// storeAsFlag names the store's location as agents will see it, for the
-// paths migrate writes into placeholders.
-var storeAsFlag = &cli.StringFlag{Name: "store-as", Usage: "the store's location as the agents that read the transcripts will see it (a container mount, another machine), written into placeholders' paths (default: the store's absolute path)"}
+// storeAsFlag returns --store-as, the store's location as agents will see
+// it, for the paths migrate writes into placeholders. A new flag for each
+// command line: parsing writes into the flag.
+func storeAsFlag() *cli.StringFlag {
+	return &cli.StringFlag{Name: "store-as", Usage: "the store's location as the agents that read the transcripts will see it (a container mount, another machine), written into placeholders' paths (default: the store's absolute path)"}
+}
 
 // inputFormatFlag returns --input-format, the transcripts' format where
 // detection would not find it, checked as it is parsed.

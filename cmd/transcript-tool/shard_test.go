@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -78,13 +79,24 @@ func TestShardsDoWhatOneRunDoes(t *testing.T) {
 	r := runCLI(t, "migrate", "--store", storeOne, "--store-as", "/srv/store", "--json", filepath.Join(one, "s"))
 	require.Contains(t, []int{exitOK, exitProblems}, r.code, r.stderr)
 
+	// Four processes at once, as a scheduler runs them (urfave/cli keeps
+	// state in package variables: one command line per process).
+	bin, err := exec.LookPath("transcript-tool") // installed by testscript.Main
+	require.NoError(t, err)
 	var wg sync.WaitGroup
 	results := make([]result, 4)
 	for k := range results {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[k] = runCLI(t, "migrate", "--store", storeFour, "--store-as", "/srv/store", "--json", "--shard", fmt.Sprintf("%d/4", k), filepath.Join(four, "s"))
+			cmd := exec.Command(bin, "migrate", "--store", storeFour, "--store-as", "/srv/store", "--json", "--shard", fmt.Sprintf("%d/4", k), filepath.Join(four, "s"))
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			results[k] = result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+			if err != nil && cmd.ProcessState == nil {
+				results[k].stderr = err.Error()
+			}
 		}()
 	}
 	wg.Wait()
