@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/assert"
@@ -322,4 +323,128 @@ func TestTouchOldObject(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Dir(filepath.Join(srv.Dir, bucket, "p", filepath.FromSlash(store.Key(h)))))
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "no temporary copy is left")
+}
+
+// TestFaults: through a proxy that fails one request in three (a 500, a
+// 503, a 429, a reset connection, a response body cut short, a slow
+// answer), Save, Load, Stat, List, Touch and Remove all succeed, by
+// retrying and resuming.
+func TestFaults(t *testing.T) {
+	for _, srv := range s3test.Servers(t) {
+		for _, f := range []s3test.Fault{
+			{Status: 500}, {Status: 503}, {Status: 429}, {Reset: true}, {CutAfter: 100}, {Delay: 50 * time.Millisecond},
+		} {
+			t.Run(srv.Name+"/"+f.String(), func(t *testing.T) {
+				bucket := srv.Bucket(t, "faults")
+				proxy := s3test.NewProxy(t, srv, s3test.EveryNth(3, f))
+				b := s3.New(s3.NewClient(proxy.Config(), fastRetries), bucket, "p")
+				s := store.New(b)
+				var ds []store.Digest
+				for i := 0; i < 12; i++ {
+					d, _, err := s.Put(ctx, payload(1000+i*100, byte(i)))
+					require.NoError(t, err)
+					ds = append(ds, d)
+				}
+				large := payload(s3.PartSize+4096, 99)
+				_, _, err := s.PutStream(ctx, store.Sum(large), func(w io.Writer) error {
+					_, err := w.Write(large)
+					return err
+				})
+				require.NoError(t, err)
+				ds = append(ds, store.Sum(large))
+				for _, d := range ds {
+					require.NoError(t, s.Verify(ctx, d))
+					_, err := s.Stat(ctx, d)
+					require.NoError(t, err)
+				}
+				n := 0
+				require.NoError(t, s.Each(ctx, func(store.Digest, store.FileInfo) error { n++; return nil },
+					func(name string, why error) { t.Errorf("bad %s: %v", name, why) }))
+				assert.Equal(t, len(ds), n)
+				require.NoError(t, b.Touch(ctx, store.ObjectHandle(ds[0])))
+				require.NoError(t, s.Remove(ctx, ds[1]))
+				_, err = s.Stat(ctx, ds[1])
+				assert.ErrorIs(t, err, store.ErrNotFound)
+				assert.NotEmpty(t, proxy.Faults(), "faults were injected")
+			})
+		}
+	}
+}
+
+// fastRetries keeps the backend's retry policy, with backoffs of
+// milliseconds, for tests that fail many requests.
+func fastRetries(o *awss3.Options) {
+	o.Retryer = retry.AddWithMaxBackoffDelay(o.Retryer, 5*time.Millisecond)
+}
+
+// TestPersistentFailure: a server that keeps failing gets the bounded
+// number of tries, and the error names the key and the HTTP status.
+func TestPersistentFailure(t *testing.T) {
+	srv := s3test.Gofakes3(t)
+	bucket := srv.Bucket(t, "failing")
+	proxy := s3test.NewProxy(t, srv, nil)
+	b := s3.New(s3.NewClient(proxy.Config(), fastRetries), bucket, "p")
+	data := []byte("never stored")
+	h := store.ObjectHandle(store.Sum(data))
+	url := "s3://" + bucket + "/p/objects/" + h.Name[:2] + "/" + h.Name
+	for _, f := range []s3test.Fault{{Status: 503}, {Status: 500}, {Reset: true}} {
+		proxy.SetFault(func(s3test.Request) s3test.Fault { return f })
+		before := proxy.Requests()
+		err := b.Save(ctx, h, func(w io.Writer) error { _, err := w.Write(data); return err })
+		require.Error(t, err, f.String())
+		assert.ErrorContains(t, err, url, f.String())
+		if f.Status != 0 {
+			assert.ErrorContains(t, err, fmt.Sprintf("HTTP %d", f.Status))
+		}
+		assert.Equal(t, s3.MaxAttempts, proxy.Requests()-before, "%s: tries", f)
+
+		_, err = b.Load(ctx, h, 0, 0)
+		require.Error(t, err)
+		assert.NotErrorIs(t, err, store.ErrNotExist)
+		assert.ErrorContains(t, err, url)
+		_, err = b.Stat(ctx, h)
+		assert.ErrorContains(t, err, url)
+		assert.ErrorContains(t, b.Touch(ctx, h), url)
+		assert.ErrorContains(t, b.Remove(ctx, h), url)
+		assert.ErrorContains(t, b.List(ctx, store.Object, "", func(store.FileInfo) error { return nil }), "s3://"+bucket+"/p/objects/")
+	}
+
+	proxy.SetFault(nil)
+	put(t, b, h, data)
+	// A body broken more often than the reader resumes fails, naming the key.
+	proxy.SetFault(func(r s3test.Request) s3test.Fault {
+		if r.Method == "GET" {
+			return s3test.Fault{CutAfter: 1}
+		}
+		return s3test.Fault{}
+	})
+	rc, err := b.Load(ctx, h, 0, 0)
+	require.NoError(t, err)
+	_, err = io.ReadAll(rc)
+	rc.Close()
+	assert.ErrorContains(t, err, url)
+}
+
+// TestFlush: Flush confirms what this Backend saved without a request, and
+// reports a handle that is not there: never saved, or removed since.
+func TestFlush(t *testing.T) {
+	srv := s3test.Gofakes3(t)
+	bucket := srv.Bucket(t, "flush")
+	proxy := s3test.NewProxy(t, srv, nil)
+	b := s3.New(s3.NewClient(proxy.Config()), bucket, "p")
+	data := []byte("saved")
+	h := store.ObjectHandle(store.Sum(data))
+	put(t, b, h, data)
+	before := proxy.Requests()
+	require.NoError(t, b.Flush(ctx, h))
+	assert.Equal(t, before, proxy.Requests(), "no request for what Save stored")
+
+	never := store.ObjectHandle(store.Sum([]byte("never saved")))
+	assert.ErrorIs(t, b.Flush(ctx, h, never), store.ErrNotExist)
+	require.NoError(t, b.Remove(ctx, h))
+	assert.ErrorIs(t, b.Flush(ctx, h), store.ErrNotExist)
+
+	// Another run's Backend finds what is there.
+	put(t, b, h, data)
+	require.NoError(t, s3.New(s3.NewClient(proxy.Config()), bucket, "p").Flush(ctx, h))
 }
