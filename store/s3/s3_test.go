@@ -3,6 +3,7 @@ package s3_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -445,6 +446,48 @@ func TestPersistentFailure(t *testing.T) {
 	_, err = io.ReadAll(rc)
 	rc.Close()
 	assert.ErrorContains(t, err, url)
+}
+
+// TestStreamedMemory: a 1 GiB Save streams through bounded memory. It
+// takes a while, so it runs only with TT_S3_MEMTEST=1, against versitygw
+// (a server in another process, whose memory is not counted).
+func TestStreamedMemory(t *testing.T) {
+	if os.Getenv("TT_S3_MEMTEST") != "1" {
+		t.Skip("TT_S3_MEMTEST=1 runs it")
+	}
+	srv := s3test.Versitygw(t)
+	b := s3.New(s3.NewClient(srv.Config()), srv.Bucket(t, "memory"), "p")
+	const size = 1 << 30
+	gen := func(w io.Writer) error {
+		chunk := make([]byte, 256<<10)
+		for off := 0; off < size; off += len(chunk) {
+			for i := 0; i < len(chunk); i += 8 {
+				chunk[i] = byte(off>>18) ^ byte(i)
+			}
+			if _, err := w.Write(chunk); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	sum := sha256.New()
+	require.NoError(t, gen(sum))
+	d := store.Digest(sum.Sum(nil))
+
+	peak := s3test.WatchMemory(t)
+	start := time.Now()
+	_, created, err := store.New(b).PutStream(ctx, d, gen)
+	require.NoError(t, err)
+	require.True(t, created)
+	elapsed := time.Since(start)
+	m := peak()
+	t.Logf("1 GiB streamed in %v: peak heap in use %d MiB, Go runtime total %d MiB, peak RSS %d MiB",
+		elapsed.Round(time.Millisecond), m.HeapInuse>>20, m.Sys>>20, m.RSS>>20)
+	assert.Less(t, m.HeapInuse, uint64(96<<20))
+	assert.Less(t, m.RSS, uint64(128<<20))
+	fi, err := b.Stat(ctx, store.ObjectHandle(d))
+	require.NoError(t, err)
+	assert.Equal(t, int64(size), fi.Size)
 }
 
 // TestFlush: Flush confirms what this Backend saved without a request, and
