@@ -4,6 +4,7 @@
 package location
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,13 +14,18 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/local"
+	"github.com/transcript-tool/transcript-tool/store/s3"
 )
 
 // Open returns the backend of the store at spec: a local folder, or (when
-// spec has a URL scheme) the object storage it names.
+// spec has a URL scheme) the object storage it names: s3://BUCKET/PREFIX,
+// configured from the standard AWS environment and files (see s3.Open).
 func Open(spec string) (store.Backend, error) {
 	if scheme, _, ok := strings.Cut(spec, "://"); ok && !strings.ContainsAny(scheme, `/\.`) {
-		return nil, fmt.Errorf("store %s: unknown kind of store %q (want a folder)", spec, scheme)
+		if scheme == s3.Scheme {
+			return s3.Open(context.Background(), spec)
+		}
+		return nil, fmt.Errorf("store %s: unknown kind of store %q (want a folder or s3://BUCKET/PREFIX)", spec, scheme)
 	}
 	return local.New(spec), nil
 }
