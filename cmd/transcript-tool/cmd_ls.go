@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -100,7 +99,7 @@ func has[K comparable](m map[K]struct{}, k K) bool {
 }
 
 func runLs(st streams, store *registry.Store, f lsFilter, asJSON bool) error {
-	if _, err := os.Stat(store.Dir()); err != nil {
+	if err := storeMissing(store.Dir()); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fatal(fmt.Errorf("no artifact store at %s", store.Dir()), "name the store with --store DIR")
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/urfave/cli/v2"
 
@@ -81,7 +80,7 @@ func runRecall(ctx context.Context, st streams, path, storeDir, format string, o
 	}
 	s.ID = t.Session
 	s.Source = registry.SourcePath(path)
-	if _, err := os.Stat(store.Dir()); err != nil && len(s.Refs) > 0 {
+	if err := storeMissing(store.Dir()); err != nil && len(s.Refs) > 0 {
 		st.warnf("no artifact store at %s: the %d artifacts of %s cannot be read", store.Dir(), len(s.Refs), path)
 	}
 	sec, err := recall.Build(s, store, opts, func(e *registry.BadLineError) { st.warnf("%v", e) })

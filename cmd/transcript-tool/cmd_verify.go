@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 
 	"github.com/urfave/cli/v2"
@@ -85,7 +84,7 @@ type storeGroup struct {
 func storeGroups(paths []string, store string, shard registry.Shard) ([]storeGroup, error) {
 	if len(paths) == 0 {
 		store = storeHere(store)
-		if _, err := os.Stat(store); errors.Is(err, fs.ErrNotExist) {
+		if err := storeMissing(store); errors.Is(err, fs.ErrNotExist) {
 			return nil, &exitError{code: exitUsage, err: fmt.Errorf("no store at %s", store), hint: "name the store with --store DIR, or give the transcripts that use it"}
 		}
 		return []storeGroup{{store: store}}, nil

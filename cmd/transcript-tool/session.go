@@ -132,6 +132,17 @@ func skeletons(t *session.Transcript) func(transcript.Line) (*transcript.Skeleto
 	}
 }
 
+// storeMissing reports, for a store in a local folder, why it cannot be
+// seen (an error wrapping fs.ErrNotExist when the folder is not there);
+// a store in object storage is found or not by the reads themselves.
+func storeMissing(spec string) error {
+	if strings.Contains(spec, "://") {
+		return nil
+	}
+	_, err := os.Stat(spec)
+	return err
+}
+
 // openStore opens the store that --store (or its default) names.
 func openStore(spec string) (*registry.Store, error) {
 	s, err := registry.Open(spec)
