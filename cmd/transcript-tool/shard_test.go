@@ -15,9 +15,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/transcript-tool/transcript-tool/internal/s3test"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/store"
-	"github.com/transcript-tool/transcript-tool/store/local"
+	"github.com/transcript-tool/transcript-tool/store/location"
 )
 
 // copyTree copies the regular files under src to dst.
@@ -43,7 +44,9 @@ func copyTree(t *testing.T, src, dst string) {
 func recordsOf(t *testing.T, dir, root string) []string {
 	t.Helper()
 	var out []string
-	require.NoError(t, registry.New(local.New(dir)).Records(func(r registry.Record) error {
+	st, err := registry.Open(dir)
+	require.NoError(t, err)
+	require.NoError(t, st.Records(func(r registry.Record) error {
 		r.CreatedAt, r.Source = "", strings.TrimPrefix(r.Source, root)
 		b, err := json.Marshal(r)
 		out = append(out, string(b))
@@ -57,7 +60,9 @@ func recordsOf(t *testing.T, dir, root string) []string {
 func objectsOf(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
-	require.NoError(t, store.New(local.New(dir)).Each(context.Background(), func(d store.Digest, _ store.FileInfo) error {
+	st, err := registry.Open(dir)
+	require.NoError(t, err)
+	require.NoError(t, st.Each(context.Background(), func(d store.Digest, _ store.FileInfo) error {
 		out = append(out, d.String())
 		return nil
 	}, func(name string, why error) { t.Errorf("%s: %v", name, why) }))
@@ -71,10 +76,26 @@ func objectsOf(t *testing.T, dir string) []string {
 // writes a segment of its own that names it, and a retry of one shard
 // changes nothing.
 func TestShardsDoWhatOneRunDoes(t *testing.T) {
-	one, four := t.TempDir(), t.TempDir()
+	t.Run("local", func(t *testing.T) {
+		four := t.TempDir()
+		shardRuns(t, four, filepath.Join(four, "store"), nil)
+	})
+	for _, srv := range s3test.Servers(t) {
+		t.Run(srv.Name, func(t *testing.T) {
+			srv.Setenv(t)
+			shardRuns(t, t.TempDir(), "s3://"+srv.Bucket(t, "tt-shards")+"/store", srv.Env())
+		})
+	}
+}
+
+// shardRuns migrates the bundled sessions in one run into a local store,
+// and in four shards at once, with env, under four into storeFour, and
+// compares.
+func shardRuns(t *testing.T, four, storeFour string, env []string) {
+	one := t.TempDir()
 	copyTree(t, filepath.Join("..", "..", "testdata", "sessions"), filepath.Join(one, "s"))
 	copyTree(t, filepath.Join("..", "..", "testdata", "sessions"), filepath.Join(four, "s"))
-	storeOne, storeFour := filepath.Join(one, "store"), filepath.Join(four, "store")
+	storeOne := filepath.Join(one, "store")
 
 	r := runCLI(t, "migrate", "--store", storeOne, "--store-as", "/srv/store", "--json", filepath.Join(one, "s"))
 	require.Contains(t, []int{exitOK, exitProblems}, r.code, r.stderr)
@@ -90,6 +111,7 @@ func TestShardsDoWhatOneRunDoes(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			cmd := exec.Command(bin, "migrate", "--store", storeFour, "--store-as", "/srv/store", "--json", "--shard", fmt.Sprintf("%d/4", k), filepath.Join(four, "s"))
+			cmd.Env = append(os.Environ(), env...)
 			var stdout, stderr strings.Builder
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
@@ -119,15 +141,14 @@ func TestShardsDoWhatOneRunDoes(t *testing.T) {
 	}
 	assert.Equal(t, objectsOf(t, storeOne), objectsOf(t, storeFour))
 	assert.Equal(t, recordsOf(t, storeOne, one), recordsOf(t, storeFour, four))
-	segs, err := os.ReadDir(filepath.Join(storeFour, "registry"))
+	b, err := location.Open(storeFour)
 	require.NoError(t, err)
-	var shards []string
-	for _, s := range segs {
-		shard := s.Name()[strings.LastIndex(s.Name(), "_s")+2 : len(s.Name())-len(".jsonl")]
-		shards = append(shards, shard)
-	}
-	sort.Strings(shards)
-	assert.Equal(t, []string{"0of4", "1of4", "2of4", "3of4"}, shards, "a segment per shard, naming it")
+	shards := map[string]bool{}
+	require.NoError(t, b.List(context.Background(), store.Segment, "", func(fi store.FileInfo) error {
+		shards[fi.Name[strings.LastIndex(fi.Name, "_s")+2:len(fi.Name)-len(".jsonl")]] = true
+		return nil
+	}))
+	assert.Equal(t, map[string]bool{"0of4": true, "1of4": true, "2of4": true, "3of4": true}, shards, "segments of each shard, naming it")
 
 	// A scheduler's retry of one shard: nothing changes.
 	res := runCLI(t, "migrate", "--store", storeFour, "--store-as", "/srv/store", "--shard", "2/4", filepath.Join(four, "s"))
