@@ -78,3 +78,71 @@ func TestS3Store(t *testing.T) {
 		})
 	}
 }
+
+// TestS3FaultsConverge: with one request in 20 failing (500, 503, a
+// reset) and the server unreachable for a stretch of the run (every
+// request reset, as while it restarts), migrate into S3 loses nothing:
+// every transcript is its original or completely migrated and
+// restorable; a rerun migrates the rest, and verify is clean.
+func TestS3FaultsConverge(t *testing.T) {
+	for _, srv := range s3test.Servers(t) {
+		t.Run(srv.Name, func(t *testing.T) {
+			bucket := srv.Bucket(t, "tt-faults")
+			url := "s3://" + bucket + "/store"
+			faults := []s3test.Fault{{Status: 500}, {Status: 503}, {Reset: true}}
+			proxy := s3test.NewProxy(t, srv, func(r s3test.Request) s3test.Fault {
+				switch {
+				case r.N >= 120 && r.N < 140:
+					return s3test.Fault{Reset: true} // the server is down
+				case r.N%20 == 0:
+					return faults[r.N/20%len(faults)]
+				}
+				return s3test.Fault{}
+			})
+			proxy.Setenv(t)
+			dir := t.TempDir()
+			sessions := filepath.Join("..", "..", "testdata", "sessions")
+			copyTree(t, sessions, filepath.Join(dir, "s"))
+
+			r := runCLI(t, "migrate", "--store", url, "--jobs", "2", "--json", filepath.Join(dir, "s"))
+			require.Contains(t, []int{exitOK, exitProblems}, r.code, r.stderr)
+			require.Greater(t, proxy.Requests(), 140, "the run ended before the outage")
+			var first struct{ Migrated, Failed int }
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &first), r.stdout)
+			t.Logf("first run: %d requests, %d faults, %d migrated, %d failed", proxy.Requests(), len(proxy.Faults()), first.Migrated, first.Failed)
+			require.Positive(t, first.Failed, "the outage failed nothing: the test shows nothing")
+
+			srv.Setenv(t) // past the proxy: what is there now
+			entries, err := os.ReadDir(filepath.Join(dir, "s"))
+			require.NoError(t, err)
+			check := func(when string) {
+				for _, e := range entries {
+					orig := string(readFile(t, filepath.Join(sessions, e.Name())))
+					path := filepath.Join(dir, "s", e.Name())
+					if string(readFile(t, path)) == orig {
+						continue
+					}
+					rh := runCLI(t, "rehydrate", "--store", url, path)
+					if assert.Equal(t, exitOK, rh.code, "%s: %s: %s", when, e.Name(), rh.stderr) {
+						assert.Equal(t, orig, rh.stdout, "%s: %s does not rehydrate exactly", when, e.Name())
+					}
+				}
+			}
+			check("after the faults")
+
+			again := runCLI(t, "migrate", "--store", url, "--json", filepath.Join(dir, "s"))
+			require.Contains(t, []int{exitOK, exitProblems}, again.code, again.stderr)
+			clean := t.TempDir()
+			copyTree(t, sessions, filepath.Join(clean, "s"))
+			ref := runCLI(t, "migrate", "--store", filepath.Join(clean, "store"), "--json", filepath.Join(clean, "s"))
+			var a, b struct{ Failed int }
+			require.NoError(t, json.Unmarshal([]byte(again.stdout), &a))
+			require.NoError(t, json.Unmarshal([]byte(ref.stdout), &b))
+			assert.Equal(t, b.Failed, a.Failed, "the rerun fails only what a run without faults fails:\n%s", again.stdout)
+			check("after the rerun")
+			v := runCLI(t, "verify", "--store", url, filepath.Join(dir, "s"))
+			assert.Equal(t, exitOK, v.code, v.stdout+v.stderr)
+			assert.Contains(t, v.stdout, "0 errors")
+		})
+	}
+}
