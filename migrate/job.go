@@ -37,6 +37,9 @@ type job struct {
 	noLarger bool
 	progress Progress
 	temps    *safefile.Sweeper // of the directories written to
+	// dirs makes the renames of the run's files durable, one fsync of a
+	// directory for the files committed into it meanwhile.
+	dirs *safefile.DirSyncer
 
 	// prepare runs with the transcript locked, before any output is made:
 	// it may refuse the transcript. src is read from its start after it.
@@ -166,7 +169,7 @@ func (j *job) run(ctx context.Context, res *FileResult) error {
 	}
 	// From here the output is in place and the backup, if any, is the
 	// only copy of the original's bytes: it stays, whatever happens.
-	if err := safefile.SyncDir(filepath.Dir(dest)); err != nil {
+	if err := j.dirs.Sync(filepath.Dir(dest)); err != nil {
 		return fmt.Errorf("replace %s: %w", dest, err)
 	}
 	res.BytesAfter = cw.N

@@ -232,6 +232,7 @@ type storeSet struct {
 	open      func(spec string) (store.Backend, error)
 	shard     registry.Shard
 	temps     safefile.Sweeper
+	dirs      safefile.DirSyncer
 	summaries externalizer.Summaries
 	payloads  externalizer.Payloads
 }
@@ -446,7 +447,7 @@ func migrateFile(ctx context.Context, in session.Input, opts Options, stores *st
 		return true, nil
 	}
 	j := &job{in: in, dest: dest, replace: opts.Out == "", dryRun: opts.DryRun, guard: true, backup: opts.Backup, noLarger: true,
-		progress: opts.Progress, temps: &stores.temps, prepare: prepare, lines: lines, done: done}
+		progress: opts.Progress, temps: &stores.temps, dirs: &stores.dirs, prepare: prepare, lines: lines, done: done}
 	if err := j.run(ctx, &res); err != nil {
 		res.Err = err
 		return res

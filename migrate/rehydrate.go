@@ -134,7 +134,10 @@ func restoreLine(w io.Writer, l transcript.Line, long *io.SectionReader, open ex
 // written to a temporary file and renamed only when the whole file was
 // restored.
 func Rehydrate(ctx context.Context, inputs []session.Input, opts RehydrateOptions) Summary {
-	var temps safefile.Sweeper // of the directories written to
+	var (
+		temps safefile.Sweeper // of the directories written to
+		dirs  safefile.DirSyncer
+	)
 	results := forEach(ctx, inputs, opts.Jobs, func(in session.Input, _ func()) FileResult {
 		dest := in.Path
 		if !opts.InPlace {
@@ -146,7 +149,7 @@ func Rehydrate(ctx context.Context, inputs []session.Input, opts RehydrateOption
 			res.Err = err
 			return res
 		}
-		j := &job{in: in, dest: dest, replace: opts.InPlace, progress: opts.Progress, temps: &temps,
+		j := &job{in: in, dest: dest, replace: opts.InPlace, progress: opts.Progress, temps: &temps, dirs: &dirs,
 			lines: func(dr io.Reader, at io.ReaderAt, w io.Writer) (bool, error) {
 				return restoreFile(w, dr, at, in.Path, st.Opener(ctx))
 			}}
