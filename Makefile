@@ -4,13 +4,20 @@ BIN         := bin/transcript-tool
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 30s
 
-.PHONY: build test soak lint bench gobench fuzz demo memcheck clean agents
+.PHONY: build test soak lint bench gobench fuzz demo memcheck memcheck-s3 clean agents
 
 build:
 	$(GO) build -o $(BIN) ./cmd/transcript-tool
 
 test:
 	$(GO) test -race -count=1 ./...
+
+# Peak memory of migrate and rehydrate of a line of MEMLINE_S3 bytes whose
+# payload goes to S3: a versitygw on loopback (see .ci/run), started for
+# the run.
+MEMLINE_S3 ?= 1000000000
+memcheck-s3: build
+	./scripts/memcheck-s3.sh $(BIN) $(MEMLINE_S3)
 
 # The pinned agents the end-to-end tests in e2e/ drive (Claude Code, Codex,
 # pi), installed from npm into AGENTS_DIR, outside the repository (default

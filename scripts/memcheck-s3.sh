@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# memcheck-s3.sh BIN [BYTES]: peak RSS of migrate and rehydrate of a
+# transcript with one line of BYTES (default 1e9), its payload stored in
+# S3: a versitygw (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0)
+# started on loopback for the run. The round trip must be identical.
+set -euo pipefail
+bin=$(realpath "$1")
+bytes=${2:-1000000000}
+gw=$(command -v versitygw || echo "$HOME/go/bin/versitygw")
+[ -x "$gw" ] || { echo "memcheck-s3: versitygw not found" >&2; exit 2; }
+dir=$(mktemp -d)
+trap 'kill "$pid" 2>/dev/null || true; rm -rf "$dir"' EXIT
+mkdir -p "$dir/gw/memcheck"
+port=$(( 20000 + RANDOM % 20000 ))
+ROOT_ACCESS_KEY=memcheck ROOT_SECRET_KEY=memchecksecret "$gw" --port "127.0.0.1:$port" posix "$dir/gw" >"$dir/gw.log" 2>&1 &
+pid=$!
+for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+export AWS_ENDPOINT_URL_S3="http://127.0.0.1:$port" AWS_ACCESS_KEY_ID=memcheck AWS_SECRET_ACCESS_KEY=memchecksecret \
+  AWS_REGION=us-east-1 AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
+go run ./internal/sessiongen/cmd/gensessions -bigline "$bytes" -out "$dir/orig.jsonl" >/dev/null
+cp "$dir/orig.jsonl" "$dir/big.jsonl"
+/usr/bin/time -f "migrate into S3, a line of $bytes bytes: %M KiB peak RSS, %e s" \
+  "$bin" --progress never migrate --store s3://memcheck/store "$dir/big.jsonl" >/dev/null
+/usr/bin/time -f "rehydrate from S3: %M KiB peak RSS, %e s" \
+  "$bin" --progress never rehydrate --store s3://memcheck/store "$dir/big.jsonl" | cmp - "$dir/orig.jsonl"
+echo "round trip through S3: identical"
