@@ -251,6 +251,24 @@ else
 	shared_note="${BENCH_SHARED:-BENCH_SHARED} is absent or BENCH_SHARED is empty: its rows are skipped."
 	echo "   note: $shared_note" >&2
 fi
+# A store in S3: a versitygw on loopback (go install
+# github.com/versity/versitygw/cmd/versitygw@v1.8.0), when there is one,
+# takes the generated project's artifacts in a row of its own, next to
+# the same run into a local store.
+gw=$(command -v versitygw || echo "$HOME/go/bin/versitygw")
+s3env=()
+if [ -x "$gw" ]; then
+	mkdir -p "$work/gw"
+	gwport=$(( 20000 + RANDOM % 20000 ))
+	ROOT_ACCESS_KEY=bench ROOT_SECRET_KEY=benchsecret "$gw" --port "127.0.0.1:$gwport" posix "$work/gw" >"$work/gw.log" 2>&1 &
+	gwpid=$!
+	trap 'kill "$gwpid" 2>/dev/null || true; rm -rf "$work" ${readme_tmp:+"$readme_tmp"}' EXIT
+	s3env=(env AWS_ENDPOINT_URL_S3="http://127.0.0.1:$gwport" AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=benchsecret
+		AWS_REGION=us-east-1 AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null)
+	sleep 1
+else
+	echo "   note: no versitygw: the row of a store in S3 is skipped" >&2
+fi
 declare -a tree_migrated tree_label
 section=shape
 for rep in $(seq "$REPS"); do
@@ -261,6 +279,11 @@ for rep in $(seq "$REPS"); do
 		find "$tree" -type f -print0 | sort -z >"$work/shape-files-$i"
 		timed "$label: cp -r, then sync (the floor)" "$bytes" 0 /dev/null "$tree" sh -c 'cp -r "$1" "$2" && sync' sh "$tree" "$out-cp"
 		timed "$label: migrate --jobs 2" "$bytes" 0 "$out-migrate.txt" "$tree" "${tt[@]}" migrate --jobs 2 --out "$out-m" "$tree"
+		if [ "$i" -eq 0 ] && [ ${#s3env[@]} -gt 0 ]; then
+			mkdir -p "$work/gw/bench-$rep"
+			timed "$label: migrate --jobs 2, store in S3 (versitygw)" "$bytes" 0 "$out-s3.txt" "$tree" \
+				"${s3env[@]}" "${tt[@]}" migrate --jobs 2 --store "s3://bench-$rep/store" --out "$out-s3" "$tree"
+		fi
 		timed "$label: cp -r of migrate's output, then sync" "$bytes" 0 /dev/null "$out-m" sh -c 'cp -r "$1" "$2" && sync' sh "$out-m" "$out-cpm"
 		timed "$label: sha256sum, 2 processes" "$bytes" 0 /dev/null "$tree" "$work/sha2.sh" "$work/shape-files-$i"
 		timed "$label: Go SHA-256, 2 workers" "$bytes" 0 /dev/null "$tree" "$work/hashbench" -jobs 2 "$tree"
