@@ -39,10 +39,10 @@ type Payloads struct {
 }
 
 // DefaultPayloadBudget is the bytes of payloads a Payloads holds by
-// default: the distinct payloads repeated in a real Claude Code project
-// folder (a few hundred of some 16 KB) fit, and a run's peak memory stays
-// well under 64 MiB with one worker per core.
-const DefaultPayloadBudget = 8 << 20
+// default: the 128 distinct payloads of 16 KB behind the bench's
+// real-shaped project fit. At 8 MiB a run over the bench's 1 GB corpus
+// peaked some 20 MiB higher, the cache's bytes and their garbage.
+const DefaultPayloadBudget = 2 << 20
 
 // payloadKey is everything encodePiece reads: the hole's JSON bytes and
 // how the site sees them.
