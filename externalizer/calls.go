@@ -168,7 +168,7 @@ func cutText(v transcript.Value, n int) string {
 		return v.Text()
 	}
 	raw := v.Raw()
-	cut := textCut(raw[1:n])
+	cut := transcript.TextCut(raw[1:n])
 	lit := append(append([]byte{'"'}, raw[1:1+cut]...), '"')
 	text, err := transcript.Decode(lit)
 	if err != nil {
