@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -65,7 +66,7 @@ const (
 	maxCalls    = 1 << 16 // tool call ids remembered
 )
 
-// Scan reads a transcript of the named format (a name externalizer.Lookup
+// Scan reads a transcript of the named format (a name format.Lookup
 // knows) and returns its Session. Lines that are not JSON objects are
 // skipped, as are entries of shapes the format does not have. Only an
 // error reading r is returned.
@@ -145,13 +146,13 @@ func (sc *scanner) entry(root transcript.Value) {
 		}
 	}
 	switch s.Format {
-	case "pi":
+	case format.Pi:
 		sc.pi(root)
-	case "claude-code":
+	case format.ClaudeCode:
 		sc.claudeCode(root)
-	case "codex":
+	case format.Codex:
 		sc.codex(root)
-	case "chat":
+	case format.Chat:
 		sc.chat(root)
 	}
 }
@@ -233,7 +234,7 @@ func (sc *scanner) chat(root transcript.Value) {
 		case role.IsString("assistant"):
 			calls, _ := msg.Get("tool_calls")
 			calls.Elems(func(_ int, c transcript.Value) bool {
-				name, _ := externalizer.Pointer{"function", "name"}.Resolve(c)
+				name, _ := format.Pointer{"function", "name"}.Resolve(c)
 				id, _ := c.Get("id")
 				sc.call(name.Text(), id)
 				return true

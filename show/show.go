@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/transcript"
@@ -17,8 +18,8 @@ import (
 
 // Options say how a session is shown.
 type Options struct {
-	// Format is the transcript's format: "pi", "claude-code", "codex" or
-	// "chat". With "" (no format recognised) every entry is shown as a
+	// Format is the transcript's format, one of the names of package
+	// format. With "" (no format recognised) every entry is shown as a
 	// note.
 	Format string
 	// Store is where references are looked up; nil shows them without
@@ -55,10 +56,10 @@ type renderer interface {
 }
 
 var renderers = map[string]renderer{
-	"pi":          pi{},
-	"claude-code": claudeCode{},
-	"codex":       codex{},
-	"chat":        chat{},
+	format.Pi:         pi{},
+	format.ClaudeCode: claudeCode{},
+	format.Codex:      codex{},
+	format.Chat:       chat{},
 }
 
 // Render writes the session read from r to w, one entry at a time. Lines

@@ -1,4 +1,4 @@
-package externalizer
+package format
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 // "instructions"} line followed by bare response items.
 type codex struct{}
 
-func (codex) Name() string { return "codex" }
+func (codex) Name() string { return Codex }
 
 func (codex) Detect(entry transcript.Value) bool {
 	t, hasType := entry.Get("type")
@@ -112,7 +112,7 @@ func codexOutput(item transcript.Value, at Pointer, threshold int, base Site, ds
 			raw := dst[i].Value.Raw()
 			dst[i].Head = codexHead(raw)
 			dst[i].Exit = codexHeadExit(raw[1 : 1+dst[i].Head])
-			dst[i].Failed = failedExit(dst[i].Exit)
+			dst[i].Failed = FailedExit(dst[i].Exit)
 		}
 	}
 	return dst
@@ -125,7 +125,7 @@ func codexCommand(v transcript.Value, base Site) Site {
 	code, _ := v.Get("exit_code")
 	status, _ := v.Get("status")
 	base.Input, base.Exit = argumentText(command), exitCode(code)
-	base.Failed = failedExit(base.Exit) || status.IsString("failed")
+	base.Failed = FailedExit(base.Exit) || status.IsString("failed")
 	return base
 }
 
@@ -135,7 +135,7 @@ func codexHeadExit(head []byte) string {
 	for l := range bytes.SplitSeq(head, []byte(`\n`)) {
 		for _, prefix := range []string{"Process exited with code ", "Exit code: "} {
 			if code, ok := bytes.CutPrefix(l, []byte(prefix)); ok {
-				return exitText(string(code))
+				return ExitText(string(code))
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package externalizer
+package format
 
 import (
 	"github.com/transcript-tool/transcript-tool/transcript"
@@ -14,7 +14,7 @@ import (
 // the request message it records by hash.
 type claudeCode struct{}
 
-func (claudeCode) Name() string { return "claude-code" }
+func (claudeCode) Name() string { return ClaudeCode }
 
 func (claudeCode) Detect(entry transcript.Value) bool {
 	t, _ := entry.Get("type")

@@ -1,4 +1,4 @@
-package externalizer
+package format
 
 import (
 	"github.com/transcript-tool/transcript-tool/transcript"
@@ -9,7 +9,7 @@ import (
 // array. The content of role:"tool" messages is the payload.
 type chat struct{}
 
-func (chat) Name() string { return "chat" }
+func (chat) Name() string { return Chat }
 
 func (chat) Detect(entry transcript.Value) bool {
 	if role, ok := entry.Get("role"); ok {
