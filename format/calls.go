@@ -16,6 +16,12 @@ type Call struct {
 	// JSON of one (Codex's function_call, chat's function.arguments), or
 	// any other value (a custom tool's free-form input).
 	Input transcript.Value
+	// Relayed is set for a call that the entry records again rather than
+	// makes: a subagent's call that a Claude Code progress line passes on,
+	// a call of a Codex compacted history, made before the compaction.
+	// Its results are still named by it; a count of the session's calls
+	// leaves it out.
+	Relayed bool
 }
 
 // Bounds on the main argument of a call, which only shapes summaries.
@@ -129,7 +135,7 @@ type callMarker interface {
 func (pi) callMarker() []byte         { return []byte(`"toolCall"`) }
 func (claudeCode) callMarker() []byte { return []byte(`"tool_use"`) }
 func (codex) callMarker() []byte      { return []byte(`_call"`) } // function_call, custom_tool_call, local_shell_call
-func (chat) callMarker() []byte       { return []byte(`"tool_calls"`) }
+func (chat) callMarker() []byte       { return []byte(`_call`) }  // tool_calls, function_call
 
 // MayCall reports whether line text may hold a tool call of format f, so
 // that a line without one is not parsed to find its calls.
@@ -143,11 +149,11 @@ func MayCall(f Format, text []byte) bool {
 
 // contentCalls calls fn for the tool call blocks of an array of content
 // blocks: blocks of type typ with id, name and input members (pi's
-// toolCall, Claude Code's tool_use).
-func contentCalls(content transcript.Value, typ, input string, fn func(Call)) {
+// toolCall, Claude Code's tool_use), relayed or not.
+func contentCalls(content transcript.Value, typ, input string, relayed bool, fn func(Call)) {
 	content.Elems(func(_ int, b transcript.Value) bool {
 		if m := lastMembers(b, "type", "id", "name", input); m[0].IsString(typ) {
-			fn(Call{ID: m[1].Text(), Name: m[2].Text(), Input: m[3]})
+			fn(Call{ID: m[1].Text(), Name: m[2].Text(), Input: m[3], Relayed: relayed})
 		}
 		return true
 	})

@@ -34,6 +34,9 @@ type Format interface {
 	// order: the names and arguments that the results answering them,
 	// on later lines or later in the same one, know only by call id.
 	Calls(entry transcript.Value, fn func(Call))
+	// Requests calls fn for each message of a user that entry records
+	// and that holds text besides white space, in document order.
+	Requests(entry transcript.Value, fn func(Request))
 }
 
 // Shape says what a site's placeholder looks like.

@@ -91,7 +91,19 @@ func (pi) Calls(entry transcript.Value, fn func(Call)) {
 		return // the other messages, tool results among them, make no calls
 	}
 	content, _ := msg.Get("content")
-	contentCalls(content, "toolCall", "arguments", fn)
+	contentCalls(content, "toolCall", "arguments", false, fn)
+}
+
+// Requests finds the text of user messages.
+func (pi) Requests(entry transcript.Value, fn func(Request)) {
+	if t, _ := entry.Get("type"); !t.IsString("message") {
+		return
+	}
+	msg, _ := entry.Get("message")
+	if role, _ := msg.Get("role"); role.IsString("user") {
+		content, _ := msg.Get("content")
+		request(texts(content, "text"), false, fn)
+	}
 }
 
 func isTrue(obj transcript.Value, key string) bool {
