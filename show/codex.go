@@ -109,10 +109,10 @@ func (e *entry) codexItem(ts, item transcript.Value) bool {
 		}
 	case "function_call":
 		e.header(ts, "assistant", agent, turn)
-		e.call(get(item, "call_id"), get(item, "name"), get(item, "arguments"))
+		e.call(get(item, "name"), get(item, "arguments"))
 	case "custom_tool_call":
 		e.header(ts, "assistant", agent, turn)
-		e.call(get(item, "call_id"), get(item, "name"), get(item, "input"))
+		e.call(get(item, "name"), get(item, "input"))
 	case "local_shell_call":
 		e.header(ts, "assistant", agent, turn)
 		action := get(item, "action")
@@ -121,6 +121,8 @@ func (e *entry) codexItem(ts, item transcript.Value) bool {
 			argv = append(argv, a.Text())
 			return true
 		})
+		// Shown as "shell", here and on the headers of its results,
+		// where format names it local_shell.
 		e.rememberCall(get(item, "call_id").Text(), "shell")
 		e.item(cyan, "→ shell "+flatString(strings.Join(argv, " "), maxOneLine))
 	case "web_search_call":
