@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/count"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -287,7 +288,7 @@ func cutSite(site transcript.Value, head int, threshold int, image bool, mime st
 			// field. Only an exact re-encoding makes it a base64 artifact.
 			t, _ := v.Get("type")
 			isImage := t.IsString("image") || t.IsString("base64")
-			declared := declaredImage(v)
+			declared := format.DeclaredImage(v)
 			v.Members(func(m transcript.Member) bool {
 				walk(m.Value, (isImage && m.Key.IsString("data")) || m.Key.IsString("base64"), declared)
 				return true

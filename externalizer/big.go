@@ -366,7 +366,7 @@ func (t *textSink) Write(p []byte) (int, error) {
 	if len(t.carry) < 64<<10 {
 		return n, nil
 	}
-	cut := textCut(t.carry[:len(t.carry)-16])
+	cut := transcript.TextCut(t.carry[:len(t.carry)-16])
 	if err := t.piece(t.carry[:cut]); err != nil {
 		return n, err
 	}
@@ -374,7 +374,7 @@ func (t *textSink) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// piece decodes one piece of the literal's inside, cut where textCut says.
+// piece decodes one piece of the literal's inside, cut where transcript.TextCut says.
 func (t *textSink) piece(inner []byte) error {
 	if t.bad || len(inner) == 0 {
 		return nil
@@ -418,48 +418,6 @@ func (t *textSink) close() error {
 		return nil
 	}
 	return t.piece(t.carry[:len(t.carry)-1])
-}
-
-// textCut returns where the inside of a string literal may be cut so that
-// both pieces decode on their own as the whole does: not inside an escape
-// or a UTF-8 sequence, and not between the two escapes of a surrogate
-// pair. Some cut is always found in a piece longer than 12 bytes.
-func textCut(b []byte) int {
-	cut := 0
-	for i := 0; i < len(b); {
-		c := b[i]
-		w := 1
-		pair := false
-		switch {
-		case c == '\\':
-			w = 2
-			if i+1 < len(b) && b[i+1] == 'u' {
-				w = 6
-				// A surrogate pair is one escape; a high surrogate at
-				// the end of b stays with what may be its low one.
-				switch r, n := transcript.Unescape(b[i:]); {
-				case n == 12:
-					w = n
-				case n == 6 && 0xd800 <= r && r < 0xdc00:
-					pair = len(b)-i-n < 6
-				}
-			}
-		case c >= utf8.RuneSelf:
-			if utf8.FullRune(b[i:]) {
-				_, w = utf8.DecodeRune(b[i:])
-			} else {
-				w = len(b) - i + 1 // a sequence cut by the end of b: cut before it
-			}
-		}
-		if i+w > len(b) {
-			break
-		}
-		i += w
-		if !pair {
-			cut = i
-		}
-	}
-	return cut
 }
 
 // patchSum replaces, in a marker encoded with the skeleton's SHA-256, that

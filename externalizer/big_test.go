@@ -76,7 +76,7 @@ func TestRewriteBigSessions(t *testing.T) {
 		base := filepath.Base(name)
 		f, ok := detectFormat(input)
 		if !ok {
-			f = pi{}
+			f = piFormat
 		}
 		for _, threshold := range []int{4096, 300} {
 			t.Run(fmt.Sprintf("%s/%d", base, threshold), func(t *testing.T) {
@@ -142,7 +142,7 @@ func TestRewriteBigLines(t *testing.T) {
 	}
 	for i, l := range lines {
 		for _, threshold := range []int{4096, 300} {
-			if !rewriteBoth(t, pi{}, threshold, []byte(l), 0, nil) {
+			if !rewriteBoth(t, piFormat, threshold, []byte(l), 0, nil) {
 				t.Errorf("line %d: left to the whole rewrite", i+1)
 			}
 		}
@@ -165,23 +165,9 @@ func FuzzRewriteBig(f *testing.F) {
 		tpl := fuzzTemplates[uint(i)%uint(len(fuzzTemplates))]
 		input := strings.ReplaceAll(tpl.before, pad, bigPad) + s + strings.ReplaceAll(tpl.after, pad, bigPad)
 		for _, l := range splitLines([]byte(input)) {
-			rewriteBoth(t, pi{}, fuzzThreshold, l.text, l.start(), nil)
+			rewriteBoth(t, piFormat, fuzzThreshold, l.text, l.start(), nil)
 		}
 	})
-}
-
-// TestTextCut: a piece is never cut inside a UTF-8 sequence, also one
-// the end of the piece cuts short, nor inside an escape.
-func TestTextCut(t *testing.T) {
-	for _, tt := range []struct {
-		in   string
-		want int
-	}{
-		{"ab", 2}, {"ab日", 5}, {"ab\xe6", 2}, {"ab\xe6\x97", 2}, {`ab\n`, 4}, {`ab\`, 2},
-		{`ab\u00e9`, 8}, {`ab\u00e`, 2}, {`ab\ud83d\ude80`, 14}, {`ab\ud83d`, 2}, {"ab\xff", 3},
-	} {
-		assert.Equal(t, tt.want, textCut([]byte(tt.in)), "%q", tt.in)
-	}
 }
 
 // TestCandidatesInPieces: a long literal gives the same form and artifact

@@ -20,7 +20,7 @@ func TestCodexHeadTinyBody(t *testing.T) {
 	require.GreaterOrEqual(t, len(line), threshold)
 
 	store := memStore{}
-	x := &Externalizer{Format: codex{}, Threshold: threshold, PathFor: testPath, Put: store.put, Open: store.open}
+	x := &Externalizer{Format: codexFormat, Threshold: threshold, PathFor: testPath, Put: store.put, Open: store.open}
 	res, err := x.Rewrite([]byte(line), 0)
 	require.NoError(t, err)
 	for _, a := range res.Artifacts {

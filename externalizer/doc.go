@@ -3,11 +3,11 @@
 //
 // # Sites
 //
-// A Format knows where one agent's transcripts keep their payloads (tool
-// results, command output, images): the payload sites of an entry. A site
-// whose JSON bytes reach the threshold is replaced by a placeholder of the
-// same JSON type that tells a reader what was there, how big it was and
-// where the full content lives.
+// A Format of package format knows where one agent's transcripts keep
+// their payloads (tool results, command output, images): the payload sites
+// of an entry. A site whose JSON bytes reach the threshold is replaced by
+// a placeholder of the same JSON type that tells a reader what was there,
+// how big it was and where the full content lives.
 //
 // # Tool calls and summaries
 //

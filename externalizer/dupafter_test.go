@@ -21,7 +21,7 @@ func TestAddedDuplicateAfterMarker(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := memStore{}
-			x := &Externalizer{Format: chat{}, Threshold: 4096, PathFor: testPath, Put: store.put, Open: store.open}
+			x := &Externalizer{Format: chatFormat, Threshold: 4096, PathFor: testPath, Put: store.put, Open: store.open}
 			line := []byte(tc.line)
 			res, err := x.Rewrite(line, 0)
 			require.NoError(t, err)

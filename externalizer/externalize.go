@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/transcript"
@@ -115,7 +116,7 @@ func (x *Externalizer) rewrite(text []byte, start int, big *BigLine) (Result, []
 	short := len(text)-start < x.Threshold && !HasMarker(text)
 	// A line parsed anyway is asked for its calls; a short one only if
 	// it may have some, which a search of its bytes says more cheaply.
-	calls := !short || mayCall(x.Format, text)
+	calls := !short || format.MayCall(x.Format, text)
 	if short && !calls {
 		return Result{}, nil, nil
 	}
@@ -281,7 +282,7 @@ func fromStub(s *Site) bool {
 
 // store makes the artifact of hole h of site s and passes it to Put.
 func (x *Externalizer) store(h hole, s *Site, big *BigLine) (Artifact, Form, error) {
-	ctx := s.context()
+	ctx := siteContext(s)
 	a := Artifact{Site: s.Path.String(), Tool: s.Tool, ToolCallID: s.ToolCallID, Entry: s.Entry, ctx: ctx}
 	if big != nil && big.cuts(h.v.Start, h.v.End) {
 		p, d, size, desc, stream, err := big.bigPiece(h, ctx)
@@ -470,7 +471,7 @@ func (x *Externalizer) placeholder(s *Site, siteLen int64, main Artifact, others
 	id := main.Digest.String()
 	path := x.PathFor(main.Digest)
 	var hint string
-	if s.Shape == ShapeToolResult {
+	if s.Shape == format.ShapeToolResult {
 		var b strings.Builder
 		b.WriteString("[Tool result omitted: stored as artifact]\n")
 		b.WriteString("id: " + id + "\n")
@@ -502,12 +503,12 @@ func (x *Externalizer) placeholder(s *Site, siteLen int64, main Artifact, others
 	textBlock := append(append([]byte(`{"type":"`+textType+`","text":`), text...), '}')
 	switch s.Value.Kind() {
 	case transcript.Array:
-		if s.Shape == ShapeToolResult {
+		if s.Shape == format.ShapeToolResult {
 			return append(append([]byte{'['}, textBlock...), ']')
 		}
 		return append(append([]byte{'['}, text...), ']')
 	case transcript.Object:
-		if s.Shape == ShapePlain {
+		if s.Shape == format.ShapePlain {
 			return append(append([]byte(`{"artifact":`), text...), '}')
 		}
 		return textBlock

@@ -10,8 +10,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/transcript"
+)
+
+// The formats, for the tests of one of them.
+var (
+	piFormat, _         = format.Lookup(format.Pi)
+	claudeCodeFormat, _ = format.Lookup(format.ClaudeCode)
+	codexFormat, _      = format.Lookup(format.Codex)
+	chatFormat, _       = format.Lookup(format.Chat)
 )
 
 // TestDetect: the first lines of each format, and lines of none.
@@ -70,14 +79,14 @@ func TestDetect(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			v, err := transcript.Parse([]byte(tt.line), 0)
 			require.NoError(t, err)
-			f, ok := Detect(v)
+			f, ok := format.Detect(v)
 			if tt.want == "" {
 				assert.False(t, ok, "detected as %v", f)
 				return
 			}
 			require.True(t, ok, "not detected")
 			assert.Equal(t, tt.want, f.Name())
-			named, ok := Lookup(tt.want)
+			named, ok := format.Lookup(tt.want)
 			require.True(t, ok)
 			assert.Equal(t, named, f)
 		})
@@ -126,8 +135,8 @@ func TestClaudeToolUseResultDuplicatesStoredOnce(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			input := claudeLine(tt.content, tt.result)
-			out, store := roundTrip(t, claudeCode{}, 4096, input)
-			checkMigrated(t, claudeCode{}, 4096, input, out, store)
+			out, store := roundTrip(t, claudeCodeFormat, 4096, input)
+			checkMigrated(t, claudeCodeFormat, 4096, input, out, store)
 			assert.Equal(t, 1, len(store), "the payload is stored %d times, not once", len(store))
 			assert.Less(t, len(out), len(input)/2, "a copy of the payload is left inline")
 		})
@@ -143,10 +152,10 @@ func TestImagesStoredAsBytes(t *testing.T) {
 		format Format
 		line   string
 	}{
-		{"pi image block", pi{}, `{"type":"message","message":{"role":"user","content":[{"type":"image","data":"` + b64 + `","mimeType":"image/png"}]}}`},
-		{"claude image block", claudeCode{}, `{"parentUuid":"u0","sessionId":"s1","type":"user","message":{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + b64 + `"}}]}}`},
-		{"claude toolUseResult.file.base64", claudeCode{}, `{"parentUuid":"u0","sessionId":"s1","type":"user","message":{"role":"user","content":[]},"toolUseResult":{"type":"image","file":{"base64":"` + b64 + `","type":"image/png"}}}`},
-		{"codex input_image data URL", codex{}, `{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":[{"type":"input_image","image_url":"data:image/png;base64,` + b64 + `"}]}}`},
+		{"pi image block", piFormat, `{"type":"message","message":{"role":"user","content":[{"type":"image","data":"` + b64 + `","mimeType":"image/png"}]}}`},
+		{"claude image block", claudeCodeFormat, `{"parentUuid":"u0","sessionId":"s1","type":"user","message":{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + b64 + `"}}]}}`},
+		{"claude toolUseResult.file.base64", claudeCodeFormat, `{"parentUuid":"u0","sessionId":"s1","type":"user","message":{"role":"user","content":[]},"toolUseResult":{"type":"image","file":{"base64":"` + b64 + `","type":"image/png"}}}`},
+		{"codex input_image data URL", codexFormat, `{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":[{"type":"input_image","image_url":"data:image/png;base64,` + b64 + `"}]}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -183,14 +192,14 @@ func TestCodexArrayOutput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			input := []byte(tt.line + "\n")
-			out, store := roundTrip(t, codex{}, 4096, input)
-			checkMigrated(t, codex{}, 4096, input, out, store)
+			out, store := roundTrip(t, codexFormat, 4096, input)
+			checkMigrated(t, codexFormat, 4096, input, out, store)
 			root, err := transcript.Parse(bytes.TrimSuffix(out, []byte("\n")), 0)
 			require.NoError(t, err)
 			output, ok := tt.at.Resolve(root)
 			require.True(t, ok)
 			require.Equal(t, transcript.Array, output.Kind(), "%s", output.Raw())
-			checkTextBlock(t, codex{}, output, tt.name)
+			checkTextBlock(t, codexFormat, output, tt.name)
 			item, _ := output.Index(0)
 			hint, _ := item.Get("text")
 			assert.True(t, strings.HasPrefix(hint.Text(), "[Tool result omitted: stored as artifact]\nid: "), "hint %q", hint.Text())
@@ -210,8 +219,8 @@ func TestClaudeRequestBlob(t *testing.T) {
 		`{"parentUuid":"u0","isSidechain":false,"type":"user","message":{"role":"user","content":` + result + `},"uuid":"u1","timestamp":"t","sessionId":"s1"}` + "\n")
 	shape := `{"system":[{"type":"text","text":"You are Claude Code."}],"tools":[` + strings.Repeat(`{"name":"Bash","description":"Runs a command.","input_schema":{"type":"object"}},`, 80) + `{}]}`
 	input = append(input, `{"type":"api-request-shape","sessionId":"s1","shapeHash":"35c2","timestamp":"t","version":"2.1.328","shape":`+shape+"}\n"...)
-	out, store := roundTrip(t, claudeCode{}, 4096, input)
-	checkMigrated(t, claudeCode{}, 4096, input, out, store)
+	out, store := roundTrip(t, claudeCodeFormat, 4096, input)
+	checkMigrated(t, claudeCodeFormat, 4096, input, out, store)
 	assert.Len(t, store, 2)
 	assert.Contains(t, store, registry.Sum([]byte(shape)), "the request shape, as its JSON")
 	assert.Equal(t, 2, bytes.Count(out, []byte(`"content":"[Tool result omitted: stored as artifact]`)), "%s", out)
@@ -235,8 +244,8 @@ func TestCodexOutputHeader(t *testing.T) {
 	input := []byte(completed + "\n" + output("call_1", header+body) + "\n" +
 		output("call_2", strings.Replace(header, "d4d682", "9f00aa", 1)+body) + "\n" + output("call_3", notHeader) + "\n")
 
-	out, store := roundTrip(t, codex{}, 4096, input)
-	checkMigrated(t, codex{}, 4096, input, out, store)
+	out, store := roundTrip(t, codexFormat, 4096, input)
+	checkMigrated(t, codexFormat, 4096, input, out, store)
 	assert.Len(t, store, 2, "the output once, and the string that has no header whole")
 	assert.Contains(t, store, registry.Sum([]byte(body)))
 	assert.Contains(t, store, registry.Sum([]byte(notHeader)))
@@ -271,16 +280,16 @@ func TestDuplicateKeySites(t *testing.T) {
 		line   func(first, last string) string
 		shadow Pointer
 	}{
-		{"pi", pi{}, func(first, last string) string {
+		{"pi", piFormat, func(first, last string) string {
 			return `{"type":"message","id":"r1","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":` + first + `,"content":` + last + `,"isError":false}}`
 		}, Pointer{"message", "content"}},
-		{"claude-code", claudeCode{}, func(first, last string) string {
+		{"claude-code", claudeCodeFormat, func(first, last string) string {
 			return `{"parentUuid":null,"type":"user","sessionId":"s1","uuid":"u1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":` + first + `,"content":` + last + `}]}}`
 		}, Pointer{"message", "content", "0", "content"}},
-		{"codex", codex{}, func(first, last string) string {
+		{"codex", codexFormat, func(first, last string) string {
 			return `{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":` + first + `,"output":` + last + `}}`
 		}, Pointer{"payload", "output"}},
-		{"chat", chat{}, func(first, last string) string {
+		{"chat", chatFormat, func(first, last string) string {
 			return `{"role":"tool","tool_call_id":"c1","content":` + first + `,"content":` + last + `}`
 		}, Pointer{"content"}},
 	} {

@@ -3,6 +3,7 @@ package externalizer
 import (
 	"testing"
 
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -32,20 +33,20 @@ func FuzzSites(f *testing.F) {
 		if err != nil || root.Kind() != transcript.Object {
 			return
 		}
-		for _, format := range Formats() {
-			sites := format.Sites(root, fuzzThreshold, nil)
+		for _, fm := range format.Formats() {
+			sites := fm.Sites(root, fuzzThreshold, nil)
 			end := 0
 			for _, s := range sites {
 				if s.Value.Start < end {
-					t.Fatalf("%s: site %s overlaps or is out of order", format.Name(), s.Path)
+					t.Fatalf("%s: site %s overlaps or is out of order", fm.Name(), s.Path)
 				}
 				end = s.Value.End
 				v, ok := s.Path.Resolve(root)
 				if !ok || v.Start != s.Value.Start || v.End != s.Value.End {
-					t.Fatalf("%s: pointer %s does not name its site", format.Name(), s.Path)
+					t.Fatalf("%s: pointer %s does not name its site", fm.Name(), s.Path)
 				}
 			}
-			roundTrip(t, format, fuzzThreshold, append(line, '\n'))
+			roundTrip(t, fm, fuzzThreshold, append(line, '\n'))
 		}
 	})
 }

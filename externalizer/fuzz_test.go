@@ -62,12 +62,12 @@ func FuzzRoundTrip(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		out, store := roundTrip(t, pi{}, fuzzThreshold, data)
-		checkMigrated(t, pi{}, fuzzThreshold, data, out, store)
+		out, store := roundTrip(t, piFormat, fuzzThreshold, data)
+		checkMigrated(t, piFormat, fuzzThreshold, data, out, store)
 		for _, tpl := range fuzzTemplates {
 			line := []byte(tpl.before + string(data) + tpl.after)
-			out, store := roundTrip(t, pi{}, fuzzThreshold, line)
-			checkMigrated(t, pi{}, fuzzThreshold, line, out, store)
+			out, store := roundTrip(t, piFormat, fuzzThreshold, line)
+			checkMigrated(t, piFormat, fuzzThreshold, line, out, store)
 		}
 	})
 }

@@ -96,7 +96,7 @@ func TestPayloadsServeNoWrongArtifact(t *testing.T) {
 		lines[i] = strings.TrimSuffix(lines[i], "\n")
 	}
 	plain := memStore{}
-	want, served := rewriteEach(t, claudeCode{}, lines, nil, plain.put)
+	want, served := rewriteEach(t, claudeCodeFormat, lines, nil, plain.put)
 	require.Zero(t, served)
 	restores(t, lines, want, plain)
 
@@ -110,7 +110,7 @@ func TestPayloadsServeNoWrongArtifact(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &Payloads{hash: tt.hash}
 			store := memStore{}
-			got, served := rewriteEach(t, claudeCode{}, lines, c, store.put)
+			got, served := rewriteEach(t, claudeCodeFormat, lines, c, store.put)
 			for i := range lines {
 				assert.Equal(t, want[i], got[i], "line %d differs from its rewrite without a cache", i)
 			}
@@ -120,7 +120,7 @@ func TestPayloadsServeNoWrongArtifact(t *testing.T) {
 			// data and toolUseResult.file.base64 alike), and both copies
 			// on the last, met on the first two lines.
 			assert.Equal(t, len(lines)-1+2, served, "payloads served from the cache")
-			again, served := rewriteEach(t, claudeCode{}, lines, c, store.put)
+			again, served := rewriteEach(t, claudeCodeFormat, lines, c, store.put)
 			assert.Equal(t, want, again)
 			assert.Equal(t, 2*len(lines), served, "every payload met again")
 		})
@@ -161,14 +161,14 @@ func TestPayloadsAcrossFilesAndWorkers(t *testing.T) {
 			defer wg.Done()
 			// Each file its own store, as files of different session
 			// roots have: the cache must not stand in for the store.
-			got[k], _, errs[k] = rewriteLines(claudeCode{}, inputs[k], &c, stores[k].put)
+			got[k], _, errs[k] = rewriteLines(claudeCodeFormat, inputs[k], &c, stores[k].put)
 		}()
 	}
 	wg.Wait()
 	for k := range files {
 		require.NoError(t, errs[k], "file %d", k)
 		alone := memStore{}
-		want, _ := rewriteEach(t, claudeCode{}, inputs[k], nil, alone.put)
+		want, _ := rewriteEach(t, claudeCodeFormat, inputs[k], nil, alone.put)
 		assert.Equal(t, want, got[k], "file %d", k)
 		assert.Equal(t, alone, stores[k], "file %d", k)
 		restores(t, inputs[k], got[k], stores[k])
@@ -233,7 +233,7 @@ func BenchmarkRewriteMetAgain(b *testing.B) {
 		payloads *Payloads
 	}{{"uncached", nil}, {"cached", &Payloads{}}} {
 		b.Run(tt.name, func(b *testing.B) {
-			x := &Externalizer{Format: claudeCode{}, Threshold: 4096, PathFor: testPath, Summaries: &Summaries{}, Payloads: tt.payloads,
+			x := &Externalizer{Format: claudeCodeFormat, Threshold: 4096, PathFor: testPath, Summaries: &Summaries{}, Payloads: tt.payloads,
 				Put: func(Artifact) error { return nil }}
 			b.SetBytes(int64(len(line)))
 			b.ReportAllocs()

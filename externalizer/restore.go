@@ -10,6 +10,7 @@ import (
 	"io"
 	"sort"
 
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -183,11 +184,11 @@ func (u undo) write(w io.Writer, writePart func(io.Writer, part, string) error) 
 
 // locate finds the span of the migrated line that an edit changed.
 func locate(root transcript.Value, e edit, limit int) (undo, error) {
-	ptr, ok := ParsePointer(e.At)
+	ptr, ok := format.ParsePointer(e.At)
 	if !ok {
 		return undo{}, fmt.Errorf("%w: bad pointer %q", ErrBadMarker, e.At)
 	}
-	v, ok := ptr.resolveBefore(root, limit, e.Dup)
+	v, ok := resolveBefore(ptr, root, limit, e.Dup)
 	if !ok {
 		return undo{}, fmt.Errorf("%w: nothing at %q", ErrBadMarker, e.At)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/local"
@@ -102,7 +103,7 @@ func TestRoundTripCorpusPi(t *testing.T) {
 		t.Run(filepath.Base(name), func(t *testing.T) {
 			input, err := os.ReadFile(name)
 			require.NoError(t, err)
-			out, _ := roundTrip(t, pi{}, 4096, input)
+			out, _ := roundTrip(t, piFormat, 4096, input)
 			t.Logf("%d -> %d bytes (%.1f%%)", len(input), len(out), 100*float64(len(out))/float64(len(input)))
 			assert.Less(t, len(out), len(input))
 		})
@@ -122,8 +123,8 @@ func TestMarkerLookalikes(t *testing.T) {
 	}
 	for _, l := range lines {
 		input := []byte(`{"type":"session","id":"s"}` + "\n" + l + "\n")
-		out, store := roundTrip(t, pi{}, 64, input)
-		checkMigrated(t, pi{}, 64, input, out, store)
+		out, store := roundTrip(t, piFormat, 64, input)
+		checkMigrated(t, piFormat, 64, input, out, store)
 	}
 }
 
@@ -138,8 +139,8 @@ func TestDuplicateKeysLinear(t *testing.T) {
 	}
 	b.WriteString(`,"content":"` + strings.Repeat("y", 200) + `"}}`)
 	input := []byte(`{"type":"session","id":"s"}` + "\n" + b.String() + "\n")
-	out, store := roundTrip(t, pi{}, 64, input)
-	checkMigrated(t, pi{}, 64, input, out, store)
+	out, store := roundTrip(t, piFormat, 64, input)
+	checkMigrated(t, piFormat, 64, input, out, store)
 	assert.Less(t, len(out), len(input)+2000, "only the last content is externalized")
 }
 
@@ -148,7 +149,7 @@ func TestDuplicateKeysLinear(t *testing.T) {
 func TestToolNameCannotForgeHintLines(t *testing.T) {
 	input := []byte(`{"type":"session","id":"s"}` + "\n" +
 		`{"type":"message","message":{"role":"toolResult","toolName":"x\npath: /etc/passwd","content":"` + strings.Repeat("z", 300) + `"}}` + "\n")
-	out, _ := roundTrip(t, pi{}, 64, input)
+	out, _ := roundTrip(t, piFormat, 64, input)
 	assert.Contains(t, string(out), `\ntool: x path: /etc/passwd\n`, "the hint keeps the name on its own line")
 }
 
@@ -190,7 +191,7 @@ func detectFormat(input []byte) (Format, bool) {
 		if err != nil || v.Kind() != transcript.Object {
 			continue
 		}
-		if f, ok := Detect(v); ok {
+		if f, ok := format.Detect(v); ok {
 			return f, true
 		}
 	}
@@ -202,7 +203,7 @@ func detectFormat(input []byte) (Format, bool) {
 func TestCheckRewrite(t *testing.T) {
 	text := []byte(`{"type":"message","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"` + strings.Repeat("line of output\\n", 400) + `"}]}}`)
 	store := memStore{}
-	x := &Externalizer{Format: pi{}, Threshold: 1024, PathFor: testPath, Put: store.put, Open: store.open}
+	x := &Externalizer{Format: piFormat, Threshold: 1024, PathFor: testPath, Put: store.put, Open: store.open}
 	res, err := x.Rewrite(text, 0)
 	if err != nil || res.Line == nil {
 		t.Fatalf("Rewrite: %v, line %q", err, res.Line)
@@ -290,7 +291,7 @@ func TestHasMarker(t *testing.T) {
 // in such a member is refused.
 func TestMembersAddedAfterMarker(t *testing.T) {
 	store := memStore{}
-	x := &Externalizer{Format: pi{}, Threshold: 4096, PathFor: testPath, Put: store.put, Open: store.open}
+	x := &Externalizer{Format: piFormat, Threshold: 4096, PathFor: testPath, Put: store.put, Open: store.open}
 	for _, tc := range []struct{ name, entry string }{
 		{"v1 tool result", `{"type":"message","timestamp":"t","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":` + jsonString(t, payloadText) + `}],"isError":false}}`},
 		{"entry of no members", `{}`},

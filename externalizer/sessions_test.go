@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -95,7 +96,7 @@ func TestSessions(t *testing.T) {
 		f, ok := detectFormat(input)
 		if headerless[base] {
 			require.False(t, ok, "%s: detected as %v", base, f)
-			f = pi{}
+			f = piFormat
 		}
 		require.True(t, ok || headerless[base], "%s: no format detected", base)
 		require.Equal(t, wantFormat(base), f.Name(), "%s: detected format", base)
@@ -173,7 +174,7 @@ func checkMigrated(t testing.TB, f Format, threshold int, input, out []byte, sto
 		sum := sha256.Sum256(a.text)
 		assert.Equal(t, hex.EncodeToString(sum[:]), mk.SHA256, "line %d: marker hash", n)
 		for _, e := range mk.Edits {
-			p, ok := ParsePointer(e.At)
+			p, ok := format.ParsePointer(e.At)
 			require.True(t, ok, "line %d: bad pointer %q", n, e.At)
 			before, okBefore := p.Resolve(orig)
 			after, okAfter := p.Resolve(root)
@@ -199,8 +200,8 @@ func checkMigrated(t testing.TB, f Format, threshold int, input, out []byte, sto
 func isSynthetic(entry transcript.Value) bool {
 	msg, _ := entry.Get("message")
 	role, _ := msg.Get("role")
-	details, _ := msg.Get("details")
-	return role.IsString("toolResult") && isTrue(details, "openclawSyntheticMissingToolResult")
+	synthetic, _ := Pointer{"details", "openclawSyntheticMissingToolResult"}.Resolve(msg)
+	return role.IsString("toolResult") && string(synthetic.Raw()) == "true"
 }
 
 // checkTextBlock checks that an array payload of a format other than pi
@@ -241,7 +242,7 @@ func checkNoSiteMissed(t testing.TB, f Format, threshold int, out []byte) {
 		var replaced []transcript.Value
 		if mk, ok := markerOf(t, root); ok {
 			for _, e := range mk.Edits {
-				p, _ := ParsePointer(e.At)
+				p, _ := format.ParsePointer(e.At)
 				if v, ok := p.Resolve(root); ok && len(e.Parts) > 0 {
 					replaced = append(replaced, v)
 				}

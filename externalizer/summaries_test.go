@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -55,7 +56,7 @@ func TestSummaryGolden(t *testing.T) {
 		require.NoError(t, err)
 		f, ok := detectFormat(input)
 		if !ok {
-			f = pi{}
+			f = piFormat
 		}
 		for _, m := range migrated(t, f, 4096, input) {
 			b := byKind[m.a.kind]
@@ -129,7 +130,7 @@ func TestSummariesCorpus(t *testing.T) {
 func checkSummary(t *testing.T, where string, a Artifact) {
 	t.Helper()
 	checkDescription(t, a.Summary)
-	if !a.ctx.Failed && !failedExit(a.ctx.Exit) {
+	if !a.ctx.Failed && !format.FailedExit(a.ctx.Exit) {
 		assert.False(t, looksLikeError([]byte(a.Summary)), "%s: %q, of a call that did not fail", where, a.Summary)
 	}
 	if a.ToolCallID != "" {
@@ -150,27 +151,27 @@ func TestToolNamedFromCall(t *testing.T) {
 		tool  []string
 		sum   []string
 	}{
-		{"claude-code: tool_result and toolUseResult", claudeCode{}, []string{
+		{"claude-code: tool_result and toolUseResult", claudeCodeFormat, []string{
 			`{"type":"assistant","sessionId":"s","uuid":"a","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Read","input":{"file_path":"/p/README.md"}}]}}`,
 			`{"type":"user","sessionId":"s","uuid":"b","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","is_error":false,"content":` + jsonString(t, "     1→# Title\n"+out) + `}]},"toolUseResult":{"type":"text","file":{"filePath":"/p/README.md","content":` + jsonString(t, "# Title\n"+out) + `}}}`,
 		}, []string{"Read", "Read"}, []string{"read /p/README.md (501 lines): # Title", "read /p/README.md (501 lines): # Title"}},
-		{"claude-code: a failed Bash", claudeCode{}, []string{
+		{"claude-code: a failed Bash", claudeCodeFormat, []string{
 			`{"type":"assistant","sessionId":"s","uuid":"a","message":{"content":[{"type":"tool_use","id":"toolu_2","name":"Bash","input":{"command":"make test"}}]}}`,
 			`{"type":"user","sessionId":"s","uuid":"b","message":{"content":[{"type":"tool_result","tool_use_id":"toolu_2","is_error":true,"content":` + jsonString(t, "Exit code 2\n"+out+"make: *** [test] Error 1\n") + `}]}}`,
 		}, []string{"Bash"}, []string{`$ make test — exit 2: "make: *** [test] Error 1" (502 lines)`}},
-		{"claude-code: Bash marked as no error exited 0; not marked, no status", claudeCode{}, []string{
+		{"claude-code: Bash marked as no error exited 0; not marked, no status", claudeCodeFormat, []string{
 			`{"type":"assistant","sessionId":"s","uuid":"a","message":{"content":[{"type":"tool_use","id":"toolu_3","name":"Bash","input":{"command":"ls"}},{"type":"tool_use","id":"toolu_4","name":"Bash","input":{"command":"ls -a"}}]}}`,
 			`{"type":"user","sessionId":"s","uuid":"b","message":{"content":[{"type":"tool_result","tool_use_id":"toolu_3","is_error":false,"content":` + jsonString(t, out) + `}]}}`,
 			`{"type":"user","sessionId":"s","uuid":"c","message":{"content":[{"type":"tool_result","tool_use_id":"toolu_4","content":` + jsonString(t, "."+out) + `}]}}`,
 		}, []string{"Bash", "Bash"}, []string{"$ ls — exit 0 (500 lines)", "$ ls -a (500 lines)"}},
-		{"codex: function_call, its output's header", codex{}, []string{
+		{"codex: function_call, its output's header", codexFormat, []string{
 			`{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"cat log\"}","call_id":"call_1"}}`,
 			`{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":` + jsonString(t, "Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code 0\nOutput:\n"+out) + `}}`,
 		}, []string{"exec_command"}, []string{"$ cat log — exit 0 (500 lines)"}},
-		{"codex: a compacted history's own calls", codex{}, []string{
+		{"codex: a compacted history's own calls", codexFormat, []string{
 			`{"timestamp":"t","type":"compacted","payload":{"message":"m","replacement_history":[{"type":"local_shell_call","call_id":"c9","action":{"type":"exec","command":["bash","-lc","ls -l"]}},{"type":"function_call_output","call_id":"c9","output":` + jsonString(t, out) + `}]}}`,
 		}, []string{"local_shell"}, []string{"$ ls -l (500 lines)"}},
-		{"chat: tool_calls in a messages array", chat{}, []string{
+		{"chat: tool_calls in a messages array", chatFormat, []string{
 			`{"messages":[{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"notes.md\"}"}}]},{"role":"tool","tool_call_id":"c1","content":` + jsonString(t, "\n## Notes\n"+out) + `}]}`,
 		}, []string{"read_file"}, []string{"read notes.md (502 lines): ## Notes"}},
 	}
@@ -202,23 +203,4 @@ func TestCallTableBounded(t *testing.T) {
 	c.add(Call{ID: fmt.Sprint("call_", maxCalls+9), Name: "read"})
 	assert.Len(t, c.m, maxCalls, "a call seen again is not added twice")
 	assert.Equal(t, "read", c.m[fmt.Sprint("call_", maxCalls+9)].name)
-}
-
-func TestMainArgument(t *testing.T) {
-	tests := []struct{ input, want string }{
-		{`{"command":"ls -la","timeout":5}`, "ls -la"},
-		{`{"file_path":"/a/b.md","offset":1}`, "/a/b.md"},
-		{`"{\"command\":[\"bash\",\"-lc\",\"npm test\"],\"workdir\":\"/w\"}"`, "npm test"},
-		{`{"command":["git","status"]}`, "git status"},
-		{`{"cmd":"echo\nhi"}`, "echo hi"},
-		{`{"type":"exec","command":["ls"]}`, "ls"},
-		{`"*** Begin Patch"`, ""},
-		{`{"pattern":"x"}`, ""},
-		{`{"command":"` + strings.Repeat("é", 500) + `"}`, strings.Repeat("é", maxCallInput-1) + "…"},
-	}
-	for _, tt := range tests {
-		v, err := transcript.Parse([]byte(tt.input), 0)
-		require.NoError(t, err)
-		assert.Equal(t, tt.want, mainArgument(v), tt.input)
-	}
 }

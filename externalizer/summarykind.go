@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -279,7 +280,7 @@ var exitPrefixes = []string{"Exit code: ", "Exit code ", "Command exited with co
 func exitLine(l []byte) string {
 	for _, p := range exitPrefixes {
 		if code, ok := bytes.CutPrefix(l, []byte(p)); ok {
-			return exitText(string(code))
+			return format.ExitText(string(code))
 		}
 	}
 	return ""
@@ -292,7 +293,7 @@ func notExitLine(l []byte) bool { return exitLine(l) == "" }
 // when it failed, its first error line (else, for a command not known,
 // its first line), and its line count.
 func (d *Describer) shell() string {
-	code := exitText(d.ctx.Exit)
+	code := format.ExitText(d.ctx.Exit)
 	lines := d.linesSuffix()
 	out, exit, wrapped := d.wrapped()
 	switch {
@@ -305,7 +306,7 @@ func (d *Describer) shell() string {
 	case code == "":
 		code = d.exitFromOutput()
 	}
-	failed := d.ctx.Failed || failedExit(code)
+	failed := d.ctx.Failed || format.FailedExit(code)
 	var first, firstErr string
 	if wrapped {
 		for l := range strings.SplitSeq(out, "\n") {
@@ -402,7 +403,7 @@ func (d *Describer) wrapped() (string, string, bool) {
 		}
 		for _, n := range m.val.members {
 			if n.key == "exit_code" && n.val.kind == 's' {
-				code = exitText(n.val.raw)
+				code = format.ExitText(n.val.raw)
 			}
 		}
 	}

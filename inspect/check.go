@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/transcript"
@@ -277,7 +278,7 @@ func (c *checked) drain(emit func(Finding)) error {
 // checkFile checks one transcript, passing its findings to c.
 func checkFile(ctx context.Context, path string, opts CheckOptions, c *checked) error {
 	report := c.found
-	t, format, err := open(path, opts.Format)
+	t, fm, err := open(path, opts.Format)
 	if err != nil {
 		return err
 	}
@@ -294,7 +295,7 @@ func checkFile(ctx context.Context, path string, opts CheckOptions, c *checked) 
 		}
 		restore = st.Opener(ctx)
 	}
-	var sites []externalizer.Site
+	var sites []format.Site
 	names := newToolNames()
 	threshold := opts.MaxInline
 	if threshold <= 0 {
@@ -310,7 +311,7 @@ func checkFile(ctx context.Context, path string, opts CheckOptions, c *checked) 
 			f.Message = fmt.Sprintf("line of %d bytes; limit %d", n, opts.MaxLine)
 			report(f)
 		}
-		if format == nil {
+		if fm == nil {
 			return nil
 		}
 		if l.tooLarge {
@@ -326,9 +327,9 @@ func checkFile(ctx context.Context, path string, opts CheckOptions, c *checked) 
 		if err != nil || root.Kind() != transcript.Object {
 			return nil // no site, and no marker that could restore
 		}
-		names.see(format, root)
+		names.see(fm, root)
 		if opts.MaxInline > 0 && root.Len() >= opts.MaxInline {
-			sites = payloads(format, root, opts.MaxInline, sites[:0])
+			sites = payloads(fm, root, opts.MaxInline, sites[:0])
 			tools := names.line(sites)
 			for _, s := range sites {
 				f := at
@@ -351,7 +352,7 @@ func checkFile(ctx context.Context, path string, opts CheckOptions, c *checked) 
 		}
 		return nil
 	})
-	if err == nil && format == nil {
+	if err == nil && fm == nil {
 		// Only now: a file that cannot be read is not of an unknown format.
 		report(Finding{Kind: KindNote, File: path, Message: "unknown transcript format: only the sizes of lines and of the file are checked"})
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -101,19 +101,19 @@ func TestToolNamesBounded(t *testing.T) {
 	b.WriteString(`]}}`)
 	root, err := transcript.Parse([]byte(b.String()), 0)
 	require.NoError(t, err)
-	claude, ok := externalizer.Lookup("claude-code")
+	claude, ok := format.Lookup("claude-code")
 	require.True(t, ok)
 	n.see(claude, root)
 	assert.Len(t, n.calls, maxCalls)
-	assert.Equal(t, "Bash", n.of(externalizer.Site{ToolCallID: "t0"}))
-	assert.Equal(t, UnknownTool, n.of(externalizer.Site{ToolCallID: "t" + strconv.Itoa(maxCalls+5)}))
-	assert.Equal(t, "", n.of(externalizer.Site{}))
+	assert.Equal(t, "Bash", n.of(format.Site{ToolCallID: "t0"}))
+	assert.Equal(t, UnknownTool, n.of(format.Site{ToolCallID: "t" + strconv.Itoa(maxCalls+5)}))
+	assert.Equal(t, "", n.of(format.Site{}))
 }
 
 // payloads leaves out the sites migrate would not move and those the
 // entry's marker records as placeholders.
 func TestPayloads(t *testing.T) {
-	chat, ok := externalizer.Lookup("chat")
+	chat, ok := format.Lookup("chat")
 	require.True(t, ok)
 	big := strings.Repeat("x", 300)
 	for _, tc := range []struct {

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/inspect"
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/registry"
@@ -177,7 +178,7 @@ func TestCheckTooLargeMigratedLine(t *testing.T) {
 	dir := tree(t, map[string]string{"s.jsonl": string(testsession.Pi("m", 1, 300))})
 	migrateTree(t, dir)
 	store := registry.New(local.New(filepath.Join(dir, session.StoreDirName)))
-	pi, _ := externalizer.Lookup("pi")
+	pi, _ := format.Lookup("pi")
 	x := &externalizer.Externalizer{Format: pi, Threshold: threshold, PathFor: store.Path, Put: func(a externalizer.Artifact) error {
 		_, _, err := store.PutSum(context.Background(), a.Digest, a.Data)
 		return err

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/transcript"
@@ -162,12 +163,12 @@ func textLen(l *line) int64 { return lineLen(l) - int64(len(l.EOL)) }
 
 // open opens the transcript at path with the named format, or the one
 // detected; format is nil for a file of no known format.
-func open(path, name string) (*session.Transcript, externalizer.Format, error) {
+func open(path, name string) (*session.Transcript, format.Format, error) {
 	t, err := session.Open(path, name)
 	if err != nil {
 		return nil, nil, err
 	}
-	f, _ := externalizer.Lookup(t.Format)
+	f, _ := format.Lookup(t.Format)
 	return t, f, nil
 }
 
@@ -176,7 +177,7 @@ func open(path, name string) (*session.Transcript, externalizer.Format, error) {
 // placeholder keeps the JSON type of a number or a literal) and those that
 // are placeholders already (the entry's marker records them as replaced;
 // with a store, Check proves that marker true).
-func payloads(f externalizer.Format, entry transcript.Value, threshold int, dst []externalizer.Site) []externalizer.Site {
+func payloads(f format.Format, entry transcript.Value, threshold int, dst []format.Site) []format.Site {
 	all := f.Sites(entry, threshold, dst)
 	kept := all[:len(dst)]
 	var replaced []string

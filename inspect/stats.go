@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/count"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
@@ -213,14 +214,14 @@ type lineImages struct {
 }
 
 func (s *stats) file(ctx context.Context, path string) error {
-	t, format, err := open(path, s.opts.Format)
+	t, fm, err := open(path, s.opts.Format)
 	if err != nil {
 		return err
 	}
 	defer t.Close()
 	fs := &fileStats{format: t.Format, formats: newTally(), types: newTally(), tools: newTally(),
 		digests: map[registry.Digest]int64{}, names: newToolNames()}
-	if format == nil {
+	if fm == nil {
 		fs.format = UnknownFormat
 	}
 	storeDir := session.StoreFor(s.opts.Store, path)
@@ -230,7 +231,7 @@ func (s *stats) file(ctx context.Context, path string) error {
 	}
 	var imgs lineImages
 	x := &externalizer.Externalizer{
-		Format:    format,
+		Format:    fm,
 		Threshold: s.opts.Threshold,
 		PathFor:   session.PathFor(store, s.opts.StoreAs),
 		Put: func(a externalizer.Artifact) error {
@@ -245,7 +246,7 @@ func (s *stats) file(ctx context.Context, path string) error {
 		},
 		Open: store.Opener(ctx),
 	}
-	var all, big []externalizer.Site
+	var all, big []format.Site
 	err = scan(ctx, t, s.opts.Threshold, false, func(l *line) error {
 		n := lineLen(l)
 		fs.sav.BytesBefore += n
@@ -269,10 +270,10 @@ func (s *stats) file(ctx context.Context, path string) error {
 		obj := perr == nil && root.Kind() == transcript.Object
 		line := Counts{Lines: 1, Bytes: n}
 		all, big = all[:0], big[:0]
-		if format != nil && obj {
-			fs.names.see(format, root)
-			all = format.Sites(root, 1, all)
-			big = payloads(format, root, s.opts.Threshold, big)
+		if fm != nil && obj {
+			fs.names.see(fm, root)
+			all = fm.Sites(root, 1, all)
+			big = payloads(fm, root, s.opts.Threshold, big)
 		}
 		tools := fs.names.line(all)
 		if len(tools) == 0 {
@@ -291,7 +292,7 @@ func (s *stats) file(ctx context.Context, path string) error {
 		for _, tool := range tools {
 			fs.tools.get(fs.format, tool).add(Counts{Lines: 1, Bytes: n})
 		}
-		if format == nil || fs.failed {
+		if fm == nil || fs.failed {
 			return nil
 		}
 		imgs = lineImages{}
@@ -315,7 +316,7 @@ func (s *stats) file(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	if format == nil {
+	if fm == nil {
 		fs.notes = append(fs.notes, Finding{Kind: KindNote, File: path,
 			Message: "unknown transcript format: counted by lines and bytes only; migrate would leave it"})
 	}
@@ -457,7 +458,7 @@ func entryType(text []byte, root transcript.Value, err error) string {
 	} else {
 		return Untyped
 	}
-	for _, at := range []externalizer.Pointer{{"message", "role"}, {"payload", "type"}, {"data", "type"}} {
+	for _, at := range []format.Pointer{{"message", "role"}, {"payload", "type"}, {"data", "type"}} {
 		if sub, ok := at.Resolve(root); ok && sub.Kind() == transcript.String {
 			if t := sub.Text(); t != name {
 				name += "/" + t

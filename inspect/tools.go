@@ -1,7 +1,7 @@
 package inspect
 
 import (
-	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -22,8 +22,8 @@ func newToolNames() *toolNames { return &toolNames{calls: map[string]string{}} }
 
 // see remembers the tool calls of an entry, where format f says they
 // are.
-func (n *toolNames) see(f externalizer.Format, root transcript.Value) {
-	f.Calls(root, func(c externalizer.Call) {
+func (n *toolNames) see(f format.Format, root transcript.Value) {
+	f.Calls(root, func(c format.Call) {
 		if len(n.calls) < maxCalls && c.ID != "" {
 			n.calls[c.ID] = c.Name
 		}
@@ -32,7 +32,7 @@ func (n *toolNames) see(f externalizer.Format, root transcript.Value) {
 
 // of returns the tool a site is the output of, UnknownTool for the answer
 // to a call not seen, or "" when the site names no tool and no call.
-func (n *toolNames) of(s externalizer.Site) string {
+func (n *toolNames) of(s format.Site) string {
 	name := s.Tool
 	if name == "" && s.ToolCallID != "" {
 		if name = n.calls[s.ToolCallID]; name == "" {
@@ -44,7 +44,7 @@ func (n *toolNames) of(s externalizer.Site) string {
 
 // line returns the distinct tools whose output the sites of one line
 // hold, in order.
-func (n *toolNames) line(sites []externalizer.Site) []string {
+func (n *toolNames) line(sites []format.Site) []string {
 	var tools []string
 next:
 	for _, s := range sites {
@@ -65,7 +65,7 @@ next:
 // site returns the tool of a payload site: its own, or else the first
 // tool of its line, lineTools (Claude Code's toolUseResult belongs to the
 // tool_result beside it), or "".
-func (n *toolNames) site(s externalizer.Site, lineTools []string) string {
+func (n *toolNames) site(s format.Site, lineTools []string) string {
 	if name := n.of(s); name != "" || len(lineTools) == 0 {
 		return name
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -34,10 +35,12 @@ type Session struct {
 	// name.
 	Tools []ToolCount
 	// Calls maps tool call ids to the names of the tools called, for
-	// artifacts whose registry record names only the call.
+	// artifacts whose registry record names only the call. Tools and
+	// Calls leave out the calls an entry relays (format.Call.Relayed).
 	Calls map[string]string
-	// LastRequest is the text of the last user message, at most
-	// maxRequest bytes of it, not yet cleaned.
+	// LastRequest is the text of the last user request, as the format
+	// tells them (format.Request), at most maxRequest bytes of it, not yet
+	// cleaned.
 	LastRequest string
 	// Refs are the distinct artifacts the entries' markers reference, the
 	// most recently referenced first.
@@ -65,7 +68,7 @@ const (
 	maxCalls    = 1 << 16 // tool call ids remembered
 )
 
-// Scan reads a transcript of the named format (a name externalizer.Lookup
+// Scan reads a transcript of the named format (a name format.Lookup
 // knows) and returns its Session. Lines that are not JSON objects are
 // skipped, as are entries of shapes the format does not have. Only an
 // error reading r is returned.
@@ -74,8 +77,8 @@ const (
 // restores through open, or fails to for want of an artifact: an entry
 // that ends in a member shaped like a marker but does not restore is
 // genuine content, and its look-alike references are not the session's.
-func Scan(r io.Reader, format string, open externalizer.Opener) (*Session, error) {
-	return ScanLines(transcript.NewReader(r), format, open, nil)
+func Scan(r io.Reader, name string, open externalizer.Opener) (*Session, error) {
+	return ScanLines(transcript.NewReader(r), name, open, nil)
 }
 
 // ScanLines is Scan for the lines of tr. A line tr returns as Long (see
@@ -84,9 +87,10 @@ func Scan(r io.Reader, format string, open externalizer.Opener) (*Session, error
 // first bytes, and its marker's references are taken as they are, not
 // checked by a restore, which reads the line whole. A line long cannot
 // give is skipped.
-func ScanLines(tr *transcript.Reader, format string, open externalizer.Opener, long func(transcript.Line) (*transcript.Skeleton, error)) (*Session, error) {
-	s := &Session{Format: format, Calls: map[string]string{}}
-	sc := scanner{s: s, tools: map[string]int{}, refs: map[registry.Digest]*refState{}, open: open}
+func ScanLines(tr *transcript.Reader, name string, open externalizer.Opener, long func(transcript.Line) (*transcript.Skeleton, error)) (*Session, error) {
+	s := &Session{Format: name, Calls: map[string]string{}}
+	f, _ := format.Lookup(name)
+	sc := scanner{s: s, tools: map[string]int{}, refs: map[registry.Digest]*refState{}, open: open, f: f}
 	for {
 		l, err := tr.Next()
 		if err == io.EOF {
@@ -125,9 +129,10 @@ type scanner struct {
 	tools map[string]int
 	refs  map[registry.Digest]*refState
 	seq   int
-	// Codex writes the user's prompt both as an event and as a response
-	// item, which also carries environment context; the events win.
-	codexEvent, codexItem string
+	f     format.Format // nil for a format of no known name
+	// fallback is the last request that counts only when the file has no
+	// other (format.Request.Fallback).
+	fallback string
 }
 
 func (sc *scanner) entry(root transcript.Value) {
@@ -144,148 +149,26 @@ func (sc *scanner) entry(root transcript.Value) {
 			}
 		}
 	}
-	switch s.Format {
-	case "pi":
-		sc.pi(root)
-	case "claude-code":
-		sc.claudeCode(root)
-	case "codex":
-		sc.codex(root)
-	case "chat":
-		sc.chat(root)
+	if sc.f != nil {
+		sc.f.Calls(root, sc.call)
+		sc.f.Requests(root, sc.request)
 	}
 }
 
-func (sc *scanner) pi(root transcript.Value) {
-	if t, _ := root.Get("type"); !t.IsString("message") {
+// call counts a call the session makes, and remembers its id.
+func (sc *scanner) call(c format.Call) {
+	if c.Relayed {
 		return
 	}
-	msg, _ := root.Get("message")
-	role, _ := msg.Get("role")
-	content, _ := msg.Get("content")
-	switch {
-	case role.IsString("user"):
-		sc.request(texts(content, "text"))
-	case role.IsString("assistant"):
-		sc.blockCalls(content, "toolCall")
-	}
-}
-
-func (sc *scanner) claudeCode(root transcript.Value) {
-	t, _ := root.Get("type")
-	msg, _ := root.Get("message")
-	content, _ := msg.Get("content")
-	switch {
-	case t.IsString("user"):
-		if meta, _ := root.Get("isMeta"); string(meta.Raw()) == "true" {
-			return
-		}
-		sc.request(texts(content, "text"))
-	case t.IsString("assistant"):
-		sc.blockCalls(content, "tool_use")
-	}
-}
-
-func (sc *scanner) codex(root transcript.Value) {
-	t, _ := root.Get("type")
-	payload, _ := root.Get("payload")
-	item := root // legacy files have the items at the top level
-	switch {
-	case t.IsString("response_item"):
-		item = payload
-	case t.IsString("event_msg"):
-		if pt, _ := payload.Get("type"); pt.IsString("user_message") {
-			if m, _ := payload.Get("message"); m.Kind() == transcript.String && strings.TrimSpace(m.Text()) != "" {
-				sc.codexEvent = clip(m.Text())
-			}
-		}
-		return
-	}
-	it, _ := item.Get("type")
-	switch {
-	case it.IsString("message"):
-		if role, _ := item.Get("role"); role.IsString("user") {
-			content, _ := item.Get("content")
-			text := texts(content, "input_text", "text")
-			if !strings.HasPrefix(text, "<environment_context>") && !strings.HasPrefix(text, "<user_instructions>") && strings.TrimSpace(text) != "" {
-				sc.codexItem = clip(text)
-			}
-		}
-	case it.IsString("function_call"), it.IsString("custom_tool_call"):
-		name, _ := item.Get("name")
-		id, _ := item.Get("call_id")
-		sc.call(name.Text(), id)
-	case it.IsString("local_shell_call"):
-		id, _ := item.Get("call_id")
-		sc.call("local_shell", id)
-	}
-}
-
-// chat reads a chat-completions message, or the messages of a
-// conversation (an array, possibly of arrays, or one object).
-func (sc *scanner) chat(root transcript.Value) {
-	visit := func(msg transcript.Value) {
-		role, _ := msg.Get("role")
-		switch {
-		case role.IsString("user"):
-			content, _ := msg.Get("content")
-			sc.request(texts(content, "text"))
-		case role.IsString("assistant"):
-			calls, _ := msg.Get("tool_calls")
-			calls.Elems(func(_ int, c transcript.Value) bool {
-				name, _ := externalizer.Pointer{"function", "name"}.Resolve(c)
-				id, _ := c.Get("id")
-				sc.call(name.Text(), id)
-				return true
-			})
-			if fc, ok := msg.Get("function_call"); ok {
-				name, _ := fc.Get("name")
-				sc.call(name.Text(), transcript.Value{})
-			}
-		}
-	}
-	visit(root)
-	msgs, _ := root.Get("messages")
-	var walk func(v transcript.Value, depth int)
-	walk = func(v transcript.Value, depth int) {
-		switch v.Kind() {
-		case transcript.Object:
-			visit(v)
-		case transcript.Array:
-			if depth < 2 {
-				v.Elems(func(_ int, e transcript.Value) bool {
-					walk(e, depth+1)
-					return true
-				})
-			}
-		}
-	}
-	walk(msgs, 0)
-}
-
-// blockCalls counts the tool calls among content blocks of type typ.
-func (sc *scanner) blockCalls(content transcript.Value, typ string) {
-	content.Elems(func(_ int, b transcript.Value) bool {
-		if t, _ := b.Get("type"); t.IsString(typ) {
-			name, _ := b.Get("name")
-			id, _ := b.Get("id")
-			sc.call(name.Text(), id)
-		}
-		return true
-	})
-}
-
-// call counts a call of the named tool, and remembers its id when it is a
-// string.
-func (sc *scanner) call(name string, id transcript.Value) {
+	name := c.Name
 	if len(name) > maxToolName {
 		name = name[:transcript.RuneCut([]byte(name), maxToolName)]
 	}
 	if name == "" {
 		name = "unnamed"
 	}
-	if id.Kind() == transcript.String && len(sc.s.Calls) < maxCalls {
-		sc.s.Calls[id.Text()] = name
+	if c.ID != "" && len(sc.s.Calls) < maxCalls {
+		sc.s.Calls[c.ID] = name
 	}
 	if _, ok := sc.tools[name]; !ok && len(sc.tools) >= maxTools {
 		name = "other"
@@ -293,10 +176,12 @@ func (sc *scanner) call(name string, id transcript.Value) {
 	sc.tools[name]++
 }
 
-// request remembers a user message's text, unless it has none.
-func (sc *scanner) request(text string) {
-	if strings.TrimSpace(text) != "" {
-		sc.s.LastRequest = clip(text)
+// request remembers a user's request, the last one the format believes.
+func (sc *scanner) request(r format.Request) {
+	if r.Fallback {
+		sc.fallback = clip(r.Text)
+	} else {
+		sc.s.LastRequest = clip(r.Text)
 	}
 }
 
@@ -308,27 +193,6 @@ func clip(text string) string {
 		text = strings.TrimRight(text[:i], ".") + "…"
 	}
 	return text[:transcript.RuneCut([]byte(text), maxRequest)]
-}
-
-// texts returns the text of message content: a string, or the "text"
-// members of the blocks of the given types, one per line.
-func texts(content transcript.Value, types ...string) string {
-	if content.Kind() == transcript.String {
-		return content.Text()
-	}
-	var parts []string
-	content.Elems(func(_ int, b transcript.Value) bool {
-		t, _ := b.Get("type")
-		for _, typ := range types {
-			if t.IsString(typ) {
-				text, _ := b.Get("text")
-				parts = append(parts, text.Text())
-				break
-			}
-		}
-		return true
-	})
-	return strings.Join(parts, "\n")
 }
 
 // markerRefs notes the artifacts that the marker of a migrated line
@@ -359,10 +223,8 @@ func (sc *scanner) markerRefs(l transcript.Line, open externalizer.Opener) {
 // finish sorts what the scan collected into the Session.
 func (sc *scanner) finish() {
 	s := sc.s
-	if sc.codexEvent != "" {
-		s.LastRequest = sc.codexEvent
-	} else if sc.codexItem != "" {
-		s.LastRequest = sc.codexItem
+	if s.LastRequest == "" {
+		s.LastRequest = sc.fallback
 	}
 	for name, n := range sc.tools {
 		s.Tools = append(s.Tools, ToolCount{Name: name, Calls: n})

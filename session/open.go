@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -122,15 +123,15 @@ var ErrSourceChanged = errors.New("the file changed while it was migrated (is an
 
 // Detect reads the first entries of src to find its format and session id,
 // then rewinds src.
-func Detect(src *os.File, zst bool, name string) (externalizer.Format, string, error) {
+func Detect(src *os.File, zst bool, name string) (format.Format, string, error) {
 	defer src.Seek(0, io.SeekStart)
-	var format externalizer.Format
+	var fm format.Format
 	if name != "" {
-		f, ok := externalizer.Lookup(name)
+		f, ok := format.Lookup(name)
 		if !ok {
 			return nil, "", fmt.Errorf("%w %q", ErrUnknownFormat, name)
 		}
-		format = f
+		fm = f
 	}
 	session := ""
 	dr, release, err := Decoded(src, zst)
@@ -148,23 +149,23 @@ func Detect(src *os.File, zst bool, name string) (externalizer.Format, string, e
 		if err != nil || v.Kind() != transcript.Object {
 			continue
 		}
-		if format == nil {
-			format, _ = externalizer.Detect(v)
+		if fm == nil {
+			fm, _ = format.Detect(v)
 		}
-		if format != nil && session == "" {
-			session = format.Session(v)
+		if fm != nil && session == "" {
+			session = fm.Session(v)
 		}
-		if format != nil && session != "" {
+		if fm != nil && session != "" {
 			break
 		}
 	}
-	if format == nil {
+	if fm == nil {
 		return nil, "", ErrUnknownFormat
 	}
 	if _, err := src.Seek(0, io.SeekStart); err != nil {
 		return nil, "", err
 	}
-	return format, session, nil
+	return fm, session, nil
 }
 
 // Detection looks at most at the first detectLines lines within the first

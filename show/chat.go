@@ -49,11 +49,11 @@ func (e *entry) chatMessage(ts, msg transcript.Value, model string) {
 		e.content(content, false)
 		get(msg, "tool_calls").Elems(func(_ int, c transcript.Value) bool {
 			fn := get(c, "function")
-			e.call(get(c, "id"), get(fn, "name"), get(fn, "arguments"))
+			e.call(get(fn, "name"), get(fn, "arguments"))
 			return true
 		})
 		if fn, ok := msg.Get("function_call"); ok {
-			e.call(transcript.Value{}, get(fn, "name"), get(fn, "arguments"))
+			e.call(get(fn, "name"), get(fn, "arguments"))
 		}
 	case "tool", "function":
 		name := str(msg, "name", 60)

@@ -154,7 +154,6 @@ func (e *entry) progressMessage(msg transcript.Value) string {
 	case "text":
 		return str(first, "text", maxOneLine)
 	case "tool_use":
-		e.rememberCall(get(first, "id").Text(), get(first, "name").Text())
 		return "→ " + str(first, "name", 60) + " " + args(get(first, "input"), maxOneLine)
 	case "tool_result":
 		return "result of " + flatString(e.calls[get(first, "tool_use_id").Text()], 60)

@@ -3,6 +3,7 @@ package show
 import (
 	"strings"
 
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -26,7 +27,7 @@ func (codex) entry(e *entry) bool {
 	}
 	switch str(e.root, "type", 40) {
 	case "session_meta":
-		e.header(ts, "session", meta, "", str(payload, "id", 80), strings.TrimSpace("codex "+str(payload, "cli_version", 20)), cwd(payload))
+		e.header(ts, "session", meta, "", str(payload, "id", 80), strings.TrimSpace(format.Codex+" "+str(payload, "cli_version", 20)), cwd(payload))
 		e.text(get(payload, "instructions"), true)
 	case "turn_context":
 		e.header(ts, "turn", meta, "", str(payload, "model", 60), str(payload, "effort", 20), cwd(payload))
@@ -52,7 +53,7 @@ func (codex) entry(e *entry) bool {
 // state record (skipped) or a bare response item.
 func (e *entry) codexLegacy(ts transcript.Value) bool {
 	if instr, ok := e.root.Get("instructions"); ok {
-		e.header(ts, "session", meta, "", str(e.root, "id", 80), "codex")
+		e.header(ts, "session", meta, "", str(e.root, "id", 80), format.Codex)
 		e.text(instr, true)
 		return true
 	}
@@ -108,10 +109,10 @@ func (e *entry) codexItem(ts, item transcript.Value) bool {
 		}
 	case "function_call":
 		e.header(ts, "assistant", agent, turn)
-		e.call(get(item, "call_id"), get(item, "name"), get(item, "arguments"))
+		e.call(get(item, "name"), get(item, "arguments"))
 	case "custom_tool_call":
 		e.header(ts, "assistant", agent, turn)
-		e.call(get(item, "call_id"), get(item, "name"), get(item, "input"))
+		e.call(get(item, "name"), get(item, "input"))
 	case "local_shell_call":
 		e.header(ts, "assistant", agent, turn)
 		action := get(item, "action")
@@ -120,6 +121,8 @@ func (e *entry) codexItem(ts, item transcript.Value) bool {
 			argv = append(argv, a.Text())
 			return true
 		})
+		// Shown as "shell", here and on the headers of its results,
+		// where format names it local_shell.
 		e.rememberCall(get(item, "call_id").Text(), "shell")
 		e.item(cyan, "→ shell "+flatString(strings.Join(argv, " "), maxOneLine))
 	case "web_search_call":

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/store/local"
 	"github.com/transcript-tool/transcript-tool/transcript"
@@ -85,10 +86,10 @@ func render(t testing.TB, input []byte, opts Options) string {
 
 // migrateAll migrates every line of input as migrate would, storing the
 // artifacts in store.
-func migrateAll(t testing.TB, format string, input []byte, threshold int, store *registry.Store) []byte {
+func migrateAll(t testing.TB, name string, input []byte, threshold int, store *registry.Store) []byte {
 	t.Helper()
-	f, ok := externalizer.Lookup(format)
-	require.True(t, ok, format)
+	f, ok := format.Lookup(name)
+	require.True(t, ok, name)
 	x := &externalizer.Externalizer{
 		Format:    f,
 		Threshold: threshold,

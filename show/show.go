@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/transcript"
@@ -17,8 +18,8 @@ import (
 
 // Options say how a session is shown.
 type Options struct {
-	// Format is the transcript's format: "pi", "claude-code", "codex" or
-	// "chat". With "" (no format recognised) every entry is shown as a
+	// Format is the transcript's format, one of the names of package
+	// format. With "" (no format recognised) every entry is shown as a
 	// note.
 	Format string
 	// Store is where references are looked up; nil shows them without
@@ -55,10 +56,10 @@ type renderer interface {
 }
 
 var renderers = map[string]renderer{
-	"pi":          pi{},
-	"claude-code": claudeCode{},
-	"codex":       codex{},
-	"chat":        chat{},
+	format.Pi:         pi{},
+	format.ClaudeCode: claudeCode{},
+	format.Codex:      codex{},
+	format.Chat:       chat{},
 }
 
 // Render writes the session read from r to w, one entry at a time. Lines
@@ -77,10 +78,12 @@ func RenderLines(w io.Writer, in *transcript.Reader, opts Options) error {
 	if !ok && opts.Format != "" {
 		return fmt.Errorf("unknown format %q", opts.Format)
 	}
+	f, _ := format.Lookup(opts.Format)
 	ew := &errWriter{w: w}
 	s := &session{
 		p:    &printer{w: bufio.NewWriterSize(ew, 64<<10), color: opts.Color, full: opts.Full, calls: map[string]string{}},
 		rd:   rd,
+		f:    f,
 		opts: opts,
 	}
 	for ew.err == nil {
@@ -119,6 +122,7 @@ func (e *errWriter) Write(b []byte) (int, error) {
 type session struct {
 	p        *printer
 	rd       renderer
+	f        format.Format // nil with no format
 	opts     Options
 	restored bytes.Buffer // a rehydrated line, reused from line to line
 }
@@ -208,6 +212,16 @@ func (s *session) entry(l transcript.Line, text []byte, root transcript.Value, e
 	case root.Kind() != transcript.Object:
 		s.p.note(l.Num, dim, "JSON %s, not an entry: %s", root.Kind(), flat(root.Raw(), 60))
 		return
+	}
+	if s.f != nil {
+		// Results name the calls they answer by id, on this line or later.
+		// A call relayed again (a compacted history) names only a call not
+		// seen made, whose line may have named it otherwise.
+		s.f.Calls(root, func(c format.Call) {
+			if _, seen := s.p.calls[c.ID]; !seen || !c.Relayed {
+				s.p.rememberCall(c.ID, c.Name)
+			}
+		})
 	}
 	e := &entry{printer: s.p, root: root, refs: refs, store: s.opts.Store}
 	if s.rd == nil || !s.rd.entry(e) {
@@ -373,9 +387,9 @@ func (e *entry) block(b transcript.Value, short bool) {
 	case "redacted_thinking":
 		e.item(dim, "thinking (redacted)")
 	case "toolCall": // pi
-		e.call(get(b, "id"), get(b, "name"), get(b, "arguments"))
+		e.call(get(b, "name"), get(b, "arguments"))
 	case "tool_use", "server_tool_use": // Claude
-		e.call(get(b, "id"), get(b, "name"), get(b, "input"))
+		e.call(get(b, "name"), get(b, "input"))
 	case "image", "input_image", "image_url":
 		e.image(b)
 	case "tool_result":
@@ -402,9 +416,8 @@ func (e *entry) thinking(v transcript.Value) {
 }
 
 // call shows a tool call on one line: its name and compact arguments.
-func (e *entry) call(id, name, arguments transcript.Value) {
+func (e *entry) call(name, arguments transcript.Value) {
 	n := flatString(name.Text(), 60)
-	e.rememberCall(id.Text(), name.Text())
 	if e.ref(arguments) {
 		return
 	}

@@ -138,6 +138,14 @@ func TestClaudeCode(t *testing.T) {
 
 func TestCodex(t *testing.T) {
 	runFormatCases(t, "codex", []formatCase{
+		{"results named by calls made and by calls of a compacted history",
+			[]string{
+				`{"timestamp":"t1","type":"response_item","payload":{"type":"local_shell_call","call_id":"c","action":{"type":"exec","command":["ls"]}}}`,
+				`{"timestamp":"t2","type":"compacted","payload":{"message":"","replacement_history":[{"type":"local_shell_call","call_id":"c"},{"type":"function_call","call_id":"d","name":"exec_command"}]}}`,
+				`{"timestamp":"t3","type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":"x"}}`,
+				`{"timestamp":"t4","type":"response_item","payload":{"type":"function_call_output","call_id":"d","output":"y"}}`,
+			},
+			"t1 assistant\n  → shell ls\nt2 compaction\n  (history replaced by 2 items)\nt3 tool result · shell\n  x\nt4 tool result · exec_command\n  y\n"},
 		{"a turn",
 			[]string{
 				`{"timestamp":"2025-09-01T00:00:00Z","type":"session_meta","payload":{"id":"r1","cli_version":"0.40.0","cwd":"/w","instructions":"be brief"}}`,

@@ -419,6 +419,48 @@ func encodesTo(text, raw []byte, s Style) bool {
 	return len(raw) == 0
 }
 
+// TextCut returns where the inside of a string literal may be cut so that
+// both pieces decode on their own as the whole does: not inside an escape
+// or a UTF-8 sequence, and not between the two escapes of a surrogate
+// pair. Some cut is always found in a piece longer than 12 bytes.
+func TextCut(b []byte) int {
+	cut := 0
+	for i := 0; i < len(b); {
+		c := b[i]
+		w := 1
+		pair := false
+		switch {
+		case c == '\\':
+			w = 2
+			if i+1 < len(b) && b[i+1] == 'u' {
+				w = 6
+				// A surrogate pair is one escape; a high surrogate at
+				// the end of b stays with what may be its low one.
+				switch r, n := Unescape(b[i:]); {
+				case n == 12:
+					w = n
+				case n == 6 && 0xd800 <= r && r < 0xdc00:
+					pair = len(b)-i-n < 6
+				}
+			}
+		case c >= utf8.RuneSelf:
+			if utf8.FullRune(b[i:]) {
+				_, w = utf8.DecodeRune(b[i:])
+			} else {
+				w = len(b) - i + 1 // a sequence cut by the end of b: cut before it
+			}
+		}
+		if i+w > len(b) {
+			break
+		}
+		i += w
+		if !pair {
+			cut = i
+		}
+	}
+	return cut
+}
+
 // RuneCut returns the largest n <= max such that b[:n] does not end inside
 // a UTF-8 sequence; it returns len(b) when b is shorter than max.
 func RuneCut(b []byte, max int) int {

@@ -348,3 +348,17 @@ func FuzzTextForm(f *testing.F) {
 		checkTextForm(t, raw)
 	})
 }
+
+// TestTextCut: a piece is never cut inside a UTF-8 sequence, also one
+// the end of the piece cuts short, nor inside an escape.
+func TestTextCut(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want int
+	}{
+		{"ab", 2}, {"ab日", 5}, {"ab\xe6", 2}, {"ab\xe6\x97", 2}, {`ab\n`, 4}, {`ab\`, 2},
+		{`ab\u00e9`, 8}, {`ab\u00e`, 2}, {`ab\ud83d\ude80`, 14}, {`ab\ud83d`, 2}, {"ab\xff", 3},
+	} {
+		assert.Equal(t, tt.want, TextCut([]byte(tt.in)), "%q", tt.in)
+	}
+}

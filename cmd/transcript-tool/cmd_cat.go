@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
 	storepkg "github.com/transcript-tool/transcript-tool/store"
@@ -150,7 +151,7 @@ func producedBy(st streams, store *registry.Store, id string) ([]registry.Record
 // message's content. Copies beside it (pi's details, Claude Code's
 // toolUseResult) are not.
 func contentSite(site string) bool {
-	p, ok := externalizer.ParsePointer(site)
+	p, ok := format.ParsePointer(site)
 	if !ok || len(p) == 0 {
 		return false
 	}

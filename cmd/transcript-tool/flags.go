@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
 )
@@ -96,7 +96,7 @@ func knownFormat(flag, name string) error {
 	if name == "" {
 		return nil
 	}
-	if _, ok := externalizer.Lookup(name); !ok {
+	if _, ok := format.Lookup(name); !ok {
 		return &exitError{code: exitUsage, err: fmt.Errorf("%s: unknown format %q", flag, name), hint: "formats: " + formatNames()}
 	}
 	return nil
@@ -105,7 +105,7 @@ func knownFormat(flag, name string) error {
 // formatNames lists the transcript formats, for help and hints.
 func formatNames() string {
 	var names []string
-	for _, f := range externalizer.Formats() {
+	for _, f := range format.Formats() {
 		names = append(names, f.Name())
 	}
 	return strings.Join(names, ", ")

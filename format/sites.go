@@ -1,4 +1,4 @@
-package externalizer
+package format
 
 import (
 	"sort"
@@ -40,7 +40,7 @@ next:
 			s := base
 			s.Path, s.Value = at.Key(key), m.Value
 			if key == "base64" && k == transcript.String {
-				s.Image, s.Media = true, declaredImage(v)
+				s.Image, s.Media = true, DeclaredImage(v)
 			}
 			dst = append(dst, s)
 		case k == transcript.Object:
@@ -150,9 +150,9 @@ func sortSites(sites []Site) []Site {
 	return sites
 }
 
-// declaredImage returns the image media type an object declares beside
+// DeclaredImage returns the image media type an object declares beside
 // its data, or "".
-func declaredImage(v transcript.Value) string {
+func DeclaredImage(v transcript.Value) string {
 	for _, k := range []string{"mimeType", "media_type", "mime_type", "type"} {
 		if m, ok := v.Get(k); ok && strings.HasPrefix(m.Text(), "image/") {
 			return m.Text()

@@ -1,4 +1,4 @@
-package externalizer
+package format
 
 import (
 	"github.com/transcript-tool/transcript-tool/transcript"
@@ -9,7 +9,7 @@ import (
 // array. The content of role:"tool" messages is the payload.
 type chat struct{}
 
-func (chat) Name() string { return "chat" }
+func (chat) Name() string { return Chat }
 
 func (chat) Detect(entry transcript.Value) bool {
 	if role, ok := entry.Get("role"); ok {
@@ -52,10 +52,10 @@ func chatToolContent(msg transcript.Value, at Pointer, threshold int, dst []Site
 		ToolCallID: call.Text(), Tool: name.Text()}, dst)
 }
 
-// Calls finds the tool_calls of assistant messages, on their own lines
-// or in a messages array.
+// Calls finds the tool_calls of messages, and the function_call of the
+// older function calling, which has no id.
 func (chat) Calls(entry transcript.Value, fn func(Call)) {
-	calls := func(_ int, msg transcript.Value) bool {
+	chatMessages(entry, func(msg transcript.Value) {
 		tc, _ := msg.Get("tool_calls")
 		tc.Elems(func(_ int, c transcript.Value) bool {
 			id, _ := c.Get("id")
@@ -64,9 +64,43 @@ func (chat) Calls(entry transcript.Value, fn func(Call)) {
 			fn(Call{ID: id.Text(), Name: name.Text(), Input: args})
 			return true
 		})
-		return true
-	}
-	calls(0, entry)
+		if fc, ok := msg.Get("function_call"); ok {
+			name, _ := fc.Get("name")
+			args, _ := fc.Get("arguments")
+			fn(Call{Name: name.Text(), Input: args})
+		}
+	})
+}
+
+// Requests finds the text of user messages.
+func (chat) Requests(entry transcript.Value, fn func(Request)) {
+	chatMessages(entry, func(msg transcript.Value) {
+		if role, _ := msg.Get("role"); role.IsString("user") {
+			content, _ := msg.Get("content")
+			request(texts(content, "text"), false, fn)
+		}
+	})
+}
+
+// chatMessages calls fn for the messages of entry: the entry itself, then
+// those of its "messages" member, an object or an array, possibly of
+// arrays.
+func chatMessages(entry transcript.Value, fn func(msg transcript.Value)) {
+	fn(entry)
 	msgs, _ := entry.Get("messages")
-	msgs.Elems(calls)
+	var walk func(v transcript.Value, depth int)
+	walk = func(v transcript.Value, depth int) {
+		switch v.Kind() {
+		case transcript.Object:
+			fn(v)
+		case transcript.Array:
+			if depth < 2 {
+				v.Elems(func(_ int, e transcript.Value) bool {
+					walk(e, depth+1)
+					return true
+				})
+			}
+		}
+	}
+	walk(msgs, 0)
 }

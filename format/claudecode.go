@@ -1,4 +1,4 @@
-package externalizer
+package format
 
 import (
 	"github.com/transcript-tool/transcript-tool/transcript"
@@ -14,7 +14,7 @@ import (
 // the request message it records by hash.
 type claudeCode struct{}
 
-func (claudeCode) Name() string { return "claude-code" }
+func (claudeCode) Name() string { return ClaudeCode }
 
 func (claudeCode) Detect(entry transcript.Value) bool {
 	t, _ := entry.Get("type")
@@ -123,13 +123,23 @@ func (claudeCode) Sites(entry transcript.Value, threshold int, dst []Site) []Sit
 // Calls finds the tool_use blocks of assistant messages, a subagent's
 // among them (in progress lines).
 func (claudeCode) Calls(entry transcript.Value, fn func(Call)) {
-	at := Pointer{"message", "content"}
+	at, relayed := Pointer{"message", "content"}, false
 	switch t, _ := entry.Get("type"); {
 	case t.IsString("progress"):
-		at = Pointer{"data", "message", "message", "content"}
+		at, relayed = Pointer{"data", "message", "message", "content"}, true
 	case !t.IsString("assistant"):
 		return // user lines, tool results among them, make no calls
 	}
 	content, _ := at.Resolve(entry)
-	contentCalls(content, "tool_use", "input", fn)
+	contentCalls(content, "tool_use", "input", relayed, fn)
+}
+
+// Requests finds the text of user lines, but for the meta lines that
+// Claude Code writes itself (command output, caveats).
+func (claudeCode) Requests(entry transcript.Value, fn func(Request)) {
+	if t, _ := entry.Get("type"); !t.IsString("user") || isTrue(entry, "isMeta") {
+		return
+	}
+	content, _ := Pointer{"message", "content"}.Resolve(entry)
+	request(texts(content, "text"), false, fn)
 }

@@ -1,4 +1,4 @@
-package externalizer
+package format
 
 import (
 	"github.com/transcript-tool/transcript-tool/transcript"
@@ -9,7 +9,7 @@ import (
 // entries carry user, assistant, toolResult and bashExecution messages.
 type pi struct{}
 
-func (pi) Name() string { return "pi" }
+func (pi) Name() string { return Pi }
 
 func (pi) Detect(entry transcript.Value) bool {
 	t, _ := entry.Get("type")
@@ -53,7 +53,7 @@ func (pi) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 		status, _ := details.Get("status")
 		base.Exit = exitCode(code)
 		_, marked := msg.Get("isError")
-		base.Failed = isTrue(msg, "isError") || failedExit(base.Exit) || status.IsString("failed")
+		base.Failed = isTrue(msg, "isError") || FailedExit(base.Exit) || status.IsString("failed")
 		if base.Exit == "" && marked && !base.Failed {
 			base.Exit = "0"
 		}
@@ -71,7 +71,7 @@ func (pi) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 			command, _ := msg.Get("command")
 			code, _ := msg.Get("exitCode")
 			s.Input, s.Exit = argumentText(command), exitCode(code)
-			s.Failed = isTrue(msg, "cancelled") || failedExit(s.Exit)
+			s.Failed = isTrue(msg, "cancelled") || FailedExit(s.Exit)
 			dst = append(dst, s)
 		}
 		return dst
@@ -91,7 +91,19 @@ func (pi) Calls(entry transcript.Value, fn func(Call)) {
 		return // the other messages, tool results among them, make no calls
 	}
 	content, _ := msg.Get("content")
-	contentCalls(content, "toolCall", "arguments", fn)
+	contentCalls(content, "toolCall", "arguments", false, fn)
+}
+
+// Requests finds the text of user messages.
+func (pi) Requests(entry transcript.Value, fn func(Request)) {
+	if t, _ := entry.Get("type"); !t.IsString("message") {
+		return
+	}
+	msg, _ := entry.Get("message")
+	if role, _ := msg.Get("role"); role.IsString("user") {
+		content, _ := msg.Get("content")
+		request(texts(content, "text"), false, fn)
+	}
 }
 
 func isTrue(obj transcript.Value, key string) bool {

@@ -1,4 +1,4 @@
-package externalizer
+package format
 
 import (
 	"bytes"
@@ -16,84 +16,32 @@ type Call struct {
 	// JSON of one (Codex's function_call, chat's function.arguments), or
 	// any other value (a custom tool's free-form input).
 	Input transcript.Value
+	// Relayed is set for a call that the entry records again rather than
+	// makes: a subagent's call that a Claude Code progress line passes on,
+	// a call of a Codex compacted history, made before the compaction.
+	// Its results are still named by it; a count of the session's calls
+	// leaves it out.
+	Relayed bool
 }
 
-// Limits of what the call table keeps, so that a hostile file cannot grow
-// it without end: results follow their calls within a few lines, so the
-// most recent calls are the ones kept.
+// Bounds on the main argument of a call, which only shapes summaries.
 const (
-	maxCalls     = 1 << 14
-	maxCallID    = 256
-	maxCallName  = 128
 	maxCallInput = 200 // code points of a call's main argument kept for its results' summaries
 	// maxArguments bounds the arguments string decoded to find the main
 	// argument in.
 	maxArguments = 64 << 10
 )
 
-// callInfo is what a call's results are described with.
-type callInfo struct {
-	name, input string
-}
-
-// callTable maps the tool call ids of one file to the calls' names and
-// main arguments, the maxCalls most recent of them.
-type callTable struct {
-	m    map[string]callInfo
-	ring []string // ids in the order they were added, ring[next] the oldest once full
-	next int
-}
-
-// add remembers call c.
-func (t *callTable) add(c Call) {
-	if c.ID == "" || len(c.ID) > maxCallID || strings.Contains(c.ID, transcript.StubMark) ||
-		strings.Contains(c.Name, transcript.StubMark) {
-		return
-	}
-	info := callInfo{name: display.Line(c.Name, maxCallName), input: mainArgument(c.Input)}
-	if t.m == nil {
-		t.m = map[string]callInfo{}
-	}
-	if _, ok := t.m[c.ID]; ok {
-		t.m[c.ID] = info // seen again: a long line read a second time, whole
-		return
-	}
-	if len(t.ring) < maxCalls {
-		t.ring = append(t.ring, c.ID)
-	} else {
-		delete(t.m, t.ring[t.next])
-		t.ring[t.next] = c.ID
-		t.next = (t.next + 1) % maxCalls
-	}
-	t.m[c.ID] = info
-}
-
-// fill gives site s the name and main argument of the call it answers,
-// where the site does not name them itself.
-func (t *callTable) fill(s *Site) {
-	if s.ToolCallID == "" || (s.Tool != "" && s.Input != "") {
-		return
-	}
-	c, ok := t.m[s.ToolCallID]
-	if !ok {
-		return
-	}
-	if s.Tool == "" {
-		s.Tool = c.name
-	}
-	if s.Input == "" {
-		s.Input = c.input
-	}
-}
-
 // argumentKeys are the names under which tools take their main argument,
 // in order of preference: the command a shell tool runs, the file a read
 // tool reads.
 var argumentKeys = []string{"command", "cmd", "file_path", "path", "filePath", "notebook_path"}
 
-// mainArgument returns the main argument of a call's input as one line of
-// at most maxCallInput bytes, or "".
-func mainArgument(input transcript.Value) string {
+// MainArgument returns the main argument of the call's input (the command
+// run, the file read) as one line of at most 200 code points, or "": what
+// the summaries of its results are told of it.
+func (c Call) MainArgument() string {
+	input := c.Input
 	if input.Kind() == transcript.String && input.Len() <= maxArguments {
 		// Arguments written as a JSON string.
 		text := input.Text()
@@ -168,7 +116,7 @@ func cutText(v transcript.Value, n int) string {
 		return v.Text()
 	}
 	raw := v.Raw()
-	cut := textCut(raw[1:n])
+	cut := transcript.TextCut(raw[1:n])
 	lit := append(append([]byte{'"'}, raw[1:1+cut]...), '"')
 	text, err := transcript.Decode(lit)
 	if err != nil {
@@ -187,24 +135,25 @@ type callMarker interface {
 func (pi) callMarker() []byte         { return []byte(`"toolCall"`) }
 func (claudeCode) callMarker() []byte { return []byte(`"tool_use"`) }
 func (codex) callMarker() []byte      { return []byte(`_call"`) } // function_call, custom_tool_call, local_shell_call
-func (chat) callMarker() []byte       { return []byte(`"tool_calls"`) }
+func (chat) callMarker() []byte       { return []byte(`_call`) }  // tool_calls, function_call
 
-// mayCall reports whether line text may hold a tool call of format f.
+// MayCall reports whether line text may hold a tool call of format f, so
+// that a line without one is not parsed to find its calls.
 // Escapes can hide a marker (\u0074oolCall): the calls of such a line,
 // which no agent writes, are missed when it is shorter than the
 // threshold, and their results named by what they say themselves.
-func mayCall(f Format, text []byte) bool {
+func MayCall(f Format, text []byte) bool {
 	m, ok := f.(callMarker)
 	return !ok || bytes.Contains(text, m.callMarker())
 }
 
 // contentCalls calls fn for the tool call blocks of an array of content
 // blocks: blocks of type typ with id, name and input members (pi's
-// toolCall, Claude Code's tool_use).
-func contentCalls(content transcript.Value, typ, input string, fn func(Call)) {
+// toolCall, Claude Code's tool_use), relayed or not.
+func contentCalls(content transcript.Value, typ, input string, relayed bool, fn func(Call)) {
 	content.Elems(func(_ int, b transcript.Value) bool {
 		if m := lastMembers(b, "type", "id", "name", input); m[0].IsString(typ) {
-			fn(Call{ID: m[1].Text(), Name: m[2].Text(), Input: m[3]})
+			fn(Call{ID: m[1].Text(), Name: m[2].Text(), Input: m[3], Relayed: relayed})
 		}
 		return true
 	})
@@ -216,12 +165,12 @@ func exitCode(v transcript.Value) string {
 	if v.Kind() != transcript.Number {
 		return ""
 	}
-	return exitText(string(v.Raw()))
+	return ExitText(string(v.Raw()))
 }
 
-// exitText returns s, an exit status written out, when it is an integer,
+// ExitText returns s, an exit status written out, when it is an integer,
 // or "".
-func exitText(s string) string {
+func ExitText(s string) string {
 	s = strings.TrimSpace(s)
 	digits := strings.TrimPrefix(s, "-")
 	if digits == "" || len(s) > 11 || strings.Trim(digits, "0123456789") != "" {
@@ -230,5 +179,5 @@ func exitText(s string) string {
 	return s
 }
 
-// failedExit reports whether exit status s is known and not 0.
-func failedExit(s string) bool { return s != "" && s != "0" }
+// FailedExit reports whether exit status s is known and not 0.
+func FailedExit(s string) bool { return s != "" && s != "0" }

@@ -1,7 +1,8 @@
-package externalizer
+package format
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -12,7 +13,7 @@ import (
 // "instructions"} line followed by bare response items.
 type codex struct{}
 
-func (codex) Name() string { return "codex" }
+func (codex) Name() string { return Codex }
 
 func (codex) Detect(entry transcript.Value) bool {
 	t, hasType := entry.Get("type")
@@ -112,7 +113,7 @@ func codexOutput(item transcript.Value, at Pointer, threshold int, base Site, ds
 			raw := dst[i].Value.Raw()
 			dst[i].Head = codexHead(raw)
 			dst[i].Exit = codexHeadExit(raw[1 : 1+dst[i].Head])
-			dst[i].Failed = failedExit(dst[i].Exit)
+			dst[i].Failed = FailedExit(dst[i].Exit)
 		}
 	}
 	return dst
@@ -125,7 +126,7 @@ func codexCommand(v transcript.Value, base Site) Site {
 	code, _ := v.Get("exit_code")
 	status, _ := v.Get("status")
 	base.Input, base.Exit = argumentText(command), exitCode(code)
-	base.Failed = failedExit(base.Exit) || status.IsString("failed")
+	base.Failed = FailedExit(base.Exit) || status.IsString("failed")
 	return base
 }
 
@@ -135,7 +136,7 @@ func codexHeadExit(head []byte) string {
 	for l := range bytes.SplitSeq(head, []byte(`\n`)) {
 		for _, prefix := range []string{"Process exited with code ", "Exit code: "} {
 			if code, ok := bytes.CutPrefix(l, []byte(prefix)); ok {
-				return exitText(string(code))
+				return ExitText(string(code))
 			}
 		}
 	}
@@ -172,11 +173,12 @@ func codexHead(raw []byte) int {
 // Calls finds function, custom tool and local shell calls: response
 // items, bare in the legacy format, and those of a compacted history.
 func (codex) Calls(entry transcript.Value, fn func(Call)) {
+	relayed := false
 	item := func(_ int, v transcript.Value) bool {
 		t, _ := v.Get("type")
 		id, _ := v.Get("call_id")
 		name, _ := v.Get("name")
-		c := Call{ID: id.Text(), Name: name.Text()}
+		c := Call{ID: id.Text(), Name: name.Text(), Relayed: relayed}
 		switch {
 		case t.IsString("function_call"):
 			c.Input, _ = v.Get("arguments")
@@ -200,7 +202,38 @@ func (codex) Calls(entry transcript.Value, fn func(Call)) {
 	case t.IsString("response_item"):
 		item(0, payload)
 	case t.IsString("compacted"):
+		relayed = true
 		history, _ := payload.Get("replacement_history")
 		history.Elems(item)
+	}
+}
+
+// Requests finds the user's prompts: user_message events, and user
+// message items as Fallback, but for the environment context and the
+// instructions Codex sends as user messages.
+func (codex) Requests(entry transcript.Value, fn func(Request)) {
+	t, _ := entry.Get("type")
+	payload, _ := entry.Get("payload")
+	item := entry // legacy files have the items at the top level
+	switch {
+	case t.IsString("response_item"):
+		item = payload
+	case t.IsString("event_msg"):
+		if pt, _ := payload.Get("type"); pt.IsString("user_message") {
+			if m, _ := payload.Get("message"); m.Kind() == transcript.String {
+				request(m.Text(), false, fn)
+			}
+		}
+		return
+	}
+	it, _ := item.Get("type")
+	role, _ := item.Get("role")
+	if !it.IsString("message") || !role.IsString("user") {
+		return
+	}
+	content, _ := item.Get("content")
+	text := texts(content, "input_text", "text")
+	if !strings.HasPrefix(text, "<environment_context>") && !strings.HasPrefix(text, "<user_instructions>") {
+		request(text, true, fn)
 	}
 }
