@@ -14,8 +14,9 @@
 // A Backend saves, loads (a byte range), stats, lists, removes and touches
 // files named by a Handle, a kind and a name, and makes what it was given
 // durable on Flush; every method takes a context first. The backends are
-// store/local (a folder), store/mem (memory, for tests) and, wrapping any
-// of them, store/faulty (fault injection for tests). Package
+// store/local (a folder), store/s3 (S3-compatible object storage,
+// s3://BUCKET/PREFIX), store/mem (memory, for tests) and, wrapping any of
+// them, store/faulty (fault injection for tests). Package
 // store/location parses where a store is and is the one place below the
 // command line that names them. Package store/storetest is the
 // conformance suite every backend passes.
