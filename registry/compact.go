@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -82,14 +83,9 @@ func (s *Store) Compact(keep func(Record) bool) (int, error) {
 
 	// First what each file holds, for the new segment's header, which
 	// comes before its lines.
-	var h header
-	ends := make([]int64, len(files))
-	for i, rf := range files {
-		sum := sha256.New()
-		if ends[i], err = rf.scan(sum, func([]byte, int, int64) error { return nil }); err != nil {
-			return 0, fmt.Errorf("read registry %s: %w", rf.path, err)
-		}
-		h.Compacts = append(h.Compacts, covered{File: rf.name, Size: ends[i], SHA256: hex.EncodeToString(sum.Sum(nil))})
+	h, ends, err := headerOf(files)
+	if err != nil {
+		return 0, err
 	}
 
 	dir := filepath.Join(s.dir, SegmentsDir)
@@ -107,28 +103,9 @@ func (s *Store) Compact(keep func(Record) bool) (int, error) {
 		return 0, err
 	}
 	defer out.Abort()
-	b, err := api.Marshal(h)
+	dropped, partial, err := writeMerged(out, h, files, keep)
 	if err != nil {
 		return 0, err
-	}
-	if _, err := out.Write(append(b, '\n')); err != nil {
-		return 0, err
-	}
-	dropped, partial := 0, false
-	for _, rf := range files {
-		partial = partial || rf.from > 0
-		_, err := rf.scan(nil, func(line []byte, _ int, _ int64) error {
-			var r Record
-			if uerr := api.Unmarshal(line, &r); uerr == nil && r.Hash != "" && !keep(r) {
-				dropped++
-				return nil
-			}
-			_, err := out.Write(line)
-			return err
-		})
-		if err != nil {
-			return 0, fmt.Errorf("compact registry %s: %w", rf.path, err)
-		}
 	}
 	if dropped == 0 && len(files) == 1 && files[0].name != RegistryFile && !partial && ends[0] == files[0].size {
 		return 0, nil // one segment already
@@ -183,4 +160,51 @@ func unchanged(rf *regFile) bool {
 	}
 	now, err := os.Lstat(rf.path)
 	return err == nil && os.SameFile(opened, now) && now.Size() == rf.size
+}
+
+// headerOf returns the header of a segment merging files: the length of
+// each up to its last whole line, ends, and the SHA-256 of its bytes up
+// to there.
+func headerOf(files []*regFile) (header, []int64, error) {
+	var h header
+	ends := make([]int64, len(files))
+	for i, rf := range files {
+		sum := sha256.New()
+		var err error
+		if ends[i], err = rf.scan(sum, func([]byte, int, int64) error { return nil }); err != nil {
+			return h, nil, fmt.Errorf("read registry %s: %w", rf.path, err)
+		}
+		h.Compacts = append(h.Compacts, covered{File: rf.name, Size: ends[i], SHA256: hex.EncodeToString(sum.Sum(nil))})
+	}
+	return h, ends, nil
+}
+
+// writeMerged writes the segment merging files to w: the header h, then
+// their lines but the records keep refuses. It returns how many it
+// dropped, and whether a file was read only in part (past the lines a
+// compacted segment among files holds).
+func writeMerged(w io.Writer, h header, files []*regFile, keep func(Record) bool) (dropped int, partial bool, err error) {
+	b, err := api.Marshal(h)
+	if err != nil {
+		return 0, false, err
+	}
+	if _, err := w.Write(append(b, '\n')); err != nil {
+		return 0, false, err
+	}
+	for _, rf := range files {
+		partial = partial || rf.from > 0
+		_, err := rf.scan(nil, func(line []byte, _ int, _ int64) error {
+			var r Record
+			if uerr := api.Unmarshal(line, &r); uerr == nil && r.Hash != "" && !keep(r) {
+				dropped++
+				return nil
+			}
+			_, err := w.Write(line)
+			return err
+		})
+		if err != nil {
+			return 0, false, fmt.Errorf("compact registry %s: %w", rf.path, err)
+		}
+	}
+	return dropped, partial, nil
 }

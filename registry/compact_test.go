@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/transcript-tool/transcript-tool/store/local"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/transcript-tool/transcript-tool/store/local"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

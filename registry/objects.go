@@ -3,8 +3,6 @@ package registry
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -132,36 +130,14 @@ func (s *Store) compactObjects(ctx context.Context, keep func(Record) bool) (int
 	if len(files) == 0 {
 		return 0, nil
 	}
-	var h header
-	for _, rf := range files {
-		sum := sha256.New()
-		end, err := rf.scan(sum, func([]byte, int, int64) error { return nil })
-		if err != nil {
-			return 0, fmt.Errorf("read registry %s: %w", rf.path, err)
-		}
-		h.Compacts = append(h.Compacts, covered{File: rf.name, Size: end, SHA256: hex.EncodeToString(sum.Sum(nil))})
-	}
-	var out bytes.Buffer
-	b, err := api.Marshal(h)
+	h, _, err := headerOf(files)
 	if err != nil {
 		return 0, err
 	}
-	out.Write(append(b, '\n'))
-	dropped, partial := 0, false
-	for _, rf := range files {
-		partial = partial || rf.from > 0
-		_, err := rf.scan(nil, func(line []byte, _ int, _ int64) error {
-			var r Record
-			if uerr := api.Unmarshal(line, &r); uerr == nil && r.Hash != "" && !keep(r) {
-				dropped++
-				return nil
-			}
-			out.Write(line)
-			return nil
-		})
-		if err != nil {
-			return 0, fmt.Errorf("compact registry %s: %w", rf.path, err)
-		}
+	var out bytes.Buffer
+	dropped, partial, err := writeMerged(&out, h, files, keep)
+	if err != nil {
+		return 0, err
 	}
 	if dropped == 0 && len(files) == 1 && !partial {
 		return 0, nil // one segment already

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/transcript-tool/transcript-tool/store/local"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/transcript-tool/transcript-tool/store/local"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

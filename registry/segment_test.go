@@ -3,7 +3,6 @@ package registry_test
 import (
 	"context"
 	"fmt"
-	"github.com/transcript-tool/transcript-tool/store/local"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/transcript-tool/transcript-tool/store/local"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
