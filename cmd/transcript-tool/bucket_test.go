@@ -146,7 +146,7 @@ func TestS3Transcripts(t *testing.T) {
 
 // TestS3TranscriptsDefaultStore: with no --store, the store of a prefix
 // of transcripts is artifacts/ in it, in the bucket, which later runs
-// skip and read.
+// skip and read; rehydrate --in-place puts the original back.
 func TestS3TranscriptsDefaultStore(t *testing.T) {
 	srv := s3test.Gofakes3(t)
 	srv.Setenv(t)
@@ -167,6 +167,11 @@ func TestS3TranscriptsDefaultStore(t *testing.T) {
 	rh := runCLI(t, "rehydrate", "s3://"+bkt+"/s/claude-session.jsonl")
 	require.Equal(t, exitOK, rh.code, rh.stderr)
 	assert.Equal(t, string(orig), rh.stdout)
+
+	in := runCLI(t, "rehydrate", "--in-place", "s3://"+bkt+"/s/")
+	require.Equal(t, exitOK, in.code, in.stderr)
+	assert.Contains(t, in.stdout, "restored 1 of 1 files")
+	assert.Equal(t, string(orig), string(objs.get("s/claude-session.jsonl")), "rehydrate --in-place puts the original back")
 }
 
 // TestS3TranscriptChanged: an object another writer replaces between its
@@ -252,4 +257,46 @@ func TestS3TranscriptsOut(t *testing.T) {
 		assert.Equal(t, orig, rh.stdout, name)
 	}
 	assert.NotEqual(t, string(readFile(t, filepath.Join(sessions, "claude-session.jsonl"))), string(objs.get("out/sub/claude-session.jsonl")))
+}
+
+// TestS3TranscriptMemory: a transcript of 256 MiB, one tool result of
+// nearly all of it, migrates in place in a bucket in bounded memory: the
+// object streams to its local copy and back. It takes a while, so it runs
+// only with TT_S3_MEMTEST=1, against versitygw (whose memory is another
+// process's).
+func TestS3TranscriptMemory(t *testing.T) {
+	if os.Getenv("TT_S3_MEMTEST") != "1" {
+		t.Skip("TT_S3_MEMTEST=1 runs it")
+	}
+	srv := s3test.Versitygw(t)
+	srv.Setenv(t)
+	bkt := srv.Bucket(t, "tt-memory")
+	objs := newObjects(t, srv, bkt)
+	big := filepath.Join(t.TempDir(), "big.jsonl")
+	f, err := os.Create(big)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"role":"user","content":"hi"}` + "\n" + `{"role":"tool","tool_call_id":"c1","content":"`)
+	require.NoError(t, err)
+	chunk := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	for range 256 {
+		_, err = f.Write(chunk)
+		require.NoError(t, err)
+	}
+	_, err = f.WriteString(`"}` + "\n")
+	require.NoError(t, err)
+	_, err = f.Seek(0, io.SeekStart)
+	require.NoError(t, err)
+	key := "s/big.jsonl"
+	_, err = objs.c.PutObject(context.Background(), &awss3.PutObjectInput{Bucket: &bkt, Key: &key, Body: f})
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	peak := s3test.WatchMemory(t)
+	r := runCLI(t, "migrate", "--store", "s3://"+bkt+"/store", "s3://"+bkt+"/s/")
+	m := peak()
+	require.Equal(t, exitOK, r.code, r.stderr)
+	t.Logf("256 MiB transcript migrated in a bucket: peak heap in use %d MiB, Go runtime total %d MiB, peak RSS %d MiB",
+		m.HeapInuse>>20, m.Sys>>20, m.RSS>>20)
+	assert.Less(t, len(objs.get(key)), 4096, "the payload was moved out")
+	assert.Less(t, m.HeapInuse, uint64(128<<20))
 }
