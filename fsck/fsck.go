@@ -177,7 +177,7 @@ func Verify(ctx context.Context, st *registry.Store, transcripts []string) (Repo
 	rep.References = len(referenced)
 
 	// What gc given the same transcripts would delete, grace aside.
-	cl, err := readClaims(st, transcripts)
+	cl, err := readClaims(st, transcripts, nil)
 	if err != nil {
 		return rep, err
 	}

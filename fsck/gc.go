@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -39,6 +40,10 @@ type GCOptions struct {
 	// Waiting, if not nil, is called once if GC must wait for writers to
 	// release the store's lock.
 	Waiting func(store string)
+	// Source names a transcript as registry records do; nil is
+	// registry.SourcePath. A local copy of a transcript in S3 is named
+	// by the object's s3:// URL.
+	Source func(path string) string
 }
 
 // DefaultGrace is the grace period of gc.
@@ -110,7 +115,7 @@ func GC(ctx context.Context, st *registry.Store, transcripts []string, opts GCOp
 			return rep, err
 		}
 	}
-	cl, err := readClaims(st, transcripts)
+	cl, err := readClaims(st, transcripts, opts.Source)
 	if err != nil {
 		return rep, err
 	}
@@ -262,15 +267,19 @@ type recordAt struct {
 func (c *claims) of(d registry.Digest) claim { return c.m[d] }
 
 // readClaims reads the registry's claims on its artifacts. A record's
-// source is examined if it is among transcripts (by path, or as the same
-// file under another name); otherwise it is elsewhere if it exists (or
+// source is examined if it is among transcripts (by path as sourceOf
+// names it, nil for registry.SourcePath, or as the same file under
+// another name); otherwise it is elsewhere if it exists (or
 // cannot be looked at), gone if it does not. Bad lines are Verify's
 // business: they claim nothing.
-func readClaims(store *registry.Store, transcripts []string) (*claims, error) {
+func readClaims(store *registry.Store, transcripts []string, sourceOf func(string) string) (*claims, error) {
+	if sourceOf == nil {
+		sourceOf = registry.SourcePath
+	}
 	given := map[string]bool{}
 	givenFiles := map[fileKey]bool{}
 	for _, p := range transcripts {
-		given[registry.SourcePath(p)] = true
+		given[sourceOf(p)] = true
 		if fi, err := os.Stat(p); err == nil && keyOf(fi) != (fileKey{}) {
 			givenFiles[keyOf(fi)] = true
 		}
@@ -286,6 +295,16 @@ func readClaims(store *registry.Store, transcripts []string) (*claims, error) {
 			return s
 		}
 		s := exists
+		if strings.Contains(src, "://") {
+			// A transcript in object storage: whether it is there is not
+			// looked at, so one not given is kept as one that exists
+			// elsewhere.
+			if given[src] {
+				s = examined
+			}
+			status[src] = s
+			return s
+		}
 		fi, err := os.Stat(src)
 		switch {
 		case src == "" || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):

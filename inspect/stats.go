@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -167,7 +168,7 @@ func Stats(ctx context.Context, inputs []session.Input, opts StatsOptions) (Stat
 		if err := ctx.Err(); err != nil {
 			return s.rep, err
 		}
-		err := s.file(ctx, in.Path)
+		err := s.file(ctx, in)
 		if err != nil && ctx.Err() != nil {
 			return s.rep, ctx.Err()
 		}
@@ -213,7 +214,8 @@ type lineImages struct {
 	tokens int64
 }
 
-func (s *stats) file(ctx context.Context, path string) error {
+func (s *stats) file(ctx context.Context, in session.Input) error {
+	path := in.Path
 	t, fm, err := open(path, s.opts.Format)
 	if err != nil {
 		return err
@@ -224,7 +226,7 @@ func (s *stats) file(ctx context.Context, path string) error {
 	if fm == nil {
 		fs.format = UnknownFormat
 	}
-	storeDir := session.StoreFor(s.opts.Store, path)
+	storeDir := session.StoreFor(cmp.Or(s.opts.Store, in.Store), path)
 	store, err := registry.Open(storeDir)
 	if err != nil {
 		return err

@@ -44,6 +44,10 @@ type Options struct {
 	// Shard is the share of the inputs this run was given (--shard K/N):
 	// the registry segments it writes name it.
 	Shard registry.Shard
+	// Source names, in registry records, the transcript written at a
+	// path; nil is registry.SourcePath. A transcript fetched from S3 is
+	// named by its s3:// URL, not by the local copy migrate rewrites.
+	Source func(path string) string `json:"-"`
 }
 
 // Progress receives the number of input bytes processed.
@@ -313,7 +317,11 @@ func migrateFile(ctx context.Context, in session.Input, opts Options, stores *st
 	res.Dest = dest
 	// Once per file: filepath.Abs asks the kernel for the working
 	// directory each time, two system calls per reference.
-	source := registry.SourcePath(dest)
+	sourceOf := opts.Source
+	if sourceOf == nil {
+		sourceOf = registry.SourcePath
+	}
+	source := sourceOf(dest)
 	var (
 		sessionID string
 		st        *storeEntry
@@ -358,7 +366,7 @@ func migrateFile(ctx context.Context, in session.Input, opts Options, stores *st
 			return fmt.Errorf("%s: %w", in.Path, err)
 		}
 		res.Format, sessionID = format.Name(), id
-		st, err = stores.get(session.StoreFor(opts.Store, dest))
+		st, err = stores.get(session.StoreFor(cmp.Or(opts.Store, in.Store), dest))
 		if err != nil {
 			return fmt.Errorf("%s: %w", in.Path, err)
 		}

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -144,7 +145,7 @@ func Rehydrate(ctx context.Context, inputs []session.Input, opts RehydrateOption
 			dest = Dest(in, opts.Out)
 		}
 		res := FileResult{Path: in.Path, Dest: dest, Status: StatusFailed, BytesBefore: in.Size}
-		st, err := registry.Open(session.StoreFor(opts.Store, in.Path))
+		st, err := registry.Open(session.StoreFor(cmp.Or(opts.Store, in.Store), in.Path))
 		if err != nil {
 			res.Err = err
 			return res

@@ -19,6 +19,10 @@ type Input struct {
 	// unknown format is then a failure, not something to skip.
 	Explicit bool
 	Size     int64
+	// Store is the input's default store, used when no --store is given,
+	// or "" for session.StoreFor's: a transcript fetched from S3 has its
+	// store in its bucket, not beside its local copy.
+	Store string
 }
 
 // Collect expands paths into transcripts: files as given, directories

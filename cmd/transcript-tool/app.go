@@ -46,6 +46,8 @@ var problems = &exitError{code: exitProblems, err: errors.New("problems found")}
 type streams struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// remote holds the command line's transcripts fetched from S3.
+	remote *remote
 }
 
 func (s streams) errorf(format string, args ...any) {
@@ -72,7 +74,9 @@ var commands = []func(streams) *cli.Command{
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	st := streams{stdin: stdin, stdout: stdout, stderr: stderr}
+	rem := &remote{}
+	defer rem.close()
+	st := streams{stdin: stdin, stdout: urlWriter{stdout, rem}, stderr: urlWriter{stderr, rem}, remote: rem}
 	var stopProfiles func() error
 	app := &cli.App{
 		Name:            "transcript-tool",
@@ -162,7 +166,7 @@ func newProgress(c *cli.Context, st streams, total int64, what string) (*progres
 	show := false
 	switch mode {
 	case "auto":
-		f, ok := st.stderr.(*os.File)
+		f, ok := raw(st.stderr).(*os.File)
 		show = ok && term.IsTerminal(int(f.Fd()))
 	case "always":
 		show = true

@@ -83,7 +83,7 @@ func sizeFlag(c *cli.Context, name string) (int64, error) {
 }
 
 func runCheck(c *cli.Context, st streams, paths []string, opts checkOptions) error {
-	inputs, err := collect(paths, "", shardOf(c))
+	inputs, err := collect(c.Context, st, paths, nil, shardOf(c))
 	if err != nil {
 		return err
 	}

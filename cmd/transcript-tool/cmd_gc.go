@@ -45,11 +45,11 @@ func gcCommand(st streams) *cli.Command {
 				return &exitError{code: exitUsage, err: fmt.Errorf("--grace %s is shorter than %s, which a migration that takes no lock (an older version, another machine) may need", grace, fsck.MinGrace),
 					hint: "add --force if no such migration can be running"}
 			}
-			groups, err := storeGroups(paths, c.String("store"), registry.Shard{})
+			groups, err := storeGroups(c.Context, st, paths, c.String("store"), registry.Shard{})
 			if err != nil {
 				return err
 			}
-			opts := fsck.GCOptions{Grace: grace, Remove: c.Bool("yes"), PruneMissing: c.Bool("prune-missing"), Now: time.Now(),
+			opts := fsck.GCOptions{Grace: grace, Remove: c.Bool("yes"), PruneMissing: c.Bool("prune-missing"), Now: time.Now(), Source: st.remote.name,
 				Waiting: func(store string) {
 					fmt.Fprintf(st.stderr, "transcript-tool: waiting for the migrations using %s to end\n", store)
 				}}

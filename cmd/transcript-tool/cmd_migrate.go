@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/transcript-tool/transcript-tool/bucket"
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/migrate"
@@ -64,16 +66,20 @@ func migrateCommand(st streams) *cli.Command {
 }
 
 func runMigrate(c *cli.Context, st streams, paths []string, opts migrateOptions) error {
-	inputs, err := collect(paths, opts.Out, opts.Shard)
+	inputs, err := collect(c.Context, st, paths, &opts.Out, opts.Shard)
 	if err != nil {
 		return err
 	}
+	opts.Source = st.remote.name
 	bar, err := newProgress(c, st, totalSize(inputs), "migrate")
 	if err != nil {
 		return err
 	}
 	opts.Progress = bar
 	sum := migrate.Run(c.Context, inputs, opts.Options)
+	if !opts.DryRun {
+		st.remote.commit(c.Context, &sum, opts.Backup)
+	}
 	bar.finish()
 	reportFiles(st, sum)
 	if opts.json {
@@ -144,15 +150,47 @@ func human(n int64) string {
 	return display.Bytes(n)
 }
 
-// collect finds the transcripts under paths and checks that no two of
-// them would be written to the same file under out.
-func collect(paths []string, out string, shard registry.Shard) ([]session.Input, error) {
-	inputs, err := session.Collect(paths)
-	if err != nil {
-		return nil, fatal(err, "")
+// collect finds the transcripts under paths, fetching those of s3://
+// PATHs in the shard to local copies (see remote), and checks that no two
+// of them would be written to the same file under *out (out nil for a
+// command that writes none). An --out prefix in S3 becomes the local
+// folder uploaded to it.
+func collect(ctx context.Context, st streams, paths []string, out *string, shard registry.Shard) ([]session.Input, error) {
+	var local []string
+	var inputs []session.Input
+	for _, p := range paths {
+		if !bucket.IsURL(p) {
+			local = append(local, p)
+			continue
+		}
+		in, err := st.remote.list(ctx, p)
+		if err != nil {
+			return nil, fatal(err, "")
+		}
+		inputs = append(inputs, in...)
+	}
+	if len(local) > 0 {
+		in, err := session.Collect(local)
+		if err != nil {
+			return nil, fatal(err, "")
+		}
+		inputs = append(in, inputs...)
 	}
 	inputs = session.TakeShard(inputs, shard)
-	if err := migrate.CheckDests(inputs, out); err != nil {
+	if err := st.remote.fetch(ctx, inputs); err != nil {
+		return nil, fatal(err, "")
+	}
+	if out == nil {
+		return inputs, nil
+	}
+	if *out != "" {
+		dir, err := st.remote.outDir(ctx, *out)
+		if err != nil {
+			return nil, fatal(err, "")
+		}
+		*out = dir
+	}
+	if err := migrate.CheckDests(inputs, *out); err != nil {
 		return nil, fatal(err, "name the directory that holds both, so that --out mirrors their relative paths")
 	}
 	return inputs, nil

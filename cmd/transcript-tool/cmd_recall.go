@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,7 +53,7 @@ func recallCommand(st streams) *cli.Command {
 			if format != "markdown" && format != "json" {
 				return usageErr("--format must be markdown or json, not %q", format)
 			}
-			path, err := findSession(c.Args().First(), c.Args().Tail())
+			path, err := findSession(c.Context, st, c.Args().First(), c.Args().Tail())
 			if err != nil {
 				return err
 			}
@@ -70,7 +71,7 @@ func runRecall(ctx context.Context, st streams, path, storeDir, format string, o
 	if t.Format == "" {
 		return fatal(fmt.Errorf("%s: %w", path, session.ErrUnknownFormat), "recall reads pi, claude-code, codex and chat transcripts")
 	}
-	store, err := openStore(session.StoreFor(storeDir, path))
+	store, err := openStore(session.StoreFor(cmp.Or(storeDir, st.remote.store(path)), path))
 	if err != nil {
 		return err
 	}

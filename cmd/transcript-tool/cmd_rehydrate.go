@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -33,7 +34,7 @@ func rehydrateCommand(st streams) *cli.Command {
 			if opts.InPlace && opts.Out != "" {
 				return usageErr("--in-place and --out exclude each other")
 			}
-			inputs, err := collect(paths, opts.Out, shardOf(c))
+			inputs, err := collect(c.Context, st, paths, &opts.Out, shardOf(c))
 			if err != nil {
 				return err
 			}
@@ -42,7 +43,7 @@ func rehydrateCommand(st streams) *cli.Command {
 					return &exitError{code: exitUsage, err: fmt.Errorf("rehydrate to stdout takes exactly one file, got %d", len(inputs)),
 						hint: "use --out DIR or --in-place for several files"}
 				}
-				if err := migrate.RehydrateTo(st.stdout, inputs[0].Path, opts.Store, nil); err != nil {
+				if err := migrate.RehydrateTo(raw(st.stdout), inputs[0].Path, cmp.Or(opts.Store, inputs[0].Store), nil); err != nil {
 					st.errorf("%v", err)
 					return problems
 				}
@@ -54,6 +55,7 @@ func rehydrateCommand(st streams) *cli.Command {
 			}
 			opts.Progress = bar
 			sum := migrate.Rehydrate(c.Context, inputs, opts)
+			st.remote.commit(c.Context, &sum, false)
 			bar.finish()
 			reportFiles(st, sum)
 			if c.Bool("json") {

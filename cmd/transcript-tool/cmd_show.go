@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -48,7 +49,7 @@ func showCommand(st streams) *cli.Command {
 					hint: "usage: transcript-tool show [flags] SESSION [PATH...]"}
 			}
 			isTerm := false
-			if f, ok := st.stdout.(*os.File); ok {
+			if f, ok := raw(st.stdout).(*os.File); ok {
 				isTerm = term.IsTerminal(int(f.Fd()))
 			}
 			color, err := colorFor(c.String("color"), os.Getenv("NO_COLOR"), os.Getenv("TERM"), isTerm)
@@ -57,7 +58,7 @@ func showCommand(st streams) *cli.Command {
 			}
 			opts := showOptions{store: c.String("store"), format: c.String("input-format"), rehydrate: c.Bool("rehydrate"),
 				full: c.Bool("full"), color: color}
-			path, err := findSession(c.Args().First(), c.Args().Tail())
+			path, err := findSession(c.Context, st, c.Args().First(), c.Args().Tail())
 			if err != nil {
 				return err
 			}
@@ -100,7 +101,7 @@ func runShow(st streams, path string, opts showOptions) error {
 		st.warnf("%s: no known transcript format; its entries are shown as notes", path)
 		fmt.Fprintf(st.stderr, "hint: name the format with --input-format %s\n", formatNames())
 	}
-	store, err := openStore(session.StoreFor(opts.store, path))
+	store, err := openStore(session.StoreFor(cmp.Or(opts.store, st.remote.store(path)), path))
 	if err != nil {
 		return err
 	}

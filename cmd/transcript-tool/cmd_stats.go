@@ -48,7 +48,7 @@ func statsCommand(st streams) *cli.Command {
 			if opts.Top < 0 {
 				return usageErr("--top must not be negative")
 			}
-			inputs, err := collect(paths, "", shardOf(c))
+			inputs, err := collect(c.Context, st, paths, nil, shardOf(c))
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,7 +34,7 @@ func verifyCommand(st streams) *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print the reports as JSON"},
 		},
 		Action: func(c *cli.Context) error {
-			groups, err := storeGroups(c.Args().Slice(), c.String("store"), shardOf(c))
+			groups, err := storeGroups(c.Context, st, c.Args().Slice(), c.String("store"), shardOf(c))
 			if err != nil {
 				return err
 			}
@@ -81,7 +83,7 @@ type storeGroup struct {
 // the one given, or the default one of each (session.StoreFor). Without
 // paths it is the store storeHere picks, alone; a store that does not
 // exist is a usage error then.
-func storeGroups(paths []string, store string, shard registry.Shard) ([]storeGroup, error) {
+func storeGroups(ctx context.Context, st streams, paths []string, store string, shard registry.Shard) ([]storeGroup, error) {
 	if len(paths) == 0 {
 		store = storeHere(store)
 		if err := storeMissing(store); errors.Is(err, fs.ErrNotExist) {
@@ -89,14 +91,13 @@ func storeGroups(paths []string, store string, shard registry.Shard) ([]storeGro
 		}
 		return []storeGroup{{store: store}}, nil
 	}
-	inputs, err := session.Collect(paths)
+	inputs, err := collect(ctx, st, paths, nil, shard)
 	if err != nil {
-		return nil, fatal(err, "")
+		return nil, err
 	}
-	inputs = session.TakeShard(inputs, shard)
 	byStore := map[string]*storeGroup{}
 	for _, in := range inputs {
-		dir := session.StoreFor(store, in.Path)
+		dir := session.StoreFor(cmp.Or(store, in.Store), in.Path)
 		g, ok := byStore[dir]
 		if !ok {
 			g = &storeGroup{store: dir}

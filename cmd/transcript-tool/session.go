@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/transcript-tool/transcript-tool/bucket"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
@@ -25,11 +27,22 @@ import (
 var sessionID = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
 // findSession returns the transcript that arg names: arg itself when it is
-// a file, or looks like a file's path; otherwise the one transcript under paths
+// a file, or looks like a file's path; the local copy of the object when
+// it is an s3:// URL; otherwise the one transcript under paths
 // (by default the agents' session folders in the home folder) whose
 // session id, or name, arg is or begins. Several give a usage error that
 // lists them, as cat does for an ambiguous prefix.
-func findSession(arg string, paths []string) (string, error) {
+func findSession(ctx context.Context, st streams, arg string, paths []string) (string, error) {
+	if bucket.IsURL(arg) && len(paths) == 0 {
+		inputs, err := collect(ctx, st, []string{arg}, nil, registry.Shard{})
+		if err != nil {
+			return "", err
+		}
+		if len(inputs) != 1 || !inputs[0].Explicit {
+			return "", usageErr("%s names %d transcripts, not one", arg, len(inputs))
+		}
+		return inputs[0].Path, nil
+	}
 	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
 		if len(paths) > 0 {
 			return "", usageErr("%s is a file: the PATHs after SESSION are where to look for a session id", arg)

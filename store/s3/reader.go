@@ -44,7 +44,7 @@ func (r *reader) open() error {
 		// it holds no byte.
 		r.body = io.NopCloser(strings.NewReader(""))
 		return nil
-	case r.etag != nil && preconditionFailed(err):
+	case r.etag != nil && PreconditionFailed(err):
 		return fmt.Errorf("load %s: it changed while it was read", r.b.url(r.key))
 	}
 	return r.b.fail("load", r.key, err)

@@ -156,11 +156,22 @@ func Open(ctx context.Context, location string) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	client, err := Client(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", location, err)
+	}
+	return New(client, bucket, prefix), nil
+}
+
+// Client returns an S3 client configured as Open's, for code outside
+// the store that reaches the same buckets (transcripts kept in S3). It
+// sends no request.
+func Client(ctx context.Context) (*awss3.Client, error) {
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("store %s: AWS configuration: %w", location, err)
+		return nil, fmt.Errorf("AWS configuration: %w", err)
 	}
-	return New(NewClient(cfg), bucket, prefix), nil
+	return NewClient(cfg), nil
 }
 
 // NewClient returns an S3 client for cfg with the retries, addressing and
@@ -244,14 +255,18 @@ func validSegment(name string) bool {
 // store's, copied into the bucket) or a Touch's (see touchByCopies).
 func isTemp(name string) bool { return strings.HasPrefix(name, ".") }
 
-// fail returns err of the request op on key, naming the key's URL and the
-// HTTP status the server answered, and wrapping store.ErrNotExist for a
-// missing key.
-func (b *Backend) fail(op, key string, err error) error {
+// fail is Fail for the key of b's bucket.
+func (b *Backend) fail(op, key string, err error) error { return Fail(op, b.url(key), err) }
+
+// Fail returns err of the request op on the object at url, naming the
+// URL and the HTTP status the server answered, and wrapping
+// store.ErrNotExist for a missing key, so that every error of a request
+// to S3 reads alike.
+func Fail(op, url string, err error) error {
 	if errors.Is(err, store.ErrNotExist) {
 		return err
 	}
-	msg := op + " " + b.url(key)
+	msg := op + " " + url
 	if status := httpStatus(err); status != 0 {
 		msg += fmt.Sprintf(": HTTP %d %s", status, http.StatusText(status))
 	}
@@ -290,7 +305,9 @@ func notExist(err error) bool {
 	return false
 }
 
-func preconditionFailed(err error) bool {
+// PreconditionFailed reports whether err is S3's 412: an If-Match or
+// If-None-Match that did not hold.
+func PreconditionFailed(err error) bool {
 	return errorCode(err) == "PreconditionFailed" || httpStatus(err) == http.StatusPreconditionFailed
 }
 
@@ -514,20 +531,21 @@ func (b *Backend) copy(ctx context.Context, from, to string) (*awss3.CopyObjectO
 	return b.client.CopyObject(ctx, &awss3.CopyObjectInput{
 		Bucket:            &b.bucket,
 		Key:               &to,
-		CopySource:        aws.String(url.PathEscape(b.bucket) + "/" + escapeKey(from)),
+		CopySource:        aws.String(CopySource(b.bucket, from)),
 		MetadataDirective: types.MetadataDirectiveReplace,
 		Metadata:          map[string]string{mtimeMeta: time.Now().UTC().Format(time.RFC3339Nano)},
 		ContentType:       aws.String(contentType),
 	})
 }
 
-// escapeKey escapes key for x-amz-copy-source, keeping its slashes.
-func escapeKey(key string) string {
+// CopySource returns CopyObject's x-amz-copy-source naming key in
+// bucket: escaped, but for the key's slashes.
+func CopySource(bucket, key string) string {
 	segs := strings.Split(key, "/")
 	for i, s := range segs {
 		segs[i] = url.PathEscape(s)
 	}
-	return strings.Join(segs, "/")
+	return url.PathEscape(bucket) + "/" + strings.Join(segs, "/")
 }
 
 // Flush has nothing to make durable: a Save or Touch that returned nil

@@ -211,7 +211,7 @@ func (u *upload) finish() error {
 	cond := u.conditional()
 	if u.id == nil {
 		err := u.put(cond)
-		if cond != nil && preconditionFailed(err) {
+		if cond != nil && PreconditionFailed(err) {
 			var ok bool
 			if ok, err = u.b.intact(u.parent, u.h, u.key); err == nil && !ok {
 				err = u.put(nil)
@@ -230,7 +230,7 @@ func (u *upload) finish() error {
 	}
 	slices.SortFunc(u.done, func(a, b types.CompletedPart) int { return int(*a.PartNumber - *b.PartNumber) })
 	err := u.complete(cond)
-	if cond != nil && preconditionFailed(err) {
+	if cond != nil && PreconditionFailed(err) {
 		var ok bool
 		if ok, err = u.b.intact(u.parent, u.h, u.key); err == nil {
 			if ok {
