@@ -27,9 +27,8 @@ import (
 // bucket of their own in its place.
 const docBucket = "team-transcripts"
 
-// shardLines returns, for each of the n shards, the command line an
-// example in docs/ runs, and the environment it runs it with.
-type shardLines func(t *testing.T) (n int, line func(k int) (string, []string))
+// Each example's reader returns how many shards it runs and, for each,
+// the command line it runs and the environment it runs it with.
 
 // kubernetesLines reads the Indexed Job: its container's sh -c argument,
 // run with JOB_COMPLETION_INDEX as Kubernetes sets it and the env it
