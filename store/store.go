@@ -197,10 +197,17 @@ func (s *Store) found(ctx context.Context, d Digest) (bool, error) {
 		return true, nil
 	case errors.Is(err, ErrNotFound):
 		return false, nil
-	case errors.Is(err, ErrCorrupt):
+	case errors.Is(err, ErrNotFile):
+		// Not a file (a directory, a link): nothing renames over it, so
+		// it goes first.
 		if err := s.b.Remove(ctx, h); err != nil {
 			return false, fmt.Errorf("remove damaged artifact %s: %w", s.b.Path(h), err)
 		}
+		return false, nil
+	case errors.Is(err, ErrCorrupt):
+		// Damaged bytes are replaced by Save, in one step: removing them
+		// first could remove the sound copy another writer has just put
+		// in their place, and leave nothing if this one then fails.
 		return false, nil
 	default:
 		return false, err
@@ -263,7 +270,7 @@ func (s *Store) objectError(d Digest, err error) error {
 	case errors.Is(err, ErrNotFile):
 		var nf *NotFileError
 		if errors.As(err, &nf) {
-			return s.forgetOn(d, fmt.Errorf("%s: %w: it %w", nf.Path, ErrCorrupt, nf.Err))
+			return s.forgetOn(d, &notFileCorrupt{nf})
 		}
 		return s.forgetOn(d, fmt.Errorf("%w: %w", ErrCorrupt, err))
 	}
@@ -472,3 +479,15 @@ func (s *Store) Resolve(ctx context.Context, id string) (Digest, error) {
 func (s *Store) Opener(ctx context.Context) func(Digest) (io.ReadCloser, error) {
 	return func(d Digest) (io.ReadCloser, error) { return s.Open(ctx, d) }
 }
+
+// notFileCorrupt is the error of an object that is not a file: corrupt,
+// as a damaged object is, and not a file, so that Put removes it before
+// it writes the object anew.
+type notFileCorrupt struct{ nf *NotFileError }
+
+func (e *notFileCorrupt) Error() string {
+	return e.nf.Path + ": " + ErrCorrupt.Error() + ": it " + e.nf.Err.Error()
+}
+
+// Unwrap returns ErrCorrupt, ErrNotFile and what the object is instead.
+func (e *notFileCorrupt) Unwrap() []error { return []error{ErrCorrupt, ErrNotFile, e.nf.Err} }
