@@ -221,6 +221,15 @@ func compact(ctx context.Context, st *registry.Store, removed []store.Digest) (i
 	for _, d := range removed {
 		deleted[d] = true
 	}
+	if _, locked := store.As[store.Locker](st.Backend()); !locked {
+		// No lock keeps writers out (object storage): a record appended
+		// after the objects were listed names an object the listing did
+		// not see. Only the records of what this collector removed go.
+		return st.Compact(func(r registry.Record) bool {
+			d, err := registry.ParseDigest(r.Hash)
+			return err != nil || !deleted[d]
+		})
+	}
 	present := map[registry.Digest]bool{}
 	if err := st.Each(ctx, func(d store.Digest, _ store.FileInfo) error {
 		present[d] = true
