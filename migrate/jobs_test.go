@@ -1,18 +1,24 @@
 package migrate_test
 
 import (
+	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
+	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // goroutines records the most goroutines seen while files are read.
@@ -75,4 +81,38 @@ func TestMigrateRepeatedPayloadsStores(t *testing.T) {
 	for _, path := range paths {
 		assert.Equal(t, orig[path], rehydrate(t, path, ""), path)
 	}
+}
+
+// TestDoneWhileStoreHeld: Done is called for each file once its output is
+// in place and while the run still holds the store's lock, so that a
+// caller copying the output into a bucket does it before a collector may
+// run; an error from Done fails the file.
+func TestDoneWhileStoreHeld(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	writeFile(t, a, testsession.Pi("a", 2, 5000), 0o644)
+	writeFile(t, b, testsession.Pi("b", 2, 5000), 0o644)
+	storeDir := filepath.Join(dir, session.StoreDirName)
+	var done []string
+	opts := migrate.Options{Jobs: 1, Done: func(res *migrate.FileResult) error {
+		data, err := os.ReadFile(res.Dest)
+		require.NoError(t, err)
+		assert.Contains(t, string(data), "stored as artifact", "%s: Done before its output is in place", res.Path)
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		lock, err := registry.New(local.New(storeDir)).LockExclusive(ctx, nil)
+		if err == nil {
+			lock.Close()
+		}
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "a collector could take the store during Done")
+		done = append(done, filepath.Base(res.Path))
+		if filepath.Base(res.Path) == "b.jsonl" {
+			return errors.New("the bucket refused it")
+		}
+		return nil
+	}}
+	sum := migrateRun(t, opts, dir)
+	assert.Equal(t, []string{"a.jsonl", "b.jsonl"}, done)
+	assert.Equal(t, 1, sum.Migrated)
+	assert.Equal(t, 1, sum.Failed)
 }

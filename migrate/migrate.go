@@ -44,6 +44,12 @@ type Options struct {
 	// Shard is the share of the inputs this run was given (--shard K/N):
 	// the registry segments it writes name it.
 	Shard registry.Shard
+	// Done, when set, is called for each file migrated or unchanged once
+	// its output is in place, before the run gives up the store's lock:
+	// a caller that copies the output elsewhere (an object in a bucket)
+	// does it there, while the artifacts it refers to are still held. An
+	// error fails the file.
+	Done func(res *FileResult) error `json:"-"`
 	// Source names, in registry records, the transcript written at a
 	// path; nil is registry.SourcePath. A transcript fetched from S3 is
 	// named by its s3:// URL, not by the local copy migrate rewrites.
@@ -132,7 +138,13 @@ func Run(ctx context.Context, inputs []session.Input, opts Options) Summary {
 		stores.open = location.Open
 	}
 	results := forEach(ctx, inputs, opts.Jobs, func(in session.Input, wait func()) FileResult {
-		return migrateFile(ctx, in, opts, stores, wait)
+		res := migrateFile(ctx, in, opts, stores, wait)
+		if opts.Done != nil && (res.Status == StatusMigrated || res.Status == StatusUnchanged) {
+			if err := opts.Done(&res); err != nil {
+				res.Status, res.Err = StatusFailed, err
+			}
+		}
+		return res
 	})
 	// Every transcript that succeeded synced its artifacts before its
 	// registry records; what is left belongs to transcripts that failed.

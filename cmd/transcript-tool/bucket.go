@@ -188,19 +188,7 @@ func (r *remote) commit(ctx context.Context, sum *migrate.Summary, backup bool) 
 	}
 	for i := range sum.Results {
 		res := &sum.Results[i]
-		if res.Status != migrate.StatusMigrated && res.Status != migrate.StatusRestored && res.Status != migrate.StatusUnchanged {
-			continue
-		}
-		var err error
-		if o, ok := r.object(res.Path); ok && res.Dest == res.Path {
-			if res.Status != migrate.StatusUnchanged {
-				err = r.replace(ctx, o, backup)
-			}
-		} else if rel, ok := strings.CutPrefix(res.Dest, r.dir+string(filepath.Separator)); ok {
-			bkt, key, _ := strings.Cut(filepath.ToSlash(rel), "/")
-			err = r.client.Put(ctx, bkt, key, res.Dest)
-		}
-		if err != nil {
+		if err := r.commitOne(ctx, res, backup); err != nil {
 			sum.Failed++
 			if res.Status != migrate.StatusUnchanged {
 				sum.Migrated--
@@ -211,6 +199,29 @@ func (r *remote) commit(ctx context.Context, sum *migrate.Summary, backup bool) 
 			res.Status, res.Err, res.Message, res.BytesAfter = migrate.StatusFailed, err, err.Error(), res.BytesBefore
 		}
 	}
+}
+
+// commitOne puts the output of one file of the run in its bucket, when
+// it has one: the object replaced (after its backup), or the --out
+// object written.
+func (r *remote) commitOne(ctx context.Context, res *migrate.FileResult, backup bool) error {
+	if r.dir == "" {
+		return nil
+	}
+	if res.Status != migrate.StatusMigrated && res.Status != migrate.StatusRestored && res.Status != migrate.StatusUnchanged {
+		return nil
+	}
+	if o, ok := r.object(res.Path); ok && res.Dest == res.Path {
+		if res.Status != migrate.StatusUnchanged {
+			return r.replace(ctx, o, backup)
+		}
+		return nil
+	}
+	if rel, ok := strings.CutPrefix(res.Dest, r.dir+string(filepath.Separator)); ok {
+		bkt, key, _ := strings.Cut(filepath.ToSlash(rel), "/")
+		return r.client.Put(ctx, bkt, key, res.Dest)
+	}
+	return nil
 }
 
 func (r *remote) replace(ctx context.Context, o bucket.Object, backup bool) error {

@@ -76,10 +76,13 @@ func runMigrate(c *cli.Context, st streams, paths []string, opts migrateOptions)
 		return err
 	}
 	opts.Progress = bar
-	sum := migrate.Run(c.Context, inputs, opts.Options)
 	if !opts.DryRun {
-		st.remote.commit(c.Context, &sum, opts.Backup)
+		// Each object is replaced as soon as its copy is migrated, while
+		// the run still holds the store and within the collector's grace
+		// of the artifacts it refers to, not once the whole run is over.
+		opts.Done = func(res *migrate.FileResult) error { return st.remote.commitOne(c.Context, res, opts.Backup) }
 	}
+	sum := migrate.Run(c.Context, inputs, opts.Options)
 	bar.finish()
 	reportFiles(st, sum)
 	if opts.json {
