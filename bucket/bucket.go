@@ -18,6 +18,8 @@ package bucket
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -244,6 +246,44 @@ func (c *Client) Backup(ctx context.Context, o Object) (string, error) {
 	}
 	return bak, nil
 }
+
+// Holds says what o holds after a Replace with the file at name failed:
+// Original (the bytes Fetch read, by their ETag), Replaced (the file's
+// bytes, by the MD5 that is a single PUT's ETag: the write succeeded and
+// its reply was lost), or Other (another writer's).
+func (c *Client) Holds(ctx context.Context, o Object, name string) (Holding, error) {
+	head, err := c.c.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &o.Bucket, Key: &o.Key})
+	if err != nil {
+		return Other, s3store.Fail("stat", o.URL(), err)
+	}
+	etag := aws.ToString(head.ETag)
+	if etag == o.ETag {
+		return Original, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return Other, err
+	}
+	defer f.Close()
+	h := md5.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return Other, err
+	}
+	if strings.Trim(etag, `"`) == hex.EncodeToString(h.Sum(nil)) {
+		return Replaced, nil
+	}
+	return Other, nil
+}
+
+// Holding is what an object holds after a failed Replace (see Holds).
+type Holding int
+
+// What an object may hold.
+const (
+	Other Holding = iota
+	Original
+	Replaced
+)
 
 // Remove deletes key in bkt: a backup whose replace failed, which would
 // block the next run.

@@ -227,16 +227,31 @@ func (r *remote) commitOne(ctx context.Context, res *migrate.FileResult, backup 
 func (r *remote) replace(ctx context.Context, o bucket.Object, backup bool) error {
 	path, _ := r.local(o.Bucket, o.Key)
 	if !backup {
-		return r.client.Replace(ctx, o, path)
+		err := r.client.Replace(ctx, o, path)
+		if err != nil {
+			if holds, herr := r.client.Holds(ctx, o, path); herr == nil && holds == bucket.Replaced {
+				return nil // the write succeeded and its reply was lost
+			}
+		}
+		return err
 	}
 	bak, err := r.client.Backup(ctx, o)
 	if err != nil {
 		return err
 	}
 	if err := r.client.Replace(ctx, o, path); err != nil {
-		// The original is still in place: the backup would only block
-		// the next run.
-		_ = r.client.Remove(ctx, o.Bucket, bak)
+		holds, herr := r.client.Holds(ctx, o, path)
+		switch {
+		case herr == nil && holds == bucket.Replaced:
+			// The write succeeded and its reply was lost (a retry then
+			// met its own new ETag): migrated, and the backup stays.
+			return nil
+		case herr == nil:
+			// The original, or another writer's bytes, in place: the
+			// backup would only block the next run.
+			_ = r.client.Remove(ctx, o.Bucket, bak)
+		}
+		// Unknown: the backup may be the original's only copy, and stays.
 		return err
 	}
 	return nil
