@@ -300,3 +300,36 @@ func TestS3TranscriptMemory(t *testing.T) {
 	assert.Less(t, len(objs.get(key)), 4096, "the payload was moved out")
 	assert.Less(t, m.HeapInuse, uint64(128<<20))
 }
+
+// TestS3ReplaceReplyLost: a replace the server made whose reply was lost
+// (the SDK's retry then meets the new ETag: 412) counts as done, and the
+// backup of the original stays. (Found by an adversarial review: it was
+// reported as changed by another writer, and KEY.bak deleted.)
+func TestS3ReplaceReplyLost(t *testing.T) {
+	for _, srv := range s3test.Servers(t) {
+		t.Run(srv.Name, func(t *testing.T) {
+			bkt := srv.Bucket(t, "tt-lost")
+			objs := newObjects(t, srv, bkt)
+			sessions := filepath.Join("..", "..", "testdata", "sessions")
+			orig := readFile(t, filepath.Join(sessions, "claude-session.jsonl"))
+			objs.put("s/claude-session.jsonl", orig)
+			dropped := false
+			proxy := s3test.NewProxy(t, srv, func(r s3test.Request) s3test.Fault {
+				if r.Method == "PUT" && r.Key == "/"+bkt+"/s/claude-session.jsonl" && r.Query.Get("x-id") != "CopyObject" && !dropped {
+					dropped = true
+					return s3test.Fault{DropReply: true}
+				}
+				return s3test.Fault{}
+			})
+			proxy.Setenv(t)
+			r := runCLI(t, "migrate", "--backup", "--store", "s3://"+bkt+"/store", "s3://"+bkt+"/s/")
+			require.True(t, dropped, "no replace went through the proxy")
+			assert.Equal(t, exitOK, r.code, r.stdout+r.stderr)
+			assert.NotEqual(t, string(orig), string(objs.get("s/claude-session.jsonl")), "not migrated")
+			assert.Equal(t, string(orig), string(objs.get("s/claude-session.jsonl.bak")), "the backup of the original is gone")
+			rh := runCLI(t, "rehydrate", "--store", "s3://"+bkt+"/store", "s3://"+bkt+"/s/claude-session.jsonl")
+			assert.Equal(t, exitOK, rh.code, rh.stderr)
+			assert.Equal(t, string(orig), rh.stdout)
+		})
+	}
+}

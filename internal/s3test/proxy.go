@@ -28,6 +28,9 @@ type Fault struct {
 	// CutAfter, when not 0, breaks the connection after this many bytes of
 	// the server's response body.
 	CutAfter int64
+	// DropReply passes the request on, then resets the connection instead
+	// of answering: the server did it, the client does not know.
+	DropReply bool
 }
 
 // String says what f does, for messages.
@@ -41,6 +44,8 @@ func (f Fault) String() string {
 		return fmt.Sprintf("cut after %d bytes", f.CutAfter)
 	case f.Delay != 0:
 		return fmt.Sprintf("delay %v", f.Delay)
+	case f.DropReply:
+		return "reply dropped"
 	}
 	return "none"
 }
@@ -99,6 +104,9 @@ func NewProxy(t testing.TB, target *Server, fault func(Request) Fault) *Proxy {
 		case f.CutAfter > 0:
 			cw := &cutWriter{ResponseWriter: w, left: f.CutAfter}
 			rp.ServeHTTP(cw, r)
+		case f.DropReply:
+			rp.ServeHTTP(httptest.NewRecorder(), r)
+			reset(w)
 		default:
 			rp.ServeHTTP(w, r)
 		}
