@@ -160,7 +160,7 @@ func Stats(ctx context.Context, inputs []session.Input, opts StatsOptions) (Stat
 	if opts.Threshold <= 0 {
 		opts.Threshold = externalizer.DefaultThreshold
 	}
-	s := &stats{opts: opts, seen: map[storedDigest]bool{},
+	s := &stats{opts: opts, stores: map[string]*registry.Store{},
 		formats: newTally(), types: newTally(), tools: newTally()}
 	s.rep.Threshold = opts.Threshold
 	s.rep.Findings = []Finding{}
@@ -185,13 +185,9 @@ type stats struct {
 	opts                  StatsOptions
 	rep                   StatsReport
 	formats, types, tools *tally
-	seen                  map[storedDigest]bool
-}
-
-// storedDigest is an artifact in one store: deduplication is per store.
-type storedDigest struct {
-	store string
-	d     registry.Digest
+	// stores holds the stores met, by location: deduplication is per
+	// store, over the whole run (see Store.Plan).
+	stores map[string]*registry.Store
 }
 
 // fileStats are the counts of one file, added to the report only once the
@@ -227,9 +223,12 @@ func (s *stats) file(ctx context.Context, in session.Input) error {
 		fs.format = UnknownFormat
 	}
 	storeDir := session.StoreFor(cmp.Or(s.opts.Store, in.Store), path)
-	store, err := registry.Open(storeDir)
-	if err != nil {
-		return err
+	store := s.stores[storeDir]
+	if store == nil {
+		if store, err = registry.Open(storeDir); err != nil {
+			return err
+		}
+		s.stores[storeDir] = store
 	}
 	var imgs lineImages
 	x := &externalizer.Externalizer{
@@ -403,14 +402,13 @@ func (s *stats) add(ctx context.Context, fs *fileStats, store *registry.Store) {
 	m.Images += fs.sav.Images
 	m.ImageTokens += fs.sav.ImageTokens
 	for d, size := range fs.digests {
-		k := storedDigest{store.Dir(), d}
-		if s.seen[k] {
+		first, write := store.Plan(ctx, d)
+		if !first {
 			continue
 		}
-		s.seen[k] = true
 		m.Unique++
 		m.UniqueBytes += size
-		if store.Verify(ctx, d) != nil {
+		if write {
 			m.New++
 			m.NewBytes += size
 		}

@@ -256,22 +256,6 @@ type storeSet struct {
 type storeEntry struct {
 	*registry.Store
 	clean sync.Once
-
-	// planned holds, for a dry run, the objects the run has met: only the
-	// first meeting would write one, as Put would.
-	plannedMu sync.Mutex
-	planned   map[registry.Digest]bool
-}
-
-// wouldWrite reports, for a dry run, whether the run would write object
-// d: the first time the run meets it, and then only if the store lacks an
-// intact copy.
-func (s *storeEntry) wouldWrite(d registry.Digest) bool {
-	s.plannedMu.Lock()
-	first := !s.planned[d]
-	s.planned[d] = true
-	s.plannedMu.Unlock()
-	return first && s.Verify(context.Background(), d) != nil
 }
 
 func (s *storeSet) get(dir string) (*storeEntry, error) {
@@ -283,7 +267,7 @@ func (s *storeSet) get(dir string) (*storeEntry, error) {
 		if err != nil {
 			return nil, err
 		}
-		st = &storeEntry{Store: registry.New(b), planned: map[registry.Digest]bool{}}
+		st = &storeEntry{Store: registry.New(b)}
 		st.SetShard(s.shard)
 		s.m[dir] = st
 	}
@@ -348,7 +332,7 @@ func migrateFile(ctx context.Context, in session.Input, opts Options, stores *st
 		res.Artifacts++
 		created := false
 		if opts.DryRun {
-			created = st.wouldWrite(a.Digest)
+			_, created = st.Plan(ctx, a.Digest)
 		} else {
 			var err error
 			if a.Stream != nil {

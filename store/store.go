@@ -62,11 +62,13 @@ type Store struct {
 	// touched, with when: a Put of one of them within recheckAfter reads
 	// nothing (work once per distinct artifact, not per reference).
 	checked map[Digest]time.Time
+	// planned holds the objects Plan was asked about.
+	planned map[Digest]bool
 }
 
 // New returns the Store of the objects of b.
 func New(b Backend) *Store {
-	return &Store{b: b, checked: map[Digest]time.Time{}}
+	return &Store{b: b, checked: map[Digest]time.Time{}, planned: map[Digest]bool{}}
 }
 
 // Backend returns the Backend the Store keeps its objects in.
@@ -212,6 +214,22 @@ func (s *Store) found(ctx context.Context, d Digest) (bool, error) {
 	default:
 		return false, err
 	}
+}
+
+// Plan is Put for a run that writes nothing (a dry run, stats): first is
+// true the first time this Store is asked about d, and write when, then,
+// a Put would write it because the store lacks an intact copy. Like Put,
+// it reads an object at most once.
+func (s *Store) Plan(ctx context.Context, d Digest) (first, write bool) {
+	s.mu.Lock()
+	first = !s.planned[d]
+	s.planned[d] = true
+	at, seen := s.checked[d]
+	s.mu.Unlock()
+	if !first || seen && time.Since(at) < recheckAfter {
+		return first, false
+	}
+	return true, s.verify(ctx, d) != nil
 }
 
 // Flush makes every object written or touched through this Store durable.
