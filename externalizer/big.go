@@ -12,7 +12,7 @@ import (
 	"sort"
 	"unicode/utf8"
 
-	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -118,7 +118,7 @@ func (x *Externalizer) RewriteBig(w io.Writer, b *BigLine, start int) (Result, e
 // digest, size, media type and Describer of its artifact, found by reading
 // the hole's bytes once, and a function that writes the artifact by
 // reading them again.
-func (b *BigLine) bigPiece(h hole, ctx Context) (piece, registry.Digest, int64, *Describer, func(io.Writer) error, error) {
+func (b *BigLine) bigPiece(h hole, ctx Context) (piece, store.Digest, int64, *Describer, func(io.Writer) error, error) {
 	sec := b.section(h.v.Start, h.v.End)
 	image := !h.body && (h.bare || (h.image && h.v.Kind() == transcript.String))
 	text := h.body || (h.v.Kind() == transcript.String && !h.bare)
@@ -133,7 +133,7 @@ func (b *BigLine) bigPiece(h hole, ctx Context) (piece, registry.Digest, int64, 
 	buf := make([]byte, 256<<10)
 	quote(c.text)
 	if _, err := io.CopyBuffer(c, io.NewSectionReader(sec, 0, sec.Size()), buf); err != nil {
-		return piece{}, registry.Digest{}, 0, nil, nil, fmt.Errorf("read the line back: %w", err)
+		return piece{}, store.Digest{}, 0, nil, nil, fmt.Errorf("read the line back: %w", err)
 	}
 	quote(c.text)
 	form, sum, size, desc := c.result(h.mime)
@@ -226,7 +226,7 @@ func (c *candidates) Write(p []byte) (int, error) {
 
 // result picks the form as encodePiece does: image data as its decoded
 // bytes, then text, then the JSON itself.
-func (c *candidates) result(declared string) (Form, registry.Digest, int64, *Describer) {
+func (c *candidates) result(declared string) (Form, store.Digest, int64, *Describer) {
 	if c.b64 != nil && c.b64.close() == nil && c.b64.ok() && c.b64.sink.n > 0 {
 		s := c.b64.sink
 		s.desc.media = imageMedia(declared, s.desc.head)
@@ -234,7 +234,7 @@ func (c *candidates) result(declared string) (Form, registry.Digest, int64, *Des
 		if !c.b64.quoted {
 			form = FormBase64Bare
 		}
-		return form, registry.Digest(s.h.Sum(nil)), s.n, s.desc
+		return form, store.Digest(s.h.Sum(nil)), s.n, s.desc
 	}
 	if c.text != nil && c.text.close() == nil && c.text.ok() && len(c.styles) > 0 {
 		s := c.text.sink
@@ -242,9 +242,9 @@ func (c *candidates) result(declared string) (Form, registry.Digest, int64, *Des
 		if c.styles[0] == transcript.StyleASCII {
 			form = FormASCII
 		}
-		return form, registry.Digest(s.h.Sum(nil)), s.n, s.desc
+		return form, store.Digest(s.h.Sum(nil)), s.n, s.desc
 	}
-	return FormRaw, registry.Digest(c.raw.h.Sum(nil)), c.raw.n, c.raw.desc
+	return FormRaw, store.Digest(c.raw.h.Sum(nil)), c.raw.n, c.raw.desc
 }
 
 // base64Sink decodes a JSON string of standard padded base64 (or, not

@@ -12,13 +12,13 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/display"
-	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
 // Artifact describes one artifact a rewritten line refers to.
 type Artifact struct {
-	Digest registry.Digest
+	Digest store.Digest
 	// Data is the artifact's bytes, valid only during the call to Put.
 	// It is nil for an artifact of a long line (see RewriteBig) and for
 	// one whose payload Payloads has met before; Stream writes its bytes
@@ -48,7 +48,7 @@ type Externalizer struct {
 	Threshold int
 	// PathFor returns where an artifact lives, as shown to readers of the
 	// migrated transcript.
-	PathFor func(registry.Digest) string
+	PathFor func(store.Digest) string
 	// Put stores an artifact. It is called for each artifact of a line
 	// before Rewrite returns the line, and must not keep a.Data.
 	Put func(a Artifact) error
@@ -302,7 +302,7 @@ func (x *Externalizer) store(h hole, s *Site, big *BigLine) (Artifact, Form, err
 		return x.storeMet(a, h, e)
 	}
 	p := encodePiece(x.scratch, h)
-	a.Digest, a.Data, a.Size, a.Media = registry.Sum(p.data), p.data, len(p.data), p.media
+	a.Digest, a.Data, a.Size, a.Media = store.Sum(p.data), p.data, len(p.data), p.media
 	x.Payloads.add(h, sum, a.Digest, p)
 	a.kind, a.Summary = x.Summaries.describe(a.Digest, ctx, func() (kind, string) {
 		return describeIn(p.data, p.media, ctx).describe()

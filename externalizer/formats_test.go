@@ -7,11 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	storepkg "github.com/transcript-tool/transcript-tool/store"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/format"
-	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -222,7 +223,7 @@ func TestClaudeRequestBlob(t *testing.T) {
 	out, store := roundTrip(t, claudeCodeFormat, 4096, input)
 	checkMigrated(t, claudeCodeFormat, 4096, input, out, store)
 	assert.Len(t, store, 2)
-	assert.Contains(t, store, registry.Sum([]byte(shape)), "the request shape, as its JSON")
+	assert.Contains(t, store, storepkg.Sum([]byte(shape)), "the request shape, as its JSON")
 	assert.Equal(t, 2, bytes.Count(out, []byte(`"content":"[Tool result omitted: stored as artifact]`)), "%s", out)
 	assert.Contains(t, string(out), `"shape":{"artifact":"[Omitted `)
 }
@@ -247,8 +248,8 @@ func TestCodexOutputHeader(t *testing.T) {
 	out, store := roundTrip(t, codexFormat, 4096, input)
 	checkMigrated(t, codexFormat, 4096, input, out, store)
 	assert.Len(t, store, 2, "the output once, and the string that has no header whole")
-	assert.Contains(t, store, registry.Sum([]byte(body)))
-	assert.Contains(t, store, registry.Sum([]byte(notHeader)))
+	assert.Contains(t, store, storepkg.Sum([]byte(body)))
+	assert.Contains(t, store, storepkg.Sum([]byte(notHeader)))
 
 	lines := bytes.Split(bytes.TrimSuffix(out, []byte("\n")), []byte("\n"))
 	require.Len(t, lines, 4)
@@ -261,7 +262,7 @@ func TestCodexOutputHeader(t *testing.T) {
 		root, err := transcript.Parse(lines[1+i], 0)
 		require.NoError(t, err)
 		o, _ := Pointer{"payload", "output"}.Resolve(root)
-		want := strings.Replace(header, "d4d682", chunk, 1) + "[Tool result omitted: stored as artifact]\nid: " + registry.Sum([]byte(body)).String()
+		want := strings.Replace(header, "d4d682", chunk, 1) + "[Tool result omitted: stored as artifact]\nid: " + storepkg.Sum([]byte(body)).String()
 		assert.True(t, strings.HasPrefix(o.Text(), want), "%q", o.Text())
 		assert.Contains(t, o.Text(), "\nsummary: "+Describe([]byte(body), MediaText)+"\n", "the summary describes the output, not the header")
 	}

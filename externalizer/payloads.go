@@ -5,7 +5,7 @@ import (
 	"hash/maphash"
 	"sync"
 
-	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store"
 )
 
 // Payloads remembers, for a run, the artifacts made of the payloads it has
@@ -67,7 +67,7 @@ func (k payloadKey) equal(o payloadKey) bool {
 type payloadEntry struct {
 	key    payloadKey // raw is a copy the entry owns
 	sum    uint64
-	digest registry.Digest
+	digest store.Digest
 	size   int
 	media  string
 	form   Form
@@ -125,7 +125,7 @@ func (c *Payloads) find(h hole) (*payloadEntry, uint64) {
 
 // add remembers that hole h, whose key hashes to sum, became the artifact
 // of digest d in piece p, evicting what the budget requires.
-func (c *Payloads) add(h hole, sum uint64, d registry.Digest, p piece) {
+func (c *Payloads) add(h hole, sum uint64, d store.Digest, p piece) {
 	if c == nil {
 		return
 	}

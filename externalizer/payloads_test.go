@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -190,7 +190,7 @@ func TestPayloadsBudget(t *testing.T) {
 		e, sum := c.find(h)
 		if e == nil {
 			p := encodePiece(nil, h)
-			c.add(h, sum, registry.Sum(p.data), p)
+			c.add(h, sum, store.Sum(p.data), p)
 		}
 	}
 	hot := holeOf(strings.Repeat("a file read in every session\n", 100))
@@ -217,7 +217,7 @@ func TestPayloadsBudget(t *testing.T) {
 	var none *Payloads
 	e, _ = none.find(hot)
 	assert.Nil(t, e)
-	none.add(hot, 0, registry.Digest{}, piece{})
+	none.add(hot, 0, store.Digest{}, piece{})
 }
 
 // BenchmarkRewriteMetAgain rewrites Claude Code lines whose payloads

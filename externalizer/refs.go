@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -18,7 +18,7 @@ type Replacement struct {
 
 // Ref is one artifact a replaced value is rebuilt from, and its form.
 type Ref struct {
-	Digest registry.Digest
+	Digest store.Digest
 	Form   Form
 }
 
@@ -50,7 +50,7 @@ func Replacements(root transcript.Value) ([]Replacement, error) {
 			if p.ID == "" {
 				continue
 			}
-			d, err := registry.ParseDigest(p.ID)
+			d, err := store.ParseDigest(p.ID)
 			if err != nil {
 				return nil, fmt.Errorf("%w: %v", ErrBadMarker, err)
 			}
@@ -64,7 +64,7 @@ func Replacements(root transcript.Value) ([]Replacement, error) {
 // References returns the artifacts a line's marker names, in order,
 // without reading them. A line without a marker has none; a marker that
 // cannot be read is an error wrapping ErrBadMarker.
-func References(text []byte, start int) ([]registry.Digest, error) {
+func References(text []byte, start int) ([]store.Digest, error) {
 	if !HasMarker(text) {
 		return nil, nil
 	}
@@ -76,7 +76,7 @@ func References(text []byte, start int) ([]registry.Digest, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ids []registry.Digest
+	var ids []store.Digest
 	for _, r := range reps {
 		for _, p := range r.Parts {
 			ids = append(ids, p.Digest)

@@ -11,7 +11,7 @@ import (
 	"sort"
 
 	"github.com/transcript-tool/transcript-tool/format"
-	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -22,7 +22,7 @@ var ErrBadMarker = errors.New("bad transcript-tool marker")
 
 // Opener opens an artifact for reading. The reader must fail at its end
 // when the bytes do not hash to d, as registry.Store.Open does.
-type Opener func(d registry.Digest) (io.ReadCloser, error)
+type Opener func(d store.Digest) (io.ReadCloser, error)
 
 // RestoreTo writes the original of a migrated line to w and reports
 // whether the line had a marker; a line without one is not written. The
@@ -32,7 +32,7 @@ type Opener func(d registry.Digest) (io.ReadCloser, error)
 // io.Discard first, or into a temporary file it then discards.
 func RestoreTo(w io.Writer, text []byte, start int, open Opener) (changed bool, err error) {
 	return restoreTo(w, text, start, nil, func(w io.Writer, p part, at string) error {
-		d, err := registry.ParseDigest(p.ID)
+		d, err := store.ParseDigest(p.ID)
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrBadMarker, err)
 		}

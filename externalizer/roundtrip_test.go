@@ -17,19 +17,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/format"
-	"github.com/transcript-tool/transcript-tool/registry"
-	"github.com/transcript-tool/transcript-tool/store"
+	storepkg "github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/local"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
 // memStore is an in-memory artifact store for round-trip tests.
-type memStore map[registry.Digest][]byte
+type memStore map[storepkg.Digest][]byte
 
-func (m memStore) open(d registry.Digest) (io.ReadCloser, error) {
+func (m memStore) open(d storepkg.Digest) (io.ReadCloser, error) {
 	data, ok := m[d]
 	if !ok {
-		return nil, fmt.Errorf("%s: %w", d, store.ErrNotFound)
+		return nil, fmt.Errorf("%s: %w", d, storepkg.ErrNotFound)
 	}
 	return io.NopCloser(bytes.NewReader(data)), nil
 }
@@ -41,8 +40,8 @@ func (m memStore) put(a Artifact) error {
 		if err := a.Stream(&b); err != nil {
 			return err
 		}
-		if registry.Sum(b.Bytes()) != a.Digest {
-			return fmt.Errorf("streamed artifact %s: its bytes hash to %s", a.Digest, registry.Sum(b.Bytes()))
+		if storepkg.Sum(b.Bytes()) != a.Digest {
+			return fmt.Errorf("streamed artifact %s: its bytes hash to %s", a.Digest, storepkg.Sum(b.Bytes()))
 		}
 		data = b.Bytes()
 	}
@@ -50,7 +49,7 @@ func (m memStore) put(a Artifact) error {
 	return nil
 }
 
-func testPath(d registry.Digest) string { return "artifacts/" + local.ObjectPath(d) }
+func testPath(d storepkg.Digest) string { return "artifacts/" + local.ObjectPath(d) }
 
 // roundTrip rewrites every line of input with f and restores it, checking
 // that the restored bytes equal the input. It returns the rewritten bytes
@@ -301,7 +300,7 @@ func TestMembersAddedAfterMarker(t *testing.T) {
 			var migrated []byte
 			if tc.entry == "{}" {
 				// Only a foreign marker makes a marker the first member.
-				migrated = []byte(`{"transcriptTool":{"v":1,"sha256":"` + registry.Sum(line).String() + `","edits":[]}}`)
+				migrated = []byte(`{"transcriptTool":{"v":1,"sha256":"` + storepkg.Sum(line).String() + `","edits":[]}}`)
 			} else {
 				res, err := x.Rewrite(line, 0)
 				require.NoError(t, err)
@@ -326,7 +325,7 @@ func TestMembersAddedAfterMarker(t *testing.T) {
 	}
 	t.Run("edit in an added member", func(t *testing.T) {
 		line := []byte(`{"a":1}`)
-		forged := `{"a":1,"transcriptTool":{"v":1,"sha256":"` + registry.Sum(line).String() + `","edits":[{"at":"/b","parts":[{"lit":"2"}]}]},"b":3}`
+		forged := `{"a":1,"transcriptTool":{"v":1,"sha256":"` + storepkg.Sum(line).String() + `","edits":[{"at":"/b","parts":[{"lit":"2"}]}]},"b":3}`
 		_, _, err := Restore([]byte(forged), 0, store.open)
 		assert.ErrorIs(t, err, ErrBadMarker)
 	})

@@ -3,7 +3,7 @@ package externalizer
 import (
 	"sync"
 
-	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store"
 )
 
 // Summaries remembers the descriptions of the artifacts a run has
@@ -18,7 +18,7 @@ type Summaries struct {
 }
 
 type summaryKey struct {
-	d   registry.Digest
+	d   store.Digest
 	ctx Context
 }
 
@@ -32,7 +32,7 @@ const maxSummaries = 1 << 16
 
 // describe returns the kind and description of artifact d in context
 // ctx: remembered, or made by describe.
-func (c *Summaries) describe(d registry.Digest, ctx Context, describe func() (kind, string)) (kind, string) {
+func (c *Summaries) describe(d store.Digest, ctx Context, describe func() (kind, string)) (kind, string) {
 	if c == nil {
 		return describe()
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store"
 )
 
 // TestSummariesOncePerArtifact: a run's Summaries describes an artifact
@@ -15,7 +15,7 @@ func TestSummariesOncePerArtifact(t *testing.T) {
 	var c Summaries
 	calls := 0
 	describe := func() (kind, string) { calls++; return kindText, "a description" }
-	d := registry.Sum([]byte("a file read again and again"))
+	d := store.Sum([]byte("a file read again and again"))
 	for range 5 {
 		k, s := c.describe(d, Context{Tool: "Read", Input: "a.go"}, describe)
 		assert.Equal(t, kindText, k)
@@ -26,7 +26,7 @@ func TestSummariesOncePerArtifact(t *testing.T) {
 	assert.Equal(t, 2, calls, "another context, another description")
 
 	for i := range maxSummaries {
-		c.describe(registry.Sum([]byte{byte(i), byte(i >> 8), byte(i >> 16)}), Context{}, describe)
+		c.describe(store.Sum([]byte{byte(i), byte(i >> 8), byte(i >> 16)}), Context{}, describe)
 	}
 	assert.LessOrEqual(t, len(c.m), maxSummaries)
 

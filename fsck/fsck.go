@@ -129,7 +129,7 @@ func (r *Report) add(f Finding) {
 // it had to (the store's directories, a transcript file).
 func Verify(ctx context.Context, st *registry.Store, transcripts []string) (Report, error) {
 	rep := Report{Store: st.Dir()}
-	objects := map[registry.Digest]string{}
+	objects := map[store.Digest]string{}
 	err := st.Each(ctx, func(d store.Digest, fi store.FileInfo) error {
 		rep.Objects++
 		rep.Bytes += fi.Size
@@ -146,10 +146,10 @@ func Verify(ctx context.Context, st *registry.Store, transcripts []string) (Repo
 		return rep, err
 	}
 
-	missing := map[registry.Digest]bool{}
+	missing := map[store.Digest]bool{}
 	err = st.RecordsAt(func(r registry.Record, at registry.Pos) error {
 		rep.Records++
-		d, err := registry.ParseDigest(r.Hash)
+		d, err := store.ParseDigest(r.Hash)
 		if err != nil {
 			rep.add(Finding{Severity: Error, Path: at.Path, Line: at.Line, Offset: at.Offset, Message: "bad registry record: " + err.Error()})
 			return nil
@@ -167,7 +167,7 @@ func Verify(ctx context.Context, st *registry.Store, transcripts []string) (Repo
 		return rep, err
 	}
 
-	referenced := map[registry.Digest]bool{}
+	referenced := map[store.Digest]bool{}
 	for _, path := range transcripts {
 		rep.Transcripts++
 		if err := verifyTranscript(ctx, path, st, referenced, &rep); err != nil {
@@ -219,7 +219,7 @@ func Verify(ctx context.Context, st *registry.Store, transcripts []string) (Repo
 
 // verifyTranscript rebuilds every migrated line of a transcript into a
 // hash, which checks its artifacts and the rebuilt line.
-func verifyTranscript(ctx context.Context, path string, st *registry.Store, referenced map[registry.Digest]bool, rep *Report) error {
+func verifyTranscript(ctx context.Context, path string, st *registry.Store, referenced map[store.Digest]bool, rep *Report) error {
 	return session.Lines(path, func(l transcript.Line) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -253,8 +253,8 @@ func reason(err error) string {
 	return err.Error()
 }
 
-func sortedDigests(m map[registry.Digest]string) []registry.Digest {
-	ds := make([]registry.Digest, 0, len(m))
+func sortedDigests(m map[store.Digest]string) []store.Digest {
+	ds := make([]store.Digest, 0, len(m))
 	for d := range m {
 		ds = append(ds, d)
 	}

@@ -109,7 +109,7 @@ func GC(ctx context.Context, st *registry.Store, transcripts []string, opts GCOp
 		}
 		defer lock.Close()
 	}
-	referenced := map[registry.Digest]bool{}
+	referenced := map[store.Digest]bool{}
 	for _, path := range transcripts {
 		if err := collectReferences(ctx, path, referenced); err != nil {
 			return rep, err
@@ -217,7 +217,7 @@ func remove(ctx context.Context, st *registry.Store, d store.Digest, opts GCOpti
 // holds. The records of an artifact kept stay, whatever transcript they
 // name: they are all that says where it came from.
 func compact(ctx context.Context, st *registry.Store, removed []store.Digest) (int, error) {
-	deleted := map[registry.Digest]bool{}
+	deleted := map[store.Digest]bool{}
 	for _, d := range removed {
 		deleted[d] = true
 	}
@@ -226,11 +226,11 @@ func compact(ctx context.Context, st *registry.Store, removed []store.Digest) (i
 		// after the objects were listed names an object the listing did
 		// not see. Only the records of what this collector removed go.
 		return st.Compact(func(r registry.Record) bool {
-			d, err := registry.ParseDigest(r.Hash)
+			d, err := store.ParseDigest(r.Hash)
 			return err != nil || !deleted[d]
 		})
 	}
-	present := map[registry.Digest]bool{}
+	present := map[store.Digest]bool{}
 	if err := st.Each(ctx, func(d store.Digest, _ store.FileInfo) error {
 		present[d] = true
 		return nil
@@ -238,7 +238,7 @@ func compact(ctx context.Context, st *registry.Store, removed []store.Digest) (i
 		return 0, err
 	}
 	return st.Compact(func(r registry.Record) bool {
-		d, err := registry.ParseDigest(r.Hash)
+		d, err := store.ParseDigest(r.Hash)
 		if err != nil {
 			return true // not a record of an artifact: Verify reports it
 		}
@@ -261,7 +261,7 @@ type claim struct {
 // claims are the claims of every artifact the registry records, and where
 // it names each transcript that no longer exists first.
 type claims struct {
-	m      map[registry.Digest]claim
+	m      map[store.Digest]claim
 	goneAt map[string]recordAt
 }
 
@@ -273,7 +273,7 @@ type recordAt struct {
 	records int
 }
 
-func (c *claims) of(d registry.Digest) claim { return c.m[d] }
+func (c *claims) of(d store.Digest) claim { return c.m[d] }
 
 // readClaims reads the registry's claims on its artifacts. A record's
 // source is examined if it is among transcripts (by path as sourceOf
@@ -281,7 +281,7 @@ func (c *claims) of(d registry.Digest) claim { return c.m[d] }
 // another name); otherwise it is elsewhere if it exists (or
 // cannot be looked at), gone if it does not. Bad lines are Verify's
 // business: they claim nothing.
-func readClaims(store *registry.Store, transcripts []string, sourceOf func(string) string) (*claims, error) {
+func readClaims(st *registry.Store, transcripts []string, sourceOf func(string) string) (*claims, error) {
 	if sourceOf == nil {
 		sourceOf = registry.SourcePath
 	}
@@ -324,11 +324,11 @@ func readClaims(store *registry.Store, transcripts []string, sourceOf func(strin
 		status[src] = s
 		return s
 	}
-	cl := &claims{m: map[registry.Digest]claim{}, goneAt: map[string]recordAt{}}
+	cl := &claims{m: map[store.Digest]claim{}, goneAt: map[string]recordAt{}}
 	index := 0
-	err := store.RecordsAt(func(r registry.Record, pos registry.Pos) error {
+	err := st.RecordsAt(func(r registry.Record, pos registry.Pos) error {
 		index++
-		d, err := registry.ParseDigest(r.Hash)
+		d, err := store.ParseDigest(r.Hash)
 		if err != nil {
 			return nil
 		}
@@ -363,7 +363,7 @@ func keyOf(fi os.FileInfo) fileKey {
 }
 
 // collectReferences adds the artifacts a transcript refers to.
-func collectReferences(ctx context.Context, path string, referenced map[registry.Digest]bool) error {
+func collectReferences(ctx context.Context, path string, referenced map[store.Digest]bool) error {
 	return session.Lines(path, func(l transcript.Line) error {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -129,7 +129,7 @@ func TestGCCompactsSegments(t *testing.T) {
 	}
 	storeDir := filepath.Join(dir, "artifacts")
 	old := time.Now().Add(-2 * time.Hour)
-	var digests []registry.Digest
+	var digests []storepkg.Digest
 	for i, src := range []string{given, other, other} {
 		w := registry.New(local.New(storeDir))
 		d, _, err := w.Put(context.Background(), []byte(fmt.Sprintf("artifact %d", i)))

@@ -21,6 +21,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/count"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
+	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -199,7 +200,7 @@ type fileStats struct {
 	sav                   Savings
 	changed, failed       bool
 	notes                 []Finding
-	digests               map[registry.Digest]int64
+	digests               map[store.Digest]int64
 	names                 *toolNames
 }
 
@@ -218,7 +219,7 @@ func (s *stats) file(ctx context.Context, in session.Input) error {
 	}
 	defer t.Close()
 	fs := &fileStats{format: t.Format, formats: newTally(), types: newTally(), tools: newTally(),
-		digests: map[registry.Digest]int64{}, names: newToolNames()}
+		digests: map[store.Digest]int64{}, names: newToolNames()}
 	if fm == nil {
 		fs.format = UnknownFormat
 	}

@@ -32,7 +32,7 @@ func TestStoreLinksNeverFollowed(t *testing.T) {
 
 	store := filepath.Join(dir, session.StoreDirName)
 	objectOf := func(i int) string {
-		return registry.New(local.New(store)).Path(registry.Sum([]byte(testsession.Text(i, payload))))
+		return registry.New(local.New(store)).Path(storepkg.Sum([]byte(testsession.Text(i, payload))))
 	}
 
 	// An artifact replaced by a link: rehydrate refuses it as corrupt and

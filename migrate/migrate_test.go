@@ -814,7 +814,7 @@ func TestRehydrateToWritesNothingOfABrokenFile(t *testing.T) {
 	orig := testsession.Pi("s1", 3, payload)
 	writeFile(t, path, orig, 0o600)
 	migrateRun(t, migrate.Options{}, path)
-	last := registry.Sum([]byte(testsession.Text(3, payload)))
+	last := storepkg.Sum([]byte(testsession.Text(3, payload)))
 	object := filepath.Join(dir, session.StoreDirName, local.ObjectPath(last))
 	saved := readFile(t, object)
 	require.NoError(t, os.Remove(object))
@@ -836,7 +836,7 @@ func TestFailedFileCountsNothing(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "s.jsonl")
 	forged := `{"type":"message","id":"f","message":{"role":"toolResult","toolCallId":"c9","content":"x"},"transcriptTool":{"v":1,"sha256":"` +
-		strings.Repeat("1", 64) + `","edits":[{"at":"/message/content","parts":[{"id":"` + registry.Sum([]byte("nowhere")).String() + `","form":"js"}]}]}}` + "\n"
+		strings.Repeat("1", 64) + `","edits":[{"at":"/message/content","parts":[{"id":"` + storepkg.Sum([]byte("nowhere")).String() + `","form":"js"}]}]}}` + "\n"
 	writeFile(t, path, append(testsession.Pi("s1", 2, payload), forged...), 0o600)
 
 	sum := migrateRun(t, migrate.Options{}, path)

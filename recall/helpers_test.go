@@ -13,6 +13,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/registry"
+	storepkg "github.com/transcript-tool/transcript-tool/store"
 )
 
 // quote returns s as a JSON string.
@@ -26,7 +27,7 @@ func quote(s string) string {
 
 // marker returns a marker member naming the artifacts ids, replacing the
 // value at at.
-func marker(at string, ids ...registry.Digest) string {
+func marker(at string, ids ...storepkg.Digest) string {
 	var parts []string
 	for _, d := range ids {
 		parts = append(parts, `{"id":"`+d.String()+`","form":"js"}`)
@@ -89,7 +90,7 @@ func (l *lines) call(tool, id string) {
 }
 
 // result writes a migrated tool result naming ids.
-func (l *lines) result(callID string, ids ...registry.Digest) {
+func (l *lines) result(callID string, ids ...storepkg.Digest) {
 	const omitted = `"[Tool result omitted: stored as artifact]"`
 	switch l.format {
 	case "pi":
@@ -107,9 +108,9 @@ var formats = []string{"pi", "claude-code", "codex", "chat"}
 
 // putObject writes an artifact into the store's layout without the
 // fsyncs of Store.Put, which tests do not need.
-func putObject(t testing.TB, store *registry.Store, data []byte) registry.Digest {
+func putObject(t testing.TB, store *registry.Store, data []byte) storepkg.Digest {
 	t.Helper()
-	d := registry.Sum(data)
+	d := storepkg.Sum(data)
 	require.NoError(t, os.MkdirAll(filepath.Dir(store.Path(d)), 0o700))
 	require.NoError(t, os.WriteFile(store.Path(d), data, 0o600))
 	return d

@@ -108,22 +108,22 @@ type known struct {
 	s *Session
 	// recs holds each artifact's record: the first that names s.Source,
 	// else the first.
-	recs map[registry.Digest]registry.Record
+	recs map[store.Digest]registry.Record
 	// entryTools holds the tool of each entry of s.Source that has a
 	// record naming one, for the artifacts of that entry whose own record
 	// does not (Claude Code's toolUseResult beside a tool_result).
 	entryTools map[string]string
 }
 
-func readKnown(s *Session, store *registry.Store, bad func(*registry.BadLineError)) (*known, error) {
-	want := make(map[string]registry.Digest, len(s.Refs))
+func readKnown(s *Session, st *registry.Store, bad func(*registry.BadLineError)) (*known, error) {
+	want := make(map[string]store.Digest, len(s.Refs))
 	for _, r := range s.Refs {
 		want[r.ID.String()] = r.ID
 	}
-	k := &known{s: s, recs: map[registry.Digest]registry.Record{}, entryTools: map[string]string{}}
-	ours := map[registry.Digest]bool{}
+	k := &known{s: s, recs: map[store.Digest]registry.Record{}, entryTools: map[string]string{}}
+	ours := map[store.Digest]bool{}
 	mine := func(rec registry.Record) bool { return s.Source != "" && rec.Source == s.Source }
-	err := store.Records(func(rec registry.Record) error {
+	err := st.Records(func(rec registry.Record) error {
 		if mine(rec) && rec.Entry != "" {
 			if t := k.ownTool(rec); t != "" && k.entryTools[rec.Entry] == "" {
 				k.entryTools[rec.Entry] = t
@@ -151,7 +151,7 @@ func (k *known) ownTool(rec registry.Record) string {
 }
 
 // tool is the tool that produced artifact d, or "".
-func (k *known) tool(d registry.Digest) string {
+func (k *known) tool(d store.Digest) string {
 	rec := k.recs[d]
 	if t := k.ownTool(rec); t != "" {
 		return t
@@ -165,7 +165,7 @@ func (k *known) tool(d registry.Digest) string {
 // artifactSize returns the size of artifact d: its file's, or the
 // registry's when the store lacks it, or 0. It never follows a link out of
 // the store (Store.Size).
-func artifactSize(store *registry.Store, d registry.Digest, rec registry.Record) int64 {
+func artifactSize(store *registry.Store, d store.Digest, rec registry.Record) int64 {
 	if n, err := store.Size(context.Background(), d); err == nil {
 		return n
 	}
@@ -178,7 +178,7 @@ func artifactSize(store *registry.Store, d registry.Digest, rec registry.Record)
 // be read. The summary migrate recorded for this transcript, which knew
 // the call that made the artifact (its command, its exit status), is
 // preferred to one made from the bytes and the tool's name alone.
-func describe(store *registry.Store, d registry.Digest, rec registry.Record, tool, source string) (string, string) {
+func describe(store *registry.Store, d store.Digest, rec registry.Record, tool, source string) (string, string) {
 	r, err := store.Open(context.Background(), d)
 	if err != nil {
 		return unreadable(err), rec.Media

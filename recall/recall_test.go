@@ -19,6 +19,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
+	storepkg "github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
@@ -27,7 +28,7 @@ import (
 type fixture struct {
 	store                             *registry.Store
 	session                           *Session
-	text, json, img, missing, corrupt registry.Digest
+	text, json, img, missing, corrupt storepkg.Digest
 }
 
 func newFixture(t *testing.T) fixture {
@@ -40,7 +41,7 @@ func newFixture(t *testing.T) fixture {
 	var pngBuf bytes.Buffer
 	require.NoError(t, png.Encode(&pngBuf, image.NewGray(image.Rect(0, 0, 3, 2))))
 	f.img = putObject(t, store, pngBuf.Bytes())
-	f.missing = registry.Sum([]byte("never stored"))
+	f.missing = storepkg.Sum([]byte("never stored"))
 	f.corrupt = putObject(t, store, []byte("original bytes"))
 	require.NoError(t, os.WriteFile(store.Path(f.corrupt), []byte("tampered bytes"), 0o600))
 
@@ -196,7 +197,7 @@ func TestNarrative(t *testing.T) {
 }
 
 func item(i int, summary string) Item {
-	id := registry.Sum([]byte(fmt.Sprint(i))).String()
+	id := storepkg.Sum([]byte(fmt.Sprint(i))).String()
 	return Item{ID: id, Size: int64(100 * i), Tool: "read", Summary: summary, Path: "artifacts/objects/" + id[:2] + "/" + id}
 }
 
@@ -305,14 +306,14 @@ func randomStore(t *testing.T, rng *rand.Rand) (*registry.Store, *Session) {
 	format := formats[rng.IntN(len(formats))]
 	l := lines{format: format}
 	l.header(randomText(rng, 1))
-	var ids []registry.Digest
+	var ids []storepkg.Digest
 	var recs []registry.Record
 	for i := range rng.IntN(25) {
 		data, media := randomArtifact(rng)
-		var d registry.Digest
+		var d storepkg.Digest
 		switch rng.IntN(10) {
 		case 0:
-			d = registry.Sum(data) // missing
+			d = storepkg.Sum(data) // missing
 		case 1:
 			d = putObject(t, store, data)
 			require.NoError(t, os.WriteFile(store.Path(d), append(data, 'x'), 0o600)) // corrupt
@@ -334,7 +335,7 @@ func randomStore(t *testing.T, rng *rand.Rand) (*registry.Store, *Session) {
 			l.call(randomText(rng, 1+rng.IntN(2)), fmt.Sprint("c", i))
 		default:
 			if len(ids) > 0 {
-				var refs []registry.Digest
+				var refs []storepkg.Digest
 				for range 1 + rng.IntN(3) {
 					refs = append(refs, ids[rng.IntN(len(ids))])
 				}
@@ -389,7 +390,7 @@ func TestComposeProperties(t *testing.T) {
 		refs := make([]Ref, n)
 		for i := range items {
 			items[i] = item(i, display.Line(randomText(rng, rng.IntN(80)), 1+rng.IntN(300)))
-			refs[i] = Ref{ID: registry.Sum([]byte(fmt.Sprint(i)))}
+			refs[i] = Ref{ID: storepkg.Sum([]byte(fmt.Sprint(i)))}
 		}
 		header := []string{title, display.Line(randomText(rng, rng.IntN(40)), 500)}
 		narr := display.Line(randomText(rng, rng.IntN(200)), 2000)
@@ -405,7 +406,7 @@ func TestComposeProperties(t *testing.T) {
 func FuzzRecall(f *testing.F) {
 	store := registry.New(local.New(filepath.Join(f.TempDir(), "artifacts")))
 	rng := rand.New(rand.NewPCG(1, 1))
-	var ids []registry.Digest
+	var ids []storepkg.Digest
 	var recs []registry.Record
 	for i := range 6 {
 		data, media := randomArtifact(rng)

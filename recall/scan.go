@@ -10,7 +10,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/format"
-	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -55,7 +55,7 @@ type ToolCount struct {
 
 // Ref is an artifact a session references.
 type Ref struct {
-	ID registry.Digest
+	ID store.Digest
 	// Line is the line of the last entry that references it.
 	Line int
 }
@@ -90,7 +90,7 @@ func Scan(r io.Reader, name string, open externalizer.Opener) (*Session, error) 
 func ScanLines(tr *transcript.Reader, name string, open externalizer.Opener, long func(transcript.Line) (*transcript.Skeleton, error)) (*Session, error) {
 	s := &Session{Format: name, Calls: map[string]string{}}
 	f, _ := format.Lookup(name)
-	sc := scanner{s: s, tools: map[string]int{}, refs: map[registry.Digest]*refState{}, open: open, f: f}
+	sc := scanner{s: s, tools: map[string]int{}, refs: map[store.Digest]*refState{}, open: open, f: f}
 	for {
 		l, err := tr.Next()
 		if err == io.EOF {
@@ -127,7 +127,7 @@ type scanner struct {
 	open  externalizer.Opener
 	s     *Session
 	tools map[string]int
-	refs  map[registry.Digest]*refState
+	refs  map[store.Digest]*refState
 	seq   int
 	f     format.Format // nil for a format of no known name
 	// fallback is the last request that counts only when the file has no

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store"
 )
 
 func scan(t *testing.T, format, text string) *Session {
@@ -22,7 +22,7 @@ func scan(t *testing.T, format, text string) *Session {
 }
 
 func TestScanEveryFormat(t *testing.T) {
-	a, b, c := registry.Sum([]byte("a")), registry.Sum([]byte("b")), registry.Sum([]byte("c"))
+	a, b, c := store.Sum([]byte("a")), store.Sum([]byte("b")), store.Sum([]byte("c"))
 	for _, format := range formats {
 		t.Run(format, func(t *testing.T) {
 			l := lines{format: format}
@@ -46,7 +46,7 @@ func TestScanEveryFormat(t *testing.T) {
 			assert.Equal(t, map[string]string{"c1": "read", "c2": "bash", "c3": "read"}, s.Calls)
 			assert.Equal(t, "  second\nrequest  ", s.LastRequest)
 			require.Len(t, s.Refs, 3, "one per distinct artifact")
-			assert.Equal(t, []registry.Digest{a, c, b}, []registry.Digest{s.Refs[0].ID, s.Refs[1].ID, s.Refs[2].ID})
+			assert.Equal(t, []store.Digest{a, c, b}, []store.Digest{s.Refs[0].ID, s.Refs[1].ID, s.Refs[2].ID})
 			assert.Equal(t, l.n-1, s.Refs[0].Line, "the line of the last reference")
 			assert.Less(t, s.Refs[2].Line, s.Refs[1].Line)
 			if format != "chat" {
@@ -109,7 +109,7 @@ func TestScanBounds(t *testing.T) {
 }
 
 func TestScanIgnoresForgedMarkers(t *testing.T) {
-	d := registry.Sum([]byte("x"))
+	d := store.Sum([]byte("x"))
 	good := `{"role":"tool","content":"x",` + marker("/content", d) + `}`
 	tests := map[string]string{
 		"not the last member":    `{"role":"tool",` + marker("/content", d) + `,"content":"x"}`,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/internal/fault"
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
+	"github.com/transcript-tool/transcript-tool/store"
 )
 
 // TestAppendSkipsKnownRecords: a record the registry holds, in any of its
@@ -148,7 +149,7 @@ func TestAppendRefusesUndurableObject(t *testing.T) {
 	{
 		s := newStore(t)
 		data := []byte("artifact 7")
-		d := Sum(data)
+		d := store.Sum(data)
 		_, created, err := s.PutSum(context.Background(), d, data) // transcript A
 		require.NoError(t, err)
 		require.True(t, created)

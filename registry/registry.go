@@ -17,6 +17,7 @@ import (
 	"github.com/bytedance/sonic"
 
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
+	"github.com/transcript-tool/transcript-tool/store"
 )
 
 // Record is where an artifact came from: a transcript and one place in it.
@@ -171,9 +172,9 @@ func (s *Store) Append(ctx context.Context, recs []Record) error {
 		return err
 	}
 	// The objects the records name are durable before the records are.
-	named := make([]Digest, 0, len(recs))
+	named := make([]store.Digest, 0, len(recs))
 	for _, r := range recs {
-		if d, err := ParseDigest(r.Hash); err == nil {
+		if d, err := store.ParseDigest(r.Hash); err == nil {
 			named = append(named, d)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/local"
 
 	"github.com/stretchr/testify/assert"
@@ -26,7 +27,7 @@ import (
 func record(i int) Record {
 	data := recordData(i)
 	return Record{
-		Hash:      Sum([]byte(data)).String(),
+		Hash:      store.Sum([]byte(data)).String(),
 		Size:      int64(len(data)),
 		Media:     "text/plain; charset=utf-8",
 		Site:      "message.content",

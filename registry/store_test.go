@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/transcript-tool/transcript-tool/store"
 )
 
 // newStore returns a store in a directory that does not exist yet.
@@ -29,7 +31,7 @@ func mustOpen(t *testing.T, dir string) *Store {
 }
 
 // mustPut stores data and checks that it was created.
-func mustPut(t *testing.T, s *Store, data []byte) Digest {
+func mustPut(t *testing.T, s *Store, data []byte) store.Digest {
 	t.Helper()
 	d, created, err := s.Put(context.Background(), data)
 	require.NoError(t, err)
@@ -92,7 +94,7 @@ func testModes(t *testing.T) {
 // too (see store/local's TestLockExcludesWriters for the lock itself).
 func TestAppendHoldsLock(t *testing.T) {
 	s := newStore(t)
-	require.NoError(t, s.Append(context.Background(), []Record{{Hash: Sum([]byte("x")).String(), CreatedAt: "now"}}))
+	require.NoError(t, s.Append(context.Background(), []Record{{Hash: store.Sum([]byte("x")).String(), CreatedAt: "now"}}))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	other, err := Open(s.Dir())

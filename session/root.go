@@ -84,13 +84,13 @@ func Root(path string) string {
 // object's absolute path, which an agent opens with its own read tool from
 // whatever its working directory, or its path under storeAs, the store's
 // location as the agent sees it, when that is set.
-func PathFor(st *registry.Store, storeAs string) func(registry.Digest) string {
+func PathFor(st *registry.Store, storeAs string) func(store.Digest) string {
 	if storeAs == "" {
 		return st.Path
 	}
 	// Joined as text, not cleaned: storeAs may be a URL.
 	base := strings.TrimSuffix(storeAs, "/") + "/"
-	return func(d registry.Digest) string {
+	return func(d store.Digest) string {
 		return base + store.Key(store.ObjectHandle(d))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -102,7 +103,7 @@ func describe(r *ref, store *registry.Store) string {
 // artifactSize returns the size of artifact d in store, or -1 when store
 // is nil or does not hold it. It does not read the artifact, and never
 // follows a link out of the store (Store.Size).
-func artifactSize(store *registry.Store, d registry.Digest) int64 {
+func artifactSize(store *registry.Store, d store.Digest) int64 {
 	if store == nil {
 		return -1
 	}

@@ -229,8 +229,8 @@ func TestReferences(t *testing.T) {
 	migrated := migrateAll(t, "pi", original, 100, store)
 	require.NotEqual(t, string(original), string(migrated))
 
-	text := registry.Sum([]byte(payload))
-	diff := registry.Sum([]byte(strings.Repeat("d", 300)))
+	text := storepkg.Sum([]byte(payload))
+	diff := storepkg.Sum([]byte(strings.Repeat("d", 300)))
 	shown := render(t, migrated, Options{Format: "pi", Store: store})
 	assert.Equal(t, "tool result · read\n"+
 		"  ⧉ artifact "+text.String()[:12]+" · 330 bytes text · "+store.Path(text)+"\n"+

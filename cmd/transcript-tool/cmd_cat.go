@@ -64,7 +64,7 @@ func catCommand(st streams) *cli.Command {
 // resolveArtifact finds the artifact id names: by hash or hash prefix,
 // else by the tool call id or entry id of its registry records. It returns
 // the artifact's first registry record, if any.
-func resolveArtifact(ctx context.Context, st streams, store *registry.Store, id string) (registry.Digest, registry.Record, error) {
+func resolveArtifact(ctx context.Context, st streams, store *registry.Store, id string) (storepkg.Digest, registry.Record, error) {
 	d, err := store.Resolve(ctx, id)
 	var amb *storepkg.AmbiguousError
 	switch {
@@ -91,7 +91,7 @@ func resolveArtifact(ctx context.Context, st streams, store *registry.Store, id 
 		}
 		return d, registry.Record{}, fatal(err, hint)
 	case 1:
-		d, _ := registry.ParseDigest(recs[0].Hash) // producedBy checked it
+		d, _ := storepkg.ParseDigest(recs[0].Hash) // producedBy checked it
 		return d, recs[0], nil
 	}
 	var content []registry.Record
@@ -101,7 +101,7 @@ func resolveArtifact(ctx context.Context, st streams, store *registry.Store, id 
 		}
 	}
 	if len(content) == 1 {
-		d, _ := registry.ParseDigest(content[0].Hash)
+		d, _ := storepkg.ParseDigest(content[0].Hash)
 		return d, content[0], nil
 	}
 	var b strings.Builder
@@ -129,7 +129,7 @@ func producedBy(st streams, store *registry.Store, id string) ([]registry.Record
 		if r.ToolCallID != id && r.Entry != id {
 			return nil
 		}
-		if _, err := registry.ParseDigest(r.Hash); err != nil {
+		if _, err := storepkg.ParseDigest(r.Hash); err != nil {
 			return nil
 		}
 		i, seen := index[r.Hash]
@@ -165,7 +165,7 @@ func contentSite(site string) bool {
 }
 
 // firstRecord returns the first registry record of artifact d.
-func firstRecord(st streams, store *registry.Store, d registry.Digest) (registry.Record, bool) {
+func firstRecord(st streams, store *registry.Store, d storepkg.Digest) (registry.Record, bool) {
 	var rec registry.Record
 	found := false
 	_ = store.Records(func(r registry.Record) error {
@@ -184,7 +184,7 @@ var errStop = errors.New("stop")
 // select, to w: the text of an artifact stored as a raw JSON string, other
 // artifacts as they are stored. Nothing is written unless the whole
 // artifact hashes to d.
-func printArtifact(ctx context.Context, w io.Writer, store *registry.Store, d registry.Digest, rec registry.Record, raw bool, offset, limit int64) error {
+func printArtifact(ctx context.Context, w io.Writer, store *registry.Store, d storepkg.Digest, rec registry.Record, raw bool, offset, limit int64) error {
 	if err := store.Verify(ctx, d); err != nil {
 		return fatal(err, "")
 	}

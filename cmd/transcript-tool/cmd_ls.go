@@ -18,6 +18,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/inspect"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
+	storepkg "github.com/transcript-tool/transcript-tool/store"
 )
 
 func lsCommand(st streams) *cli.Command {
@@ -88,7 +89,7 @@ type lsRow struct {
 	Summary   string `json:"summary"`
 	Path      string `json:"path"` // the object's absolute path, to open it
 
-	digest  registry.Digest
+	digest  storepkg.Digest
 	created time.Time
 	index   int // registry position of the record shown
 }
@@ -137,7 +138,7 @@ func listArtifacts(store *registry.Store, f lsFilter, bad func(*registry.BadLine
 		nbad   int
 	)
 	err := store.RecordsAt(func(r registry.Record, at registry.Pos) error {
-		d, err := registry.ParseDigest(r.Hash)
+		d, err := storepkg.ParseDigest(r.Hash)
 		if err != nil {
 			// A record of no artifact: reported as a bad line, not listed.
 			nbad++

@@ -17,6 +17,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/registry"
+	storepkg "github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
@@ -35,25 +36,25 @@ type sentinel struct {
 	// named is an artifact the hostile transcript names, with a marker
 	// that restores exactly from its bytes; hidden is one nothing names,
 	// so that only listing the sentinel's directories finds it.
-	named, hidden registry.Digest
+	named, hidden storepkg.Digest
 	namedText     string
 }
 
 // newSentinel writes the sentinel tree: artifacts in shards no artifact
 // of avoid uses, a registry, a secret, and a transcript. Its artifacts are
 // two days old, so that gc would collect them if it saw them.
-func newSentinel(t *testing.T, avoid ...registry.Digest) *sentinel {
+func newSentinel(t *testing.T, avoid ...storepkg.Digest) *sentinel {
 	t.Helper()
 	s := &sentinel{root: t.TempDir()}
 	used := map[byte]bool{}
 	for _, d := range avoid {
 		used[d[0]] = true
 	}
-	artifact := func(name string) (registry.Digest, string) {
+	artifact := func(name string) (storepkg.Digest, string) {
 		for i := 0; ; i++ {
 			text := fmt.Sprintf("%s %s artifact %d\n", sentinelMark, name, i) + strings.Repeat(sentinelMark+" bytes outside the store\n", 200)
 			text = text[:sentinelSize-1] + "\n"
-			d := registry.Sum([]byte(text))
+			d := storepkg.Sum([]byte(text))
 			if used[d[0]] {
 				continue
 			}
@@ -74,7 +75,7 @@ func newSentinel(t *testing.T, avoid ...registry.Digest) *sentinel {
 	old := time.Now().Add(-48 * time.Hour)
 	require.NoError(t, os.Chtimes(temp, old, old))
 	var reg strings.Builder
-	for _, d := range []registry.Digest{s.named, s.hidden} {
+	for _, d := range []storepkg.Digest{s.named, s.hidden} {
 		fmt.Fprintf(&reg, `{"hash":"%s","size":777,"media":"text/plain; charset=utf-8","site":"/message/content","toolCallId":"call_sentinel","summary":"%s","createdAt":"2025-01-01T00:00:00Z"}`+"\n", d, sentinelMark)
 	}
 	writeFile(t, filepath.Join(s.root, registry.RegistryFile), []byte(reg.String()))
@@ -87,7 +88,7 @@ func newSentinel(t *testing.T, avoid ...registry.Digest) *sentinel {
 
 // hostileIDs are artifact ids a marker or a registry record may carry
 // that must never name a file: paths, a NUL, upper case, wrong lengths.
-func hostileIDs(named registry.Digest, secret string) []string {
+func hostileIDs(named storepkg.Digest, secret string) []string {
 	id := named.String()
 	return []string{
 		"../../x",
@@ -173,14 +174,14 @@ type storeLayout struct {
 
 var storeLayouts = []storeLayout{
 	{"artifacts are links", func(t *testing.T, store string, s *sentinel) {
-		for _, d := range []registry.Digest{s.named, s.hidden} {
+		for _, d := range []storepkg.Digest{s.named, s.hidden} {
 			link := filepath.Join(store, local.ObjectPath(d))
 			require.NoError(t, os.MkdirAll(filepath.Dir(link), 0o700))
 			require.NoError(t, os.Symlink(filepath.Join(s.root, local.ObjectPath(d)), link))
 		}
 	}},
 	{"shards are links", func(t *testing.T, store string, s *sentinel) {
-		for _, d := range []registry.Digest{s.named, s.hidden} {
+		for _, d := range []storepkg.Digest{s.named, s.hidden} {
 			shard := filepath.Dir(local.ObjectPath(d))
 			require.NoError(t, os.Symlink(filepath.Join(s.root, shard), filepath.Join(store, shard)))
 		}
@@ -249,7 +250,7 @@ func TestConfinedCommands(t *testing.T) {
 			work := t.TempDir()
 			s1 := testsession.Text(1, 5000)
 			s2 := testsession.Text(2, 5000)
-			s := newSentinel(t, registry.Sum([]byte(s1)), registry.Sum([]byte(s2)))
+			s := newSentinel(t, storepkg.Sum([]byte(s1)), storepkg.Sum([]byte(s2)))
 			store := filepath.Join(work, "artifacts")
 			session := filepath.Join(work, "s.jsonl")
 			original := testsession.Pi("s", 2, 5000)
@@ -366,7 +367,7 @@ func TestCatHostileIDs(t *testing.T) {
 	require.Equal(t, exitOK, runCLI(t, "migrate", session).code)
 	store := filepath.Join(work, "artifacts")
 	text := testsession.Text(1, 5000)
-	d := registry.Sum([]byte(text)).String()
+	d := storepkg.Sum([]byte(text)).String()
 	id := d
 	f, err := os.OpenFile(onlySegment(t, store), os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)
@@ -387,7 +388,7 @@ func TestCatHostileIDs(t *testing.T) {
 		filepath.Join(s.root, local.ObjectPath(s.named)),
 		"../" + filepath.Base(s.root) + "/secret",
 		"objects/" + id[:2] + "/" + id,
-		filepath.Join(store, local.ObjectPath(registry.Sum([]byte(text)))),
+		filepath.Join(store, local.ObjectPath(storepkg.Sum([]byte(text)))),
 		id[:4] + "/../..",
 		strings.ToUpper(id),
 		strings.ToUpper(id[:8]),

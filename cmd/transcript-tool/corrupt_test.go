@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
-	"github.com/transcript-tool/transcript-tool/registry"
+	storepkg "github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
@@ -54,7 +54,7 @@ func TestCorruptArtifact(t *testing.T) {
 			return corrupt(obj)
 		}},
 		{"renamed", func(t *testing.T, obj string, data []byte) string {
-			wrong := filepath.Join(filepath.Dir(obj), registry.Sum(other).String())
+			wrong := filepath.Join(filepath.Dir(obj), storepkg.Sum(other).String())
 			require.NoError(t, os.Rename(obj, wrong))
 			return `(?m)^error: ` + regexp.QuoteMeta(wrong) + `: artifact in shard ` + filepath.Base(filepath.Dir(obj)) + `, not ..$`
 		}},
@@ -80,7 +80,7 @@ func TestCorruptArtifact(t *testing.T) {
 			migrated := readFile(t, path)
 			store := filepath.Join(dir, "artifacts")
 			text := []byte(testsession.Text(2, 5000))
-			d := registry.Sum(text)
+			d := storepkg.Sum(text)
 			obj := filepath.Join(store, local.ObjectPath(d))
 			says := dm.damage(t, obj, text)
 			offset := len(bytes.Join(bytes.SplitAfter(migrated, []byte("\n"))[:5], nil))

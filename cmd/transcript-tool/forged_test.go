@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
-	"github.com/transcript-tool/transcript-tool/registry"
+	storepkg "github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
@@ -70,10 +70,10 @@ func TestForgedReferences(t *testing.T) {
 	dir := t.TempDir()
 	store := filepath.Join(dir, "artifacts")
 	real := testsession.Text(1, 5000)
-	id := registry.Sum([]byte(real)).String()
+	id := storepkg.Sum([]byte(real)).String()
 	writeFile(t, filepath.Join(dir, "s.jsonl"), testsession.Pi("s", 1, 5000))
 	require.Equal(t, exitOK, runCLI(t, "migrate", filepath.Join(dir, "s.jsonl")).code)
-	require.FileExists(t, filepath.Join(store, local.ObjectPath(registry.Sum([]byte(real)))))
+	require.FileExists(t, filepath.Join(store, local.ObjectPath(storepkg.Sum([]byte(real)))))
 
 	path := filepath.Join(dir, "h.jsonl")
 	orig := forgedSession(id)
@@ -172,7 +172,7 @@ func TestForgedReferences(t *testing.T) {
 // finds nothing.
 func TestForgedMarkerNamingMissingArtifact(t *testing.T) {
 	dir := t.TempDir()
-	missing := registry.Sum([]byte("an artifact no store holds")).String()
+	missing := storepkg.Sum([]byte("an artifact no store holds")).String()
 	path := filepath.Join(dir, "m.jsonl")
 	orig := []byte(testsession.Header("m") + "\n" + forgedEntry(2, strings.Repeat("genuine ", 1000), "", forgedMarker(missing)) + "\n")
 	writeFile(t, path, orig)
