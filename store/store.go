@@ -300,11 +300,16 @@ func (s *Store) objectError(d Digest, err error) error {
 // look again, and write it anew.
 func (s *Store) forgetOn(d Digest, err error) error {
 	if err != nil {
-		s.mu.Lock()
-		delete(s.checked, d)
-		s.mu.Unlock()
+		s.forget(d)
 	}
 	return err
+}
+
+// forget drops what this Store knows of object d being there.
+func (s *Store) forget(d Digest) {
+	s.mu.Lock()
+	delete(s.checked, d)
+	s.mu.Unlock()
 }
 
 // verify re-hashes object d.
@@ -391,11 +396,9 @@ func (s *Store) Size(ctx context.Context, d Digest) (int64, error) {
 
 // Remove deletes object d; it is gone for good once Flush returns.
 func (s *Store) Remove(ctx context.Context, d Digest) error {
-	s.forgetOn(d, errRemoved)
+	s.forget(d)
 	return s.b.Remove(ctx, ObjectHandle(d))
 }
-
-var errRemoved = errors.New("removed")
 
 // Each calls fn for every object of the store, in no set order, and bad
 // for what stands where objects are kept and cannot be one (see

@@ -26,7 +26,6 @@
 package local
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -42,9 +41,10 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
 	"github.com/transcript-tool/transcript-tool/store"
-	"golang.org/x/sys/unix"
 )
 
 const (
@@ -762,7 +762,8 @@ func (s shardInfo) Sys() any           { return nil }
 
 // isShardName reports whether name is two lower-case hex characters.
 func isShardName(name string) bool {
-	return len(name) == 2 && bytes.IndexByte([]byte("0123456789abcdef"), name[0]) >= 0 && bytes.IndexByte([]byte("0123456789abcdef"), name[1]) >= 0
+	const hex = "0123456789abcdef"
+	return len(name) == 2 && strings.IndexByte(hex, name[0]) >= 0 && strings.IndexByte(hex, name[1]) >= 0
 }
 
 // isTemp reports whether name is a writer's temporary file.
