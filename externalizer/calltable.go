@@ -11,7 +11,7 @@ import (
 // it without end: results follow their calls within a few lines, so the
 // most recent calls are the ones kept.
 const (
-	maxCalls    = 1 << 14
+	maxCalls    = 1 << 12
 	maxCallID   = 256
 	maxCallName = 128
 )

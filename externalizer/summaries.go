@@ -27,8 +27,10 @@ type summary struct {
 	text string
 }
 
-// maxSummaries bounds a Summaries: some 16 MB of summaries at most.
-const maxSummaries = 1 << 16
+// maxSummaries bounds a Summaries: some 1 MB of summaries at most, so that
+// a run's memory does not grow with the distinct artifacts it meets (the
+// payload cache, Payloads, spares the most repeated ones their summary).
+const maxSummaries = 1 << 12
 
 // describe returns the kind and description of artifact d in context
 // ctx: remembered, or made by describe.

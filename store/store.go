@@ -59,16 +59,47 @@ type Store struct {
 
 	mu sync.Mutex
 	// checked holds the objects this Store wrote, or found intact and
-	// touched, with when: a Put of one of them within recheckAfter reads
-	// nothing (work once per distinct artifact, not per reference).
-	checked map[Digest]time.Time
+	// touched, with when (since start): a Put of one of them within
+	// recheckAfter reads nothing (work once per distinct artifact, not
+	// per reference). It holds at most maxChecked.
+	checked map[Digest]time.Duration
+	start   time.Time
 	// planned holds the objects Plan was asked about.
 	planned map[Digest]bool
 }
 
 // New returns the Store of the objects of b.
 func New(b Backend) *Store {
-	return &Store{b: b, checked: map[Digest]time.Time{}, planned: map[Digest]bool{}}
+	return &Store{b: b, checked: map[Digest]time.Duration{}, start: time.Now(), planned: map[Digest]bool{}}
+}
+
+// maxChecked bounds what a Store remembers of the objects it checked, some
+// 1.5 MB: a run over millions of distinct artifacts does not grow with
+// them. An object forgotten early is read and re-hashed once more.
+const maxChecked = 1 << 15
+
+// check remembers that object d is there, intact, as of now. The caller
+// holds mu.
+func (s *Store) check(d Digest) {
+	if len(s.checked) >= maxChecked {
+		now := time.Since(s.start)
+		for k, at := range s.checked {
+			if now-at >= recheckAfter {
+				delete(s.checked, k)
+			}
+		}
+		if len(s.checked) >= maxChecked {
+			clear(s.checked)
+		}
+	}
+	s.checked[d] = time.Since(s.start)
+}
+
+// recent reports whether object d was checked within recheckAfter. The
+// caller holds mu.
+func (s *Store) recent(d Digest) bool {
+	at, ok := s.checked[d]
+	return ok && time.Since(s.start)-at < recheckAfter
 }
 
 // Backend returns the Backend the Store keeps its objects in.
@@ -166,7 +197,7 @@ func (s *Store) put(ctx context.Context, d Digest, write func(io.Writer) error, 
 		return false, fmt.Errorf("store artifact %s: %w", s.b.Path(h), err)
 	}
 	s.mu.Lock()
-	s.checked[d] = time.Now()
+	s.check(d)
 	s.mu.Unlock()
 	return true, nil
 }
@@ -178,9 +209,9 @@ func (s *Store) put(ctx context.Context, d Digest, write func(io.Writer) error, 
 // writes it again.
 func (s *Store) found(ctx context.Context, d Digest) (bool, error) {
 	s.mu.Lock()
-	at, seen := s.checked[d]
+	seen := s.recent(d)
 	s.mu.Unlock()
-	if seen && time.Since(at) < recheckAfter {
+	if seen {
 		return true, nil
 	}
 	h := ObjectHandle(d)
@@ -194,7 +225,7 @@ func (s *Store) found(ctx context.Context, d Digest) (bool, error) {
 	switch {
 	case err == nil:
 		s.mu.Lock()
-		s.checked[d] = time.Now()
+		s.check(d)
 		s.mu.Unlock()
 		return true, nil
 	case errors.Is(err, ErrNotFound):
@@ -224,9 +255,9 @@ func (s *Store) Plan(ctx context.Context, d Digest) (first, write bool) {
 	s.mu.Lock()
 	first = !s.planned[d]
 	s.planned[d] = true
-	at, seen := s.checked[d]
+	seen := s.recent(d)
 	s.mu.Unlock()
-	if !first || seen && time.Since(at) < recheckAfter {
+	if !first || seen {
 		return first, false
 	}
 	return true, s.verify(ctx, d) != nil
@@ -258,7 +289,7 @@ func (s *Store) Flush(ctx context.Context, must ...Digest) error {
 func (s *Store) Discard() {
 	s.b.Discard()
 	s.mu.Lock()
-	s.checked = map[Digest]time.Time{}
+	clear(s.checked)
 	s.mu.Unlock()
 }
 

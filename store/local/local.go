@@ -68,11 +68,11 @@ type Local struct {
 	mu    sync.Mutex
 	dirty map[string]bool // directories with entries not yet fsynced
 	made  map[string]bool // directories known to exist
-	// durable holds the files whose directory entries this Local has
-	// made durable, as true, and the others it has saved or touched, as
-	// false; pending those it will have made durable once the dirty
-	// directories are.
-	durable map[store.Handle]bool
+	// waiting holds the files saved or touched whose names this Local
+	// has not made durable yet; pending those it will have made durable
+	// once the dirty directories are. A file made durable is forgotten:
+	// what a run remembers does not grow with the objects it wrote.
+	waiting map[store.Handle]bool
 	pending []store.Handle
 	// unsynced holds the files written but not yet fsynced and renamed.
 	unsynced map[store.Handle]*safefile.File
@@ -104,7 +104,7 @@ func New(dir string) *Local {
 		abs = dir // no working directory: dir is as good as it gets
 	}
 	return &Local{dir: dir, abs: abs, dirty: map[string]bool{}, made: map[string]bool{},
-		durable: map[store.Handle]bool{}, unsynced: map[store.Handle]*safefile.File{}}
+		waiting: map[store.Handle]bool{}, unsynced: map[store.Handle]*safefile.File{}}
 }
 
 // Dir returns the store's folder, as given to New.
@@ -147,9 +147,7 @@ func (l *Local) Save(_ context.Context, h store.Handle, write func(io.Writer) er
 	}
 	path := l.name(h)
 	l.mu.Lock()
-	if _, ok := l.durable[h]; !ok {
-		l.durable[h] = false
-	}
+	l.waiting[h] = true
 	l.mu.Unlock()
 	if err := l.mkdirs(filepath.Dir(path)); err != nil {
 		return err
@@ -373,7 +371,7 @@ func (l *Local) Flush(_ context.Context, must ...store.Handle) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, h := range must {
-		if durable, ok := l.durable[h]; ok && !durable {
+		if l.waiting[h] {
 			return fmt.Errorf("%s was not made durable: storing it failed", h)
 		}
 	}
@@ -425,7 +423,7 @@ func (l *Local) flush() error {
 	}
 	l.mu.Lock()
 	for _, h := range hs {
-		l.durable[h] = true
+		delete(l.waiting, h)
 	}
 	l.mu.Unlock()
 	return nil
@@ -597,7 +595,7 @@ func (l *Local) Remove(_ context.Context, h store.Handle) error {
 		f.Abort()
 		delete(l.unsynced, h)
 	}
-	delete(l.durable, h)
+	delete(l.waiting, h)
 	l.mu.Unlock()
 	err := os.Remove(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -613,7 +611,7 @@ func (l *Local) Remove(_ context.Context, h store.Handle) error {
 }
 
 // Touch sets h's modification time to now without following a link, and
-// has the next Flush make its name durable, unless this Local has already.
+// has the next Flush make its name durable.
 func (l *Local) Touch(_ context.Context, h store.Handle) error {
 	if err := valid(h); err != nil {
 		return err
@@ -629,16 +627,14 @@ func (l *Local) Touch(_ context.Context, h store.Handle) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.durable[h] {
-		l.durable[h] = false
-		dir := filepath.Dir(path)
+	l.waiting[h] = true
+	dir := filepath.Dir(path)
+	l.dirty[dir] = true
+	for dir != l.dir && dir != "." && dir != string(filepath.Separator) {
+		dir = filepath.Dir(dir)
 		l.dirty[dir] = true
-		for dir != l.dir && dir != "." && dir != string(filepath.Separator) {
-			dir = filepath.Dir(dir)
-			l.dirty[dir] = true
-		}
-		l.pending = append(l.pending, h)
 	}
+	l.pending = append(l.pending, h)
 	return nil
 }
 
