@@ -13,10 +13,11 @@ import (
 )
 
 // TestForEachSlots: no more files than slots are worked on at once; a
-// file waiting for the disk gives its slot to the next, with at most a
-// second worker per slot; with one slot, files go one after the other.
+// file waiting for the disk gives its slot to the next, with at most
+// workersPerSlot workers a slot; with one slot, files go one after the
+// other.
 func TestForEachSlots(t *testing.T) {
-	for _, tt := range []struct{ jobs, inFlight int }{{1, 1}, {2, 4}} {
+	for _, tt := range []struct{ jobs, inFlight int }{{1, 1}, {2, 2 * workersPerSlot}} {
 		t.Run(strconv.Itoa(tt.jobs), func(t *testing.T) {
 			var (
 				mu                         sync.Mutex
@@ -29,7 +30,7 @@ func TestForEachSlots(t *testing.T) {
 				busy, inFlight = busy+dBusy, inFlight+dInFlight
 				maxBusy, maxInFlight = max(maxBusy, busy), max(maxInFlight, inFlight)
 			}
-			inputs := make([]session.Input, 12)
+			inputs := make([]session.Input, 24)
 			results := forEach(context.Background(), inputs, tt.jobs, func(in session.Input, wait func()) FileResult {
 				step(1, 1)
 				time.Sleep(time.Millisecond)

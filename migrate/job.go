@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/transcript-tool/transcript-tool/internal/count"
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
@@ -121,6 +122,7 @@ func (j *job) run(ctx context.Context, res *FileResult) error {
 	if err != nil {
 		return err
 	}
+	releaseW = sync.OnceFunc(releaseW)
 	defer releaseW()
 	dr, at, release, err := session.Source(src, progressReader{src, j.progress}, zst)
 	if err != nil {
@@ -134,6 +136,8 @@ func (j *job) run(ctx context.Context, res *FileResult) error {
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", dest, err)
 	}
+	// A file that waits for fsyncs from here holds no buffer.
+	releaseW()
 	if j.done != nil {
 		if commit, err := j.done(cw.N); err != nil || !commit {
 			return err

@@ -173,14 +173,21 @@ func Run(ctx context.Context, inputs []session.Input, opts Options) Summary {
 // work on a file's bytes, and bounds the CPU and memory a run takes; fn
 // gives its slot up by calling wait once all that is left of its file is
 // waiting for the disk (fsyncs and renames), so that another file takes
-// the core meanwhile. With more than one slot a second worker per slot
-// may wait so; with one, files go strictly one after the other, each
+// the core meanwhile. With more than one slot, workersPerSlot workers a
+// slot may wait so; with one, files go strictly one after the other, each
 // operation of a run in a fixed order.
+//
+// Four workers a slot keep both cores busy while files wait: on a folder
+// of 8,000 small sessions migrate --jobs 2 took a median 8.7 s with four,
+// 11.8 with two, and 7.8 with eight, which on the bench's 1 GB corpus
+// peaked 5 MB higher (a waiting file holds no buffer, but its tables).
+const workersPerSlot = 4
+
 func forEach(ctx context.Context, inputs []session.Input, jobs int, fn func(in session.Input, wait func()) FileResult) []FileResult {
 	jobs = session.Workers(jobs, len(inputs))
 	workers := jobs
 	if jobs > 1 {
-		workers = min(2*jobs, len(inputs))
+		workers = min(workersPerSlot*jobs, len(inputs))
 	}
 	slots := make(chan struct{}, jobs)
 	results := make([]FileResult, len(inputs))
