@@ -191,11 +191,12 @@ func writeMerged(w io.Writer, h header, files []*regFile, keep func(Record) bool
 	if _, err := w.Write(append(b, '\n')); err != nil {
 		return 0, false, err
 	}
+	var dec decoder
 	for _, rf := range files {
 		partial = partial || rf.from > 0
 		_, err := rf.scan(nil, func(line []byte, _ int, _ int64) error {
 			var r Record
-			if uerr := api.Unmarshal(line, &r); uerr == nil && r.Hash != "" && !keep(r) {
+			if uerr := dec.decode(line, &r); uerr == nil && r.Hash != "" && !keep(r) {
 				dropped++
 				return nil
 			}

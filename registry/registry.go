@@ -484,11 +484,12 @@ func (s *Store) readKnownFile(name string, f *os.File) (again bool, err error) {
 		return false, nil
 	}
 	rf := &regFile{name: name, path: f.Name(), f: f, size: fi.Size(), from: m.end}
+	var dec decoder
 	end, err := rf.scan(nil, func(line []byte, _ int, _ int64) error {
 		// A bad line is the readers' business, not a record to compare
 		// with; so is a compacted segment's header.
 		var r Record
-		if api.Unmarshal(line, &r) == nil && r.Hash != "" {
+		if dec.decode(line, &r) == nil && r.Hash != "" {
 			k, err := keyOf(r)
 			if err != nil {
 				return err
@@ -588,10 +589,11 @@ func (s *Store) RecordsAt(fn func(r Record, at Pos) error, bad func(*BadLineErro
 		return err
 	}
 	defer closeAll(files)
+	var dec decoder
 	for _, rf := range files {
 		_, err := rf.scan(nil, func(line []byte, n int, off int64) error {
 			var r Record
-			if uerr := api.Unmarshal(line, &r); uerr != nil || r.Hash == "" {
+			if uerr := dec.decode(line, &r); uerr != nil || r.Hash == "" {
 				if bad != nil {
 					bad(&BadLineError{Path: rf.path, Line: n, Offset: off, Err: recordError(line, uerr)})
 				}
