@@ -136,7 +136,7 @@ func (s *Store) compactObjects(ctx context.Context, keep func(Record) bool) (int
 		return 0, err
 	}
 	var out bytes.Buffer
-	dropped, partial, err := writeMerged(&out, h, files, keep)
+	dropped, partial, err := writeMerged(&out, h, files, keep, nil)
 	if err != nil {
 		return 0, err
 	}

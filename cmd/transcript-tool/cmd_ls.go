@@ -74,6 +74,18 @@ type lsFilter struct {
 	minSize       int64
 }
 
+// keys returns the registry keys of the records f may keep: those of
+// its session, else of its tool, else all of them (nil).
+func (f lsFilter) keys() []registry.Key {
+	switch {
+	case f.session != "":
+		return []registry.Key{{Field: registry.FieldSession, Value: f.session}}
+	case f.tool != "":
+		return []registry.Key{{Field: registry.FieldTool, Value: f.tool}}
+	}
+	return nil
+}
+
 func (f lsFilter) keep(r registry.Record) bool {
 	return (f.session == "" || r.Session == f.session) && (f.tool == "" || r.Tool == f.tool) && r.Size >= f.minSize
 }
@@ -243,7 +255,7 @@ func listArtifacts(store *registry.Store, f lsFilter, bad func(*registry.BadLine
 		index  int
 		nbad   int
 	)
-	err := store.RecordsAt(func(r registry.Record, at registry.Pos) error {
+	err := store.RecordsMatching(f.keys(), func(r registry.Record, at registry.Pos) error {
 		d, err := storepkg.ParseDigest(r.Hash)
 		if err != nil {
 			// A record of no artifact: reported as a bad line, not listed.
