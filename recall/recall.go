@@ -123,7 +123,15 @@ func readKnown(s *Session, st *registry.Store, bad func(*registry.BadLineError))
 	k := &known{s: s, recs: map[store.Digest]registry.Record{}, entryTools: map[string]string{}}
 	ours := map[store.Digest]bool{}
 	mine := func(rec registry.Record) bool { return s.Source != "" && rec.Source == s.Source }
-	err := st.Records(func(rec registry.Record) error {
+	// The records of s.Source, for entryTools, and of its artifacts.
+	keys := make([]registry.Key, 0, len(want)+1)
+	if s.Source != "" {
+		keys = append(keys, registry.Key{Field: registry.FieldSource, Value: s.Source})
+	}
+	for h := range want {
+		keys = append(keys, registry.Key{Field: registry.FieldHash, Value: h})
+	}
+	err := st.RecordsMatching(keys, func(rec registry.Record, _ registry.Pos) error {
 		if mine(rec) && rec.Entry != "" {
 			if t := k.ownTool(rec); t != "" && k.entryTools[rec.Entry] == "" {
 				k.entryTools[rec.Entry] = t

@@ -98,12 +98,14 @@ func (s *Store) Compact(keep func(Record) bool) (int, error) {
 	if err := notLinked(dir); err != nil {
 		return 0, err
 	}
-	out, err := safefile.Create(s.segmentPath(newWriter(s.shard)), filePerm)
+	merged := s.segmentPath(newWriter(s.shard))
+	out, err := safefile.Create(merged, filePerm)
 	if err != nil {
 		return 0, err
 	}
 	defer out.Abort()
-	dropped, partial, err := writeMerged(out, h, files, keep)
+	var b indexBuilder
+	dropped, partial, err := writeMerged(out, h, files, keep, &b)
 	if err != nil {
 		return 0, err
 	}
@@ -115,6 +117,7 @@ func (s *Store) Compact(keep func(Record) bool) (int, error) {
 	if err := out.Commit(); err != nil {
 		return 0, err
 	}
+	indexMerged(&b, merged)
 	if made {
 		if err := safefile.SyncDir(s.dir); err != nil {
 			return 0, err
@@ -131,11 +134,15 @@ func (s *Store) Compact(keep func(Record) bool) (int, error) {
 		if err := os.Remove(rf.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return 0, fmt.Errorf("remove compacted registry %s: %w", rf.path, err)
 		}
+		if rf.name != RegistryFile {
+			_ = os.Remove(indexPath(rf.path)) // a cache: one left behind is removed by the next compaction
+		}
 		removedLegacy = removedLegacy || rf.name == RegistryFile
 	}
 	if err := safefile.SyncDir(dir); err != nil {
 		return 0, err
 	}
+	removeStrayIndexes(dir)
 	if removedLegacy {
 		if err := safefile.SyncDir(s.dir); err != nil {
 			return 0, err
@@ -183,21 +190,31 @@ func headerOf(files []*regFile) (header, []int64, error) {
 // their lines but the records keep refuses. It returns how many it
 // dropped, and whether a file was read only in part (past the lines a
 // compacted segment among files holds).
-func writeMerged(w io.Writer, h header, files []*regFile, keep func(Record) bool) (dropped int, partial bool, err error) {
+//
+// With ix, each line written is also added to it.
+func writeMerged(w io.Writer, h header, files []*regFile, keep func(Record) bool, ix *indexBuilder) (dropped int, partial bool, err error) {
 	b, err := api.Marshal(h)
 	if err != nil {
 		return 0, false, err
 	}
-	if _, err := w.Write(append(b, '\n')); err != nil {
+	b = append(b, '\n')
+	if _, err := w.Write(b); err != nil {
 		return 0, false, err
 	}
+	if ix != nil {
+		ix.add(b)
+	}
+	var dec decoder
 	for _, rf := range files {
 		partial = partial || rf.from > 0
 		_, err := rf.scan(nil, func(line []byte, _ int, _ int64) error {
 			var r Record
-			if uerr := api.Unmarshal(line, &r); uerr == nil && r.Hash != "" && !keep(r) {
+			if uerr := dec.decode(line, &r); uerr == nil && r.Hash != "" && !keep(r) {
 				dropped++
 				return nil
+			}
+			if ix != nil {
+				ix.add(line)
 			}
 			_, err := w.Write(line)
 			return err

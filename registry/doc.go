@@ -7,6 +7,7 @@
 //
 //	<store>/objects/<hh>/<64 hex>      artifact bytes, named by their SHA-256
 //	<store>/registry/<writer>.jsonl    append-only segments, one per writer, merged on read
+//	<store>/registry/<writer>.idx      a segment's index, a cache (see # Indexes)
 //	<store>/registry.jsonl             the single-file registry of earlier versions, still read
 //	<store>/lock                       held shared by writers, exclusively by gc
 //
@@ -44,6 +45,43 @@
 // line of any file is skipped (its writer is dead, or will not append
 // after it); a bad line elsewhere is reported with its file, line and
 // byte offset, never dropped silently. Readers take no lock.
+//
+// # Indexes
+//
+// A segment of a local store of at least 1 MiB may have an index beside
+// it, the segment's name with ".idx" for ".jsonl", which RecordsMatching
+// uses to read only the lines that may hold the records it looks for. It
+// writes the index of such a segment that it had to read whole (or whose
+// index covers less than seven eighths of it), and Compact writes the
+// merged segment's; both write it atomically (a hidden temporary file,
+// fsynced, renamed, the directory fsynced) and ignore a failure to: a
+// reader of a store it may not write to reads whole. Compact removes the
+// indexes of the segments it removed, and any whose segment is gone.
+//
+// An index is only a cache, never trusted over its segment. Each read
+// checks its CRC-32C, its version, the segment's inode, that the segment
+// is at least as long as the bytes it covers, and the SHA-256 of samples
+// of those bytes (the first and last 64 KiB and 4 KiB at 16 places
+// between): segments are only appended to, so a segment made anew, cut
+// or rewritten is told from the one indexed. An index that fails a check
+// is ignored (and replaced by the next reader that can). A line it names
+// must start just after a newline and end with one, or the read fails
+// saying so. The lines appended after the bytes it covers are read as
+// they are, so a record appended since is never missed.
+//
+// The format, integers little-endian: "ttregidx", a uint32 version (1),
+// uint64 length covered, uint64 inode, the 32-byte sample SHA-256, uint64
+// number of lines; then four sections, each a uint64 length and its bytes:
+// the length of each line covered, as uvarints (the header line
+// included); the keys, 16 bytes each sorted by the first 8, a key's
+// fingerprint (FNV-1a 64 of the field's number and the value) then either
+// 1<<63 | the number (from 0) of its one line or the offset of its list in
+// the next section; the lists, each a uvarint count and the line numbers
+// as uvarint differences; the list of lines always read (lines that are
+// not records, or whose hash is not an artifact id, so that readers
+// report them as they would reading whole); and a CRC-32C of all that.
+// A record's keys are its hash, session, source and, for each of its
+// places, its tool, tool call id and entry (one field, FieldID).
 //
 // # Compaction
 //

@@ -99,10 +99,11 @@ func (s *Store) readKnownObjects(ctx context.Context) error {
 		return err
 	}
 	known := map[recordKey]bool{}
+	var dec decoder
 	for _, rf := range files {
 		_, err := rf.scan(nil, func(line []byte, _ int, _ int64) error {
 			var r Record
-			if api.Unmarshal(line, &r) == nil && r.Hash != "" {
+			if dec.decode(line, &r) == nil && r.Hash != "" {
 				k, err := keyOf(r)
 				if err != nil {
 					return err
@@ -135,7 +136,7 @@ func (s *Store) compactObjects(ctx context.Context, keep func(Record) bool) (int
 		return 0, err
 	}
 	var out bytes.Buffer
-	dropped, partial, err := writeMerged(&out, h, files, keep)
+	dropped, partial, err := writeMerged(&out, h, files, keep, nil)
 	if err != nil {
 		return 0, err
 	}

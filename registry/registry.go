@@ -484,11 +484,12 @@ func (s *Store) readKnownFile(name string, f *os.File) (again bool, err error) {
 		return false, nil
 	}
 	rf := &regFile{name: name, path: f.Name(), f: f, size: fi.Size(), from: m.end}
+	var dec decoder
 	end, err := rf.scan(nil, func(line []byte, _ int, _ int64) error {
 		// A bad line is the readers' business, not a record to compare
 		// with; so is a compacted segment's header.
 		var r Record
-		if api.Unmarshal(line, &r) == nil && r.Hash != "" {
+		if dec.decode(line, &r) == nil && r.Hash != "" {
 			k, err := keyOf(r)
 			if err != nil {
 				return err
@@ -583,25 +584,119 @@ func (s *Store) Records(fn func(r Record) error, bad func(*BadLineError)) error 
 // RecordsAt is Records for a caller that reports on records: fn is also
 // given where the record's line is.
 func (s *Store) RecordsAt(fn func(r Record, at Pos) error, bad func(*BadLineError)) error {
+	return s.RecordsMatching(nil, fn, bad)
+}
+
+// RecordsMatching is RecordsAt for a caller that looks for the records
+// matching any of keys: it calls fn for each of those, in registry
+// order, and may call it for others too, which the caller tells apart
+// (records of the same lines, lines past an index, records whose hash
+// is not an artifact's, keys of the same fingerprint); bad lines are
+// passed to bad as by Records. With no keys, or a key with an empty
+// value, it is RecordsAt. Where segments have indexes (see the package
+// doc, # Indexes) it reads only the lines they name and those appended
+// since; it writes the index of a segment it read whole that should
+// have one, and ignores an index that does not match its segment.
+func (s *Store) RecordsMatching(keys []Key, fn func(r Record, at Pos) error, bad func(*BadLineError)) error {
+	for _, k := range keys {
+		if k.Value == "" {
+			keys = nil
+			break
+		}
+	}
 	files, err := s.openRegistry()
 	if err != nil {
 		return err
 	}
 	defer closeAll(files)
+	rd := &recordReader{fn: fn, bad: bad}
 	for _, rf := range files {
-		_, err := rf.scan(nil, func(line []byte, n int, off int64) error {
-			var r Record
-			if uerr := api.Unmarshal(line, &r); uerr != nil || r.Hash == "" {
-				if bad != nil {
-					bad(&BadLineError{Path: rf.path, Line: n, Offset: off, Err: recordError(line, uerr)})
-				}
-				return nil
-			}
-			return r.places(func(p Record) error { return fn(p, Pos{Path: rf.path, Line: n, Offset: off}) })
-		})
-		if err != nil {
+		if err := rd.file(rf, keys); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// recordReader reads records for RecordsMatching.
+type recordReader struct {
+	dec  decoder
+	fn   func(Record, Pos) error
+	bad  func(*BadLineError)
+	line []byte
+}
+
+// emit passes the record of line, line n of rf at offset off, to fn, or
+// the line to bad.
+func (rd *recordReader) emit(rf *regFile, line []byte, n int, off int64) error {
+	var r Record
+	if uerr := rd.dec.decode(line, &r); uerr != nil || r.Hash == "" {
+		if rd.bad != nil {
+			rd.bad(&BadLineError{Path: rf.path, Line: n, Offset: off, Err: recordError(line, uerr)})
+		}
+		return nil
+	}
+	return r.places(func(p Record) error { return rd.fn(p, Pos{Path: rf.path, Line: n, Offset: off}) })
+}
+
+// file reads the records of rf: through its index when keys are given
+// and it has one, else whole, making its index if it should have one.
+func (rd *recordReader) file(rf *regFile, keys []Key) error {
+	var ix *index
+	if keys != nil {
+		ix = loadIndex(rf)
+	}
+	if ix == nil || ix.stale(rf.size) {
+		f, ok := rf.f.(*os.File)
+		if keys == nil || !ok || rf.name == RegistryFile || rf.size < indexMinSize || rf.from > 0 {
+			_, err := rf.scan(nil, func(line []byte, n int, off int64) error { return rd.emit(rf, line, n, off) })
+			return err
+		}
+		// Read whole, every line, the header too, for the index.
+		var b indexBuilder
+		all := *rf
+		all.header = 0
+		if _, err := all.scan(nil, func(line []byte, n int, off int64) error {
+			b.add(line)
+			if off == 0 && rf.header > 0 {
+				return nil
+			}
+			return rd.emit(rf, line, n, off)
+		}); err != nil {
+			return err
+		}
+		_ = writeIndex(&b, rf.path, f) // a cache: a store the reader may not write to has none
+		return nil
+	}
+	lines, err := ix.lines(keys)
+	if err != nil {
+		return fmt.Errorf("registry index %s: %w", indexPath(rf.path), err)
+	}
+	for _, n := range lines {
+		off, end := ix.offs[n], ix.offs[n+1]
+		if off < rf.from || (off == 0 && rf.header > 0) {
+			continue
+		}
+		// The byte before, so that a line the index names is seen to
+		// start one.
+		from := max(off-1, 0)
+		rd.line = slices.Grow(rd.line[:0], int(end-from))[:end-from]
+		if _, err := rf.f.ReadAt(rd.line, from); err != nil {
+			return fmt.Errorf("read registry %s: %w", rf.path, err)
+		}
+		line := rd.line[off-from:]
+		if (off > 0 && rd.line[0] != '\n') || line[len(line)-1] != '\n' {
+			return fmt.Errorf("registry index %s does not match its segment at byte %d: remove it", indexPath(rf.path), off)
+		}
+		if err := rd.emit(rf, line, int(n)+1, off); err != nil {
+			return err
+		}
+	}
+	// The lines appended since the index was made.
+	tail := *rf
+	if ix.covered > rf.from {
+		tail.from, tail.lines = ix.covered, len(ix.offs)-1
+	}
+	_, err = tail.scan(nil, func(line []byte, n int, off int64) error { return rd.emit(rf, line, n, off) })
+	return err
 }

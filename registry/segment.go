@@ -326,7 +326,8 @@ func prefixSum(f io.ReaderAt, n int64) (string, int, error) {
 }
 
 // scan calls fn for each whole line of rf past what a compacted segment
-// holds, but its header, with the line's number (from 1) and offset, and
+// holds, but its header, with the line's number (from 1) and offset (the
+// line's bytes are fn's only until it returns), and
 // returns the offset just past the last whole line: a torn last line is
 // never passed. With h, the bytes of rf up to that offset, all of them,
 // are also written to h.
@@ -337,8 +338,18 @@ func (rf *regFile) scan(h hash.Hash, fn func(line []byte, n int, off int64) erro
 	}
 	br := bufio.NewReaderSize(io.NewSectionReader(rf.f, start, rf.size-start), 64<<10)
 	off := start
+	var long []byte // a line longer than br's buffer, put together
 	for {
-		line, err := br.ReadBytes('\n')
+		// The line is fn's only until it returns: no copy for a line that
+		// fits in br's buffer, which every record does.
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long, line...)
+			continue
+		}
+		if long != nil {
+			line, long = append(long, line...), nil
+		}
 		if len(line) > 0 && line[len(line)-1] == '\n' {
 			n++
 			if h != nil {

@@ -125,7 +125,7 @@ func producedBy(st streams, store *registry.Store, id string) ([]registry.Record
 	}
 	var recs []registry.Record
 	index := map[string]int{}
-	err := store.Records(func(r registry.Record) error {
+	err := store.RecordsMatching([]registry.Key{{Field: registry.FieldID, Value: id}}, func(r registry.Record, _ registry.Pos) error {
 		if r.ToolCallID != id && r.Entry != id {
 			return nil
 		}
@@ -168,7 +168,7 @@ func contentSite(site string) bool {
 func firstRecord(st streams, store *registry.Store, d storepkg.Digest) (registry.Record, bool) {
 	var rec registry.Record
 	found := false
-	_ = store.Records(func(r registry.Record) error {
+	_ = store.RecordsMatching([]registry.Key{{Field: registry.FieldHash, Value: d.String()}}, func(r registry.Record, _ registry.Pos) error {
 		if r.Hash == d.String() {
 			rec, found = r, true
 			return errStop

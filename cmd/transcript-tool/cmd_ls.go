@@ -3,15 +3,19 @@ package main
 import (
 	"bufio"
 	"cmp"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unsafe"
 
 	"github.com/urfave/cli/v2"
 
@@ -59,6 +63,7 @@ func lsCommand(st streams) *cli.Command {
 			if err != nil {
 				return err
 			}
+			holdMore()
 			return runLs(st, store, f, c.Bool("json"))
 		},
 	}
@@ -67,6 +72,18 @@ func lsCommand(st streams) *cli.Command {
 type lsFilter struct {
 	session, tool string
 	minSize       int64
+}
+
+// keys returns the registry keys of the records f may keep: those of
+// its session, else of its tool, else all of them (nil).
+func (f lsFilter) keys() []registry.Key {
+	switch {
+	case f.session != "":
+		return []registry.Key{{Field: registry.FieldSession, Value: f.session}}
+	case f.tool != "":
+		return []registry.Key{{Field: registry.FieldTool, Value: f.tool}}
+	}
+	return nil
 }
 
 func (f lsFilter) keep(r registry.Record) bool {
@@ -88,10 +105,6 @@ type lsRow struct {
 	Refs      int    `json:"refs"`
 	Summary   string `json:"summary"`
 	Path      string `json:"path"` // the object's absolute path, to open it
-
-	digest  storepkg.Digest
-	created time.Time
-	index   int // registry position of the record shown
 }
 
 func has[K comparable](m map[K]struct{}, k K) bool {
@@ -106,14 +119,14 @@ func runLs(st streams, store *registry.Store, f lsFilter, asJSON bool) error {
 		}
 		return fatal(err, "")
 	}
-	rows, bad, err := listArtifacts(store, f, func(e *registry.BadLineError) { st.warnf("%v", e) })
+	l, bad, err := listArtifacts(store, f, func(e *registry.BadLineError) { st.warnf("%v", e) })
 	if err != nil {
 		return fatal(fmt.Errorf("read registry: %w", err), "")
 	}
 	if asJSON {
-		err = writeJSON(st.stdout, rows)
+		err = writeRowsJSON(st.stdout, l, store)
 	} else {
-		err = printLs(st.stdout, rows, sourceBase(store))
+		err = printLs(st.stdout, l, sourceBase(store))
 	}
 	if err != nil {
 		return err
@@ -124,20 +137,125 @@ func runLs(st streams, store *registry.Store, f lsFilter, asJSON bool) error {
 	return nil
 }
 
-// listArtifacts reads the registry into rows, newest first, and returns
-// the number of bad lines, each passed to bad.
-func listArtifacts(store *registry.Store, f lsFilter, bad func(*registry.BadLineError)) ([]lsRow, int, error) {
-	// A place is counted once however many records name it: one map for
-	// all of them, not one per artifact (a million records).
-	type place struct{ hash, source, entry, site string }
+// listing is the artifacts of a listing, newest first, kept so that a
+// million of them cost little memory and no garbage collector's time:
+// an artifact holds no pointer, the values that repeat from record to
+// record (media type, tool, session, source, site, creation time) are
+// numbers of strings kept once, and entries and summaries are spans of
+// one buffer.
+type listing struct {
+	arts []artifact
+	strs []string // by number; 0 is ""
+	nums map[string]uint32
+	// last is the last string numbered for each column, which the next
+	// record mostly repeats (the registry's decoder shares their bytes).
+	last [nShared]struct {
+		s string
+		n uint32
+	}
+	text []byte // entries and summaries
+}
+
+// The columns whose values listing numbers.
+const (
+	cMedia = iota
+	cTool
+	cSession
+	cSource
+	cSite
+	cCreatedAt
+	nShared
+)
+
+// span is a string kept in listing.text.
+type span struct{ off, n uint32 }
+
+// artifact is one row of a listing.
+type artifact struct {
+	digest  storepkg.Digest
+	size    int64
+	sec     int64 // the creation time of the record shown
+	nsec    int32
+	refs    int32
+	index   int // registry position of the record shown
+	shared  [nShared]uint32
+	entry   span
+	summary span
+	first   artPlace // the first place counted in refs
+}
+
+// artPlace is one place that references an artifact, in a listing.
+type artPlace struct {
+	source, site uint32
+	entry        span
+}
+
+// num returns the number of s, a value of column c.
+func (l *listing) num(c int, s string) uint32 {
+	if s == "" {
+		return 0
+	}
+	if last := &l.last[c]; len(last.s) == len(s) && unsafe.StringData(last.s) == unsafe.StringData(s) {
+		return last.n
+	}
+	n, ok := l.nums[s]
+	if !ok {
+		n = uint32(len(l.strs))
+		l.strs = append(l.strs, s)
+		l.nums[s] = n
+	}
+	l.last[c].s, l.last[c].n = s, n
+	return n
+}
+
+// keep returns s as a span of l.text.
+func (l *listing) keep(s string) span {
+	if len(l.text)+len(s) > math.MaxUint32 {
+		// Past 4 GiB of entries and summaries: a span cannot say where;
+		// such a listing is beyond what a terminal shows anyway.
+		return span{}
+	}
+	sp := span{uint32(len(l.text)), uint32(len(s))}
+	l.text = append(l.text, s...)
+	return sp
+}
+
+func (l *listing) str(sp span) string { return string(l.text[sp.off : sp.off+sp.n]) }
+
+// is reports whether sp holds s.
+func (l *listing) is(sp span, s string) bool { return string(l.text[sp.off:sp.off+sp.n]) == s }
+
+// row returns the i-th artifact as a row, with its object's path when
+// store is given.
+func (l *listing) row(i int, store *registry.Store) lsRow {
+	a := &l.arts[i]
+	r := lsRow{ID: a.digest.String(), Size: a.size, Media: l.strs[a.shared[cMedia]], Tool: l.strs[a.shared[cTool]],
+		Session: l.strs[a.shared[cSession]], Source: l.strs[a.shared[cSource]], Entry: l.str(a.entry),
+		Site: l.strs[a.shared[cSite]], CreatedAt: l.strs[a.shared[cCreatedAt]], Refs: int(a.refs), Summary: l.str(a.summary)}
+	if store != nil {
+		r.Path = store.Path(a.digest)
+	}
+	return r
+}
+
+// listArtifacts reads the registry into a listing, newest first, and
+// returns the number of bad lines, each passed to bad.
+func listArtifacts(store *registry.Store, f lsFilter, bad func(*registry.BadLineError)) (*listing, int, error) {
+	// A place is counted once however many records name it. Most
+	// artifacts have one: each keeps its first, and only an artifact
+	// with more has its places in a map.
+	type place struct {
+		digest              storepkg.Digest
+		source, entry, site string
+	}
 	var (
-		rows   []lsRow
-		byHash = map[string]int{}
-		places = map[place]struct{}{}
+		l      = &listing{strs: []string{""}, nums: map[string]uint32{}}
+		byHash = map[storepkg.Digest]int{}
+		more   = map[place]struct{}{}
 		index  int
 		nbad   int
 	)
-	err := store.RecordsAt(func(r registry.Record, at registry.Pos) error {
+	err := store.RecordsMatching(f.keys(), func(r registry.Record, at registry.Pos) error {
 		d, err := storepkg.ParseDigest(r.Hash)
 		if err != nil {
 			// A record of no artifact: reported as a bad line, not listed.
@@ -150,36 +268,63 @@ func listArtifacts(store *registry.Store, f lsFilter, bad func(*registry.BadLine
 			return nil
 		}
 		created, _ := time.Parse(time.RFC3339Nano, r.CreatedAt)
-		row := lsRow{ID: r.Hash, Size: r.Size, Media: r.Media, Tool: r.Tool, Session: r.Session, Source: r.Source,
-			Entry: r.Entry, Site: r.Site, CreatedAt: r.CreatedAt, Summary: r.Summary, digest: d, created: created, index: index}
-		i, seen := byHash[r.Hash]
-		if !seen {
-			i = len(rows)
-			byHash[r.Hash] = i
-			rows = append(rows, row)
-		} else if !created.Before(rows[i].created) {
-			row.Refs = rows[i].Refs
-			rows[i] = row
+		sec, nsec := created.Unix(), int32(created.Nanosecond())
+		i, seen := byHash[d]
+		if seen {
+			a := &l.arts[i]
+			if p := (place{d, r.Source, r.Entry, r.Site}); (l.num(cSource, r.Source) != a.first.source ||
+				l.num(cSite, r.Site) != a.first.site || !l.is(a.first.entry, r.Entry)) && !has(more, p) {
+				more[p] = struct{}{}
+				a.refs++
+			}
+			if sec < a.sec || sec == a.sec && nsec < a.nsec {
+				return nil
+			}
+		} else {
+			i = len(l.arts)
+			byHash[d] = i
+			l.arts = append(l.arts, artifact{digest: d, refs: 1})
 		}
-		if p := (place{r.Hash, r.Source, r.Entry, r.Site}); !has(places, p) {
-			places[p] = struct{}{}
-			rows[i].Refs++
+		a := &l.arts[i]
+		a.size, a.sec, a.nsec, a.index = r.Size, sec, nsec, index
+		a.shared = [nShared]uint32{l.num(cMedia, r.Media), l.num(cTool, r.Tool), l.num(cSession, r.Session),
+			l.num(cSource, r.Source), l.num(cSite, r.Site), l.num(cCreatedAt, r.CreatedAt)}
+		a.entry, a.summary = l.keep(r.Entry), l.keep(r.Summary)
+		if !seen {
+			a.first = artPlace{a.shared[cSource], a.shared[cSite], a.entry}
 		}
 		return nil
 	}, func(e *registry.BadLineError) {
 		nbad++
 		bad(e)
 	})
-	slices.SortFunc(rows, func(a, b lsRow) int {
-		return cmp.Or(b.created.Compare(a.created), cmp.Compare(b.index, a.index))
+	slices.SortFunc(l.arts, func(a, b artifact) int {
+		return cmp.Or(cmp.Compare(b.sec, a.sec), cmp.Compare(b.nsec, a.nsec), cmp.Compare(b.index, a.index))
 	})
-	if rows == nil {
-		rows = []lsRow{}
+	return l, nbad, err
+}
+
+// writeRowsJSON writes the rows of l as a JSON array, what writeJSON
+// makes of a slice of them, a row at a time.
+func writeRowsJSON(w io.Writer, l *listing, store *registry.Store) error {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	if len(l.arts) == 0 {
+		bw.WriteString("[]\n")
+		return bw.Flush()
 	}
-	for i := range rows {
-		rows[i].Path = store.Path(rows[i].digest)
+	bw.WriteString("[\n  ")
+	for i := range l.arts {
+		if i > 0 {
+			bw.WriteString(",\n  ")
+		}
+		b, err := json.MarshalIndent(l.row(i, store), "  ", "  ")
+		if err != nil {
+			return err
+		}
+		bw.Write(b)
 	}
-	return rows, nbad, err
+	bw.WriteString("\n]\n")
+	return bw.Flush()
 }
 
 // sourceBase is the directory sources are shown relative to: the store's
@@ -192,28 +337,73 @@ func sourceBase(store *registry.Store) string {
 	return filepath.Dir(abs)
 }
 
-// printLs writes rows as a table.
-func printLs(w io.Writer, rows []lsRow, base string) error {
-	if len(rows) == 0 {
+// printLs writes the rows of l as a table: columns as wide as their
+// widest cell in code points, two spaces apart, the last one not padded
+// (what text/tabwriter makes of them, without its copy of every cell).
+func printLs(w io.Writer, l *listing, base string) error {
+	if len(l.arts) == 0 {
 		return nil
 	}
-	// The table is written once, at the end, a cell at a time: buffered,
-	// not a system call per cell.
-	bw := bufio.NewWriterSize(w, 256<<10)
-	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSIZE\tMEDIA\tTOOL\tSESSION\tSOURCE\tREFS\tSUMMARY")
-	for _, r := range rows {
-		source := r.Source
-		if rel, err := filepath.Rel(base, source); base != "" && err == nil && filepath.IsAbs(source) && !strings.HasPrefix(rel, "..") {
-			source = rel
+	const cols = 8
+	head := [cols]string{"ID", "SIZE", "MEDIA", "TOOL", "SESSION", "SOURCE", "REFS", "SUMMARY"}
+	// The cells of the columns whose values repeat are made once a value.
+	memo := map[[2]uint32]string{}
+	shared := func(c int, n uint32, mk func(string) string) string {
+		k := [2]uint32{uint32(c), n}
+		s, ok := memo[k]
+		if !ok {
+			s = mk(l.strs[n])
+			memo[k] = s
 		}
-		media, _, _ := strings.Cut(r.Media, ";")
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n",
-			cell(display.ID(r.ID), display.IDLen), human(r.Size), cell(media, 40), cell(r.Tool, 32),
-			cell(r.Session, 40), cell(source, 80), r.Refs, cell(r.Summary, 80))
+		return s
 	}
-	if err := tw.Flush(); err != nil {
+	media := func(s string) string { m, _, _ := strings.Cut(s, ";"); return cell(m, 40) }
+	tool := func(s string) string { return cell(s, 32) }
+	session := func(s string) string { return cell(s, 40) }
+	source := func(s string) string {
+		if rel, err := filepath.Rel(base, s); base != "" && err == nil && filepath.IsAbs(s) && !strings.HasPrefix(rel, "..") {
+			s = rel
+		}
+		return cell(s, 80)
+	}
+	var id [2 * len(storepkg.Digest{})]byte
+	cells := func(a *artifact) [cols]string {
+		hex.Encode(id[:], a.digest[:])
+		return [cols]string{string(id[:display.IDLen]), human(a.size), shared(cMedia, a.shared[cMedia], media),
+			shared(cTool, a.shared[cTool], tool), shared(cSession, a.shared[cSession], session),
+			shared(cSource, a.shared[cSource], source), strconv.Itoa(int(a.refs)), cell(l.str(a.summary), 80)}
+	}
+	var width [cols]int
+	measure := func(c [cols]string) {
+		for i, s := range c[:cols-1] {
+			width[i] = max(width[i], display.Len(s))
+		}
+	}
+	measure(head)
+	for i := range l.arts {
+		measure(cells(&l.arts[i]))
+	}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	var line []byte
+	put := func(c [cols]string) error {
+		line = line[:0]
+		for i, s := range c[:cols-1] {
+			line = append(line, s...)
+			for n := display.Len(s); n < width[i]+2; n++ {
+				line = append(line, ' ')
+			}
+		}
+		line = append(append(line, c[cols-1]...), '\n')
+		_, err := bw.Write(line)
 		return err
+	}
+	if err := put(head); err != nil {
+		return err
+	}
+	for i := range l.arts {
+		if err := put(cells(&l.arts[i])); err != nil {
+			return err
+		}
 	}
 	return bw.Flush()
 }

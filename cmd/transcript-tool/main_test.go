@@ -6,11 +6,13 @@ import (
 	"flag"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/transcript-tool/transcript-tool/internal/reggen"
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 )
 
@@ -29,9 +31,10 @@ func TestScript(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"gensession": cmdGensession,
-			"genpayload": cmdGenpayload,
-			"exits":      cmdExits,
+			"gensession":  cmdGensession,
+			"genpayload":  cmdGenpayload,
+			"exits":       cmdExits,
+			"genregistry": cmdGenregistry,
 		},
 	})
 }
@@ -48,6 +51,20 @@ func cmdGensession(ts *testscript.TestScript, neg bool, args []string) {
 		size = atoi(ts, args[2])
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), testsession.Pi(args[0], n, size), 0o644))
+}
+
+// cmdGenregistry adds to a store a segment of N synthetic records (see
+// package reggen): genregistry STORE N.
+func cmdGenregistry(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: genregistry STORE N")
+	}
+	dir := filepath.Join(ts.MkAbs(args[0]), "registry")
+	ts.Check(os.MkdirAll(dir, 0o700))
+	f, err := os.OpenFile(filepath.Join(dir, "20200101T000000.000000000Z_gen_1_1.jsonl"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	ts.Check(err)
+	ts.Check(reggen.Write(f, atoi(ts, args[1])))
+	ts.Check(f.Close())
 }
 
 // cmdGenpayload writes the text of one tool result of a generated

@@ -84,6 +84,9 @@ func line(s string, n int, c controls) string {
 	if n <= 0 {
 		return ""
 	}
+	if c != verbatim && clean(s, n) {
+		return s
+	}
 	var b strings.Builder
 	b.Grow(min(len(s), n) + 8) // enough for printable ASCII, the common case
 	count := 0                 // code points written to b
@@ -134,6 +137,35 @@ func line(s string, n int, c controls) string {
 		space = false
 	}
 	return b.String()
+}
+
+// clean reports whether line would return s as it is, whatever its
+// controls but verbatim: at most n code points, printable, with single
+// spaces inside. It is the common case, which then costs no copy.
+func clean(s string, n int) bool {
+	if s == "" {
+		return true
+	}
+	if len(s) > 4*n || s[0] == ' ' || s[len(s)-1] == ' ' {
+		return false
+	}
+	count := 0
+	for i := 0; i < len(s); count++ {
+		ch := s[i]
+		switch {
+		case ch == ' ' && s[i+1] != ' ', ' ' < ch && ch < utf8.RuneSelf-1:
+			i++
+			continue
+		case ch < utf8.RuneSelf:
+			return false
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError || unicode.IsSpace(r) || unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || dropped(r) {
+			return false
+		}
+		i += size
+	}
+	return count <= n
 }
 
 // picture returns what stands for control character r on a terminal: its

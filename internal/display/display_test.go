@@ -156,6 +156,7 @@ func lineByRunes(s string, n int) string {
 func FuzzLine(f *testing.F) {
 	for _, s := range []string{"hello world", "a\n\tb ", "\x1b[31mred\x1b[0m ~\x7f|", "日本 x\u202e", "\xff !"} {
 		f.Add(s, 5)
+		f.Add(s, 150)
 	}
 	f.Fuzz(func(t *testing.T, s string, n int) {
 		n %= 200

@@ -1,0 +1,300 @@
+package registry
+
+import (
+	"unicode/utf8"
+	"unsafe"
+)
+
+// decoder decodes registry lines into Records. Lines as this package
+// writes them (sonic's compact output of a Record without Refs) take a
+// fast path that allocates little: one string for the fields unique to
+// a record (hash, tool call id, entry, summary), and the values that
+// repeat from record to record (media type, site, tool, session, source,
+// creation time) shared through a table of those seen. Anything else —
+// white space, another key, a key in another case, a null, refs, a
+// number that is not a plain integer, a string with an escape other than
+// the simple ones or with bytes that are not valid UTF-8 — goes to sonic,
+// so that what a line decodes to never depends on the path it took.
+//
+// A decoder is one reader's: it is not safe for concurrent use.
+type decoder struct {
+	shared map[string]string
+	// own is the scratch of the unique fields of the line being decoded:
+	// their bytes, and where each one starts and ends in them.
+	own  []byte
+	ends [4][2]int
+	// last holds each shared field's last value: records in a row mostly
+	// share them, and a comparison is cheaper than a lookup.
+	last [6]string
+}
+
+// maxShared bounds the table of shared values: a registry with more
+// distinct values than that (summaries are not shared, so this takes an
+// unusual registry) decodes them as fresh strings.
+const maxShared = 1 << 16
+
+// decode decodes line, a whole registry line with its newline, into r.
+// Its error is that of the JSON decoder; a line that decodes to a record
+// without a hash is the caller's to refuse.
+func (d *decoder) decode(line []byte, r *Record) error {
+	*r = Record{}
+	if d.fast(line, r) {
+		return nil
+	}
+	*r = Record{}
+	return api.Unmarshal(line, r)
+}
+
+// unique fields, in d.ends.
+const (
+	uHash = iota
+	uToolCallID
+	uEntry
+	uSummary
+)
+
+// fast decodes line into r if it takes the fast path, and reports
+// whether it did.
+func (d *decoder) fast(line []byte, r *Record) bool {
+	n := len(line)
+	if n < 3 || line[0] != '{' || line[n-1] != '\n' || line[n-2] != '}' {
+		return false
+	}
+	body := line[1 : n-2]
+	d.own = d.own[:0]
+	d.ends = [4][2]int{}
+	var set [4]bool
+	for i := 0; i < len(body); {
+		if i > 0 {
+			if body[i] != ',' {
+				return false
+			}
+			i++
+		}
+		key, k, ok := plainString(body, i)
+		if !ok || k >= len(body) || body[k] != ':' {
+			return false
+		}
+		i = k + 1
+		switch string(key) {
+		case "size", "line":
+			v, k, ok := plainInt(body, i)
+			if !ok {
+				return false
+			}
+			if key[0] == 's' {
+				r.Size = v
+			} else if v != int64(int(v)) {
+				return false
+			} else {
+				r.Line = int(v)
+			}
+			i = k
+			continue
+		}
+		u, f := -1, 0
+		var dst *string
+		switch string(key) {
+		case "hash":
+			u = uHash
+		case "toolCallId":
+			u = uToolCallID
+		case "entry":
+			u = uEntry
+		case "summary":
+			u = uSummary
+		case "media":
+			f, dst = 0, &r.Media
+		case "site":
+			f, dst = 1, &r.Site
+		case "tool":
+			f, dst = 2, &r.Tool
+		case "session":
+			f, dst = 3, &r.Session
+		case "source":
+			f, dst = 4, &r.Source
+		case "createdAt":
+			f, dst = 5, &r.CreatedAt
+		default:
+			return false // refs, or a key sonic matches in another case
+		}
+		start := len(d.own)
+		var k2 int
+		d.own, k2, ok = appendString(d.own, body, i)
+		if !ok {
+			return false
+		}
+		i = k2
+		if u >= 0 {
+			d.ends[u], set[u] = [2]int{start, len(d.own)}, true
+			continue
+		}
+		*dst = d.share(f, d.own[start:])
+		d.own = d.own[:start]
+	}
+	if len(d.own) > 0 {
+		own := string(d.own)
+		for u, dst := range [4]*string{&r.Hash, &r.ToolCallID, &r.Entry, &r.Summary} {
+			if set[u] {
+				*dst = own[d.ends[u][0]:d.ends[u][1]]
+			}
+		}
+	}
+	return true
+}
+
+// share returns b, the value of shared field f, as a string: the one it
+// returned before for the same bytes when it has one.
+func (d *decoder) share(f int, b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if string(b) == d.last[f] {
+		return d.last[f]
+	}
+	if s, ok := d.shared[unsafe.String(unsafe.SliceData(b), len(b))]; ok {
+		d.last[f] = s
+		return s
+	}
+	s := string(b)
+	if d.shared == nil {
+		d.shared = map[string]string{}
+	}
+	if len(d.shared) < maxShared {
+		d.shared[s] = s
+	}
+	d.last[f] = s
+	return s
+}
+
+// plainString returns the bytes of the JSON string at b[i:] when it has
+// no escape and is printable ASCII, as keys are, and the index past it.
+func plainString(b []byte, i int) ([]byte, int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, 0, false
+	}
+	for j := i + 1; j < len(b); j++ {
+		c := b[j]
+		switch {
+		case c == '"':
+			return b[i+1 : j], j + 1, true
+		case c < ' ' || c == '\\' || c >= utf8.RuneSelf:
+			return nil, 0, false
+		}
+	}
+	return nil, 0, false
+}
+
+// appendString appends the text of the JSON string at b[i:] to dst and
+// returns the index past it, for strings whose decoding is the same
+// whatever the decoder: valid UTF-8, no control character, and no
+// escape but \" \\ \/ \b \f \n \r \t and \u of a code point that is not
+// a surrogate.
+func appendString(dst, b []byte, i int) ([]byte, int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return dst, 0, false
+	}
+	j := i + 1
+	for j < len(b) {
+		// The run of bytes that need no decoding.
+		k := j
+		for k < len(b) && b[k] >= ' ' && b[k] != '"' && b[k] != '\\' && b[k] < utf8.RuneSelf {
+			k++
+		}
+		dst = append(dst, b[j:k]...)
+		j = k
+		if j >= len(b) {
+			return dst, 0, false
+		}
+		c := b[j]
+		switch {
+		case c == '"':
+			return dst, j + 1, true
+		case c < ' ':
+			return dst, 0, false
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRune(b[j:])
+			if r == utf8.RuneError && size == 1 {
+				return dst, 0, false
+			}
+			dst = append(dst, b[j:j+size]...)
+			j += size
+			continue
+		}
+		// An escape.
+		if j+1 >= len(b) {
+			return dst, 0, false
+		}
+		switch b[j+1] {
+		case '"', '\\', '/':
+			dst = append(dst, b[j+1])
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			if j+6 > len(b) {
+				return dst, 0, false
+			}
+			var r rune
+			for _, h := range b[j+2 : j+6] {
+				var v byte
+				switch {
+				case h >= '0' && h <= '9':
+					v = h - '0'
+				case h >= 'a' && h <= 'f':
+					v = h - 'a' + 10
+				case h >= 'A' && h <= 'F':
+					v = h - 'A' + 10
+				default:
+					return dst, 0, false
+				}
+				r = r<<4 | rune(v)
+			}
+			if utf8.RuneLen(r) < 0 { // a surrogate: its pair, or not, is sonic's business
+				return dst, 0, false
+			}
+			dst = utf8.AppendRune(dst, r)
+			j += 6
+			continue
+		default:
+			return dst, 0, false
+		}
+		j += 2
+	}
+	return dst, 0, false
+}
+
+// plainInt returns the JSON integer at b[i:] when it is plain (an
+// optional minus, no leading zero, no fraction or exponent, at most 18
+// digits) and the index past it.
+func plainInt(b []byte, i int) (int64, int, bool) {
+	neg := false
+	if i < len(b) && b[i] == '-' {
+		neg = true
+		i++
+	}
+	start := i
+	var v int64
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		v = v*10 + int64(b[i]-'0')
+		i++
+	}
+	digits := i - start
+	if digits == 0 || digits > 18 || (digits > 1 && b[start] == '0') {
+		return 0, 0, false
+	}
+	if i < len(b) && b[i] != ',' {
+		return 0, 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, i, true
+}

@@ -1,0 +1,88 @@
+package registry
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// decodeSeeds are registry lines of every shape: as Append writes them,
+// and each way off the fast path.
+var decodeSeeds = []string{
+	`{"hash":"5feceb66ffc86f38d952786c6d696c79c2dbc239dd4e91b46729d73a27fb57e9","size":5000,"media":"text/plain; charset=utf-8","site":"/message/content","tool":"bash","toolCallId":"toolu_1","session":"s0","source":"/p/s0.jsonl","entry":"e0","line":1,"createdAt":"2026-11-21T10:08:54Z","summary":"$ ls -la \u2014 exit 0 (0 lines)"}`,
+	`{"hash":"ab","size":1,"media":"image/png","createdAt":"x","refs":[{"site":"/a","entry":"e1","line":2},{"site":"/b","tool":"t2","summary":"s2"}]}`,
+	`{"hash":"ab","size":-0,"media":"","createdAt":""}`,
+	`{"hash":"ab","size":01,"media":""}`,
+	`{"hash":"ab","size":1.5}`,
+	`{"hash":"ab","size":1e3}`,
+	`{"hash":"ab","size":123456789012345678901234}`,
+	`{"hash":"ab","line":-7}`,
+	`{"hash":"ab", "size":1}`,
+	`{"Hash":"ab","SIZE":2}`,
+	`{"hash":"ab","hash":"cd"}`,
+	`{"hash":null,"tool":null}`,
+	`{"hash":"ab","extra":{"x":1}}`,
+	`{"hash":"a\"b\\c\/d\b\f\n\r\t\u00e9\u0000\uABCD"}`,
+	`{"hash":"\ud83d\ude00 and \ud800 alone"}`,
+	"{\"hash\":\"caf\xc3\xa9 \xff\xfe bad\"}",
+	"{\"hash\":\"tab\there\"}",
+	`{"hash":"ab","summary":"x\q"}`,
+	`{"hash":"ab","summary":"\u12"}`,
+	`{"hash":"ab"}x`,
+	`{"hash":"ab",}`,
+	`{}`,
+	`{"compacts":[{"file":"registry.jsonl","size":10,"sha256":"00"}]}`,
+	`not json`,
+	`[1,2]`,
+	`{"hash":"ab","size":"12"}`,
+	`{"hash":"ab","line":9223372036854775807}`,
+}
+
+// TestDecodeAsSonic checks that the decoder gives what sonic gives, fast
+// path or not.
+func TestDecodeAsSonic(t *testing.T) {
+	for _, s := range decodeSeeds {
+		checkDecode(t, []byte(s+"\n"))
+	}
+}
+
+// TestDecodeFast checks that lines as Append writes them take the fast
+// path: the point of the decoder.
+func TestDecodeFast(t *testing.T) {
+	var d decoder
+	b, err := api.Marshal(Record{Hash: "ab", Size: 3, Media: "text/plain", Site: "/x", Tool: "bash", ToolCallID: "c",
+		Session: "s", Source: "/t.jsonl", Entry: "e", Line: 4, CreatedAt: "2026", Summary: "é — \u2028 <&> \"q\""})
+	require.NoError(t, err)
+	var r Record
+	assert.True(t, d.fast(append(b, '\n'), &r), "%s", b)
+	checkDecode(t, append(b, '\n'))
+}
+
+func checkDecode(t *testing.T, line []byte) {
+	t.Helper()
+	var want Record
+	werr := api.Unmarshal(line, &want)
+	var d decoder
+	var got Record
+	gerr := d.decode(line, &got)
+	if werr != nil {
+		assert.Error(t, gerr, "%q", line)
+		return
+	}
+	require.NoError(t, gerr, "%q", line)
+	assert.Equal(t, want, got, "%q", line)
+	// Decoded again, through the table of shared values.
+	var again Record
+	require.NoError(t, d.decode(line, &again))
+	assert.Equal(t, want, again, "%q", line)
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, s := range decodeSeeds {
+		f.Add([]byte(s + "\n"))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		checkDecode(t, line)
+	})
+}

@@ -1,0 +1,205 @@
+package registry
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/transcript-tool/transcript-tool/internal/reggen"
+	"github.com/transcript-tool/transcript-tool/store/local"
+)
+
+// genStore makes a store whose registry is one segment of n synthetic
+// records, a bad line and a record of no artifact among them, and
+// returns it with the segment's path.
+func genStore(tb testing.TB, n int) (*Store, string) {
+	tb.Helper()
+	dir := tb.TempDir()
+	seg := filepath.Join(dir, SegmentsDir, "20260101T000000.000000000Z_gen_1_1.jsonl")
+	require.NoError(tb, os.MkdirAll(filepath.Dir(seg), 0o700))
+	var b bytes.Buffer
+	require.NoError(tb, reggen.Write(&b, n/2))
+	b.WriteString("{not a record\n")
+	b.WriteString(`{"hash":"nothex","size":1,"media":"x","session":"s3","createdAt":""}` + "\n")
+	var rest bytes.Buffer
+	require.NoError(tb, reggen.Write(&rest, n))
+	b.Write(rest.Bytes()[bytes.Index(rest.Bytes(), []byte(reggen.Hash(n/2)))-len(`{"hash":"`):])
+	require.NoError(tb, os.WriteFile(seg, b.Bytes(), 0o600))
+	return New(local.New(dir)), seg
+}
+
+type seen struct {
+	recs []Record
+	at   []Pos
+	bad  []string
+}
+
+// lookup returns what RecordsMatching(keys) passes on that match.
+func lookup(t *testing.T, s *Store, keys []Key, match func(Record) bool) seen {
+	t.Helper()
+	var got seen
+	err := s.RecordsMatching(keys, func(r Record, at Pos) error {
+		if match(r) {
+			got.recs, got.at = append(got.recs, r), append(got.at, at)
+		}
+		return nil
+	}, func(e *BadLineError) { got.bad = append(got.bad, e.Error()) })
+	require.NoError(t, err)
+	return got
+}
+
+// queries are lookups with the records they are for.
+var queries = []struct {
+	keys  []Key
+	match func(Record) bool
+}{
+	{[]Key{{FieldSession, "s3"}}, func(r Record) bool { return r.Session == "s3" }},
+	{[]Key{{FieldTool, "read"}}, func(r Record) bool { return r.Tool == "read" }},
+	{[]Key{{FieldID, reggen.ToolCallID(33)}}, func(r Record) bool { return r.ToolCallID == reggen.ToolCallID(33) }},
+	{[]Key{{FieldID, "e1500"}}, func(r Record) bool { return r.Entry == "e1500" }},
+	{[]Key{{FieldHash, reggen.Hash(1999)}, {FieldSource, reggen.Source("s7")}},
+		func(r Record) bool { return r.Hash == reggen.Hash(1999) || r.Source == reggen.Source("s7") }},
+	{[]Key{{FieldHash, "nothex"}}, func(r Record) bool { return r.Hash == "nothex" }},
+}
+
+// checkSame checks that every query finds through the index what a read
+// of the whole registry finds.
+func checkSame(t *testing.T, s *Store) {
+	t.Helper()
+	for _, q := range queries {
+		want := lookup(t, s, nil, q.match)
+		require.NotEmpty(t, want.recs, "%v", q.keys)
+		got := lookup(t, s, q.keys, q.match)
+		assert.Equal(t, want, got, "%v", q.keys)
+	}
+}
+
+func smallIndexes(t *testing.T) {
+	old := indexMinSize
+	indexMinSize = 1
+	t.Cleanup(func() { indexMinSize = old })
+}
+
+func TestIndex(t *testing.T) {
+	smallIndexes(t)
+	s, seg := genStore(t, 3000)
+	checkSame(t, s) // reads whole, and makes the index
+	_, err := os.Stat(indexPath(seg))
+	require.NoError(t, err)
+	checkSame(t, s) // through the index
+
+	// Records appended since are found, and a bad line among them reported.
+	f, err := os.OpenFile(seg, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"hash":"` + reggen.Hash(77777) + `","size":1,"media":"x","tool":"read","toolCallId":"` + reggen.ToolCallID(33) + `","session":"s3","createdAt":""}` + "\n{bad\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	ix, err := os.ReadFile(indexPath(seg))
+	require.NoError(t, err)
+	checkSame(t, s)
+	got := lookup(t, s, []Key{{FieldSession, "s3"}}, func(r Record) bool { return r.Hash == reggen.Hash(77777) })
+	assert.Len(t, got.recs, 1)
+	assert.Len(t, got.bad, 2)
+	assert.Contains(t, got.bad[0], ":1501: byte ")
+	now, err := os.ReadFile(indexPath(seg))
+	require.NoError(t, err)
+	assert.Equal(t, ix, now, "a short tail is read, the index kept")
+}
+
+// TestIndexIgnored checks that an index that does not match its segment
+// is ignored, whatever is wrong with it.
+func TestIndexIgnored(t *testing.T) {
+	smallIndexes(t)
+	for name, spoil := range map[string]func(t *testing.T, seg string){
+		"damaged": func(t *testing.T, seg string) {
+			b, err := os.ReadFile(indexPath(seg))
+			require.NoError(t, err)
+			b[len(b)/2] ^= 1
+			require.NoError(t, os.WriteFile(indexPath(seg), b, 0o600))
+		},
+		"truncated": func(t *testing.T, seg string) {
+			b, err := os.ReadFile(indexPath(seg))
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(indexPath(seg), b[:len(b)-9], 0o600))
+		},
+		"empty": func(t *testing.T, seg string) {
+			require.NoError(t, os.WriteFile(indexPath(seg), nil, 0o600))
+		},
+		"segment made anew": func(t *testing.T, seg string) {
+			b, err := os.ReadFile(seg)
+			require.NoError(t, err)
+			require.NoError(t, os.Remove(seg))
+			b = bytes.ReplaceAll(b, []byte(`"s3"`), []byte(`"s4"`))
+			require.NoError(t, os.WriteFile(seg, b, 0o600))
+		},
+		"segment cut": func(t *testing.T, seg string) {
+			fi, err := os.Stat(seg)
+			require.NoError(t, err)
+			require.NoError(t, os.Truncate(seg, fi.Size()/2))
+		},
+		"segment rewritten in place": func(t *testing.T, seg string) {
+			f, err := os.OpenFile(seg, os.O_WRONLY, 0)
+			require.NoError(t, err)
+			_, err = f.WriteAt([]byte("\n"), 100)
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, seg := genStore(t, 3000)
+			checkSame(t, s)
+			spoil(t, seg)
+			for _, q := range queries {
+				want := lookup(t, s, nil, q.match)
+				assert.Equal(t, want, lookup(t, s, q.keys, q.match), "%v", q.keys)
+			}
+		})
+	}
+}
+
+// TestIndexCompact checks that a compaction leaves the merged segment's
+// index, and no index of a segment it removed.
+func TestIndexCompact(t *testing.T) {
+	smallIndexes(t)
+	s, seg := genStore(t, 2000)
+	checkSame(t, s)
+	require.NoError(t, s.Append(t.Context(), []Record{record(1)}))
+	_, err := s.Compact(keepAll)
+	require.NoError(t, err)
+	_, err = os.Stat(indexPath(seg))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	segs := segments(t, filepath.Dir(filepath.Dir(seg)))
+	require.Len(t, segs, 1)
+	_, err = os.Stat(indexPath(segs[0]))
+	require.NoError(t, err, "the merged segment's index")
+	checkSame(t, s)
+}
+
+// BenchmarkRecordsMatching looks up one tool call id in a registry of
+// 100k records, through its index and by reading it whole.
+func BenchmarkRecordsMatching(b *testing.B) {
+	s, _ := genStore(b, 100000)
+	for _, bc := range []struct {
+		name string
+		keys []Key
+	}{{"index", []Key{{FieldID, reggen.ToolCallID(4242)}}}, {"whole", nil}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				n := 0
+				err := s.RecordsMatching(bc.keys, func(r Record, _ Pos) error {
+					if r.ToolCallID == reggen.ToolCallID(4242) {
+						n++
+					}
+					return nil
+				}, nil)
+				if err != nil || n != 1 {
+					b.Fatal(err, n)
+				}
+			}
+		})
+	}
+}
