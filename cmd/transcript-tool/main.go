@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"math"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -26,17 +25,12 @@ const gcPercent = 50
 
 // holdMore is for a command whose live data grows with the store, not
 // with a line: ls keeps every artifact of the registry to sort them (a
-// million take some 250 MB, kept compact, see listing). Near the soft
-// limit the collector would run back to back for nothing it can free;
-// instead the limit goes, unless GOMEMLIMIT set it, and the collector
-// runs when the heap has grown by a quarter, for a peak near 1.25 times
-// the live data.
+// million take some 250 MB, kept compact, see listing). Unless GOGC or
+// GOMEMLIMIT says otherwise, the collector runs when the heap has grown by
+// a quarter of it, not half, for a peak near 1.25 times the live data.
 func holdMore() {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(math.MaxInt64)
-		if os.Getenv("GOGC") == "" {
-			debug.SetGCPercent(25)
-		}
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetGCPercent(25)
 	}
 }
 
