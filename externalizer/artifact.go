@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/transcript-tool/transcript-tool/format"
@@ -184,11 +185,20 @@ func writePiece(w io.Writer, r io.Reader, f Form) error {
 
 var quote = []byte{'"'}
 
+// textBuffers are writeText's buffers, reused: a check or rehydrate of
+// many small artifacts would otherwise allocate and clear 144 KiB for each
+// reference it restores.
+var textBuffers = sync.Pool{New: func() any { return &textBuffer{in: make([]byte, 64<<10), out: make([]byte, 0, 80<<10)} }}
+
+type textBuffer struct{ in, out []byte }
+
 // writeText writes the UTF-8 text read from r as a JSON string in style,
 // between quotes when quoted is set.
 func writeText(w io.Writer, r io.Reader, style transcript.Style, quoted bool) error {
-	in := make([]byte, 64<<10)
-	out := make([]byte, 0, 80<<10)
+	b := textBuffers.Get().(*textBuffer)
+	defer textBuffers.Put(b)
+	in, out := b.in, b.out[:0]
+	defer func() { b.out = out[:0] }()
 	if quoted {
 		out = append(out, '"')
 	}

@@ -78,7 +78,9 @@ const (
 // that ends in a member shaped like a marker but does not restore is
 // genuine content, and its look-alike references are not the session's.
 func Scan(r io.Reader, name string, open externalizer.Opener) (*Session, error) {
-	return ScanLines(transcript.NewReader(r), name, open, nil)
+	tr := transcript.NewReader(r)
+	defer tr.Release()
+	return ScanLines(tr, name, open, nil)
 }
 
 // ScanLines is Scan for the lines of tr. A line tr returns as Long (see

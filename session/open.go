@@ -23,6 +23,7 @@ type Transcript struct {
 	file    *os.File
 	zst     bool
 	spool   *spool // of a compressed transcript, once NewReader is called
+	lines   *transcript.Reader
 	release func()
 }
 
@@ -71,6 +72,7 @@ func (t *Transcript) NewReader() *transcript.Reader {
 	}
 	r := transcript.NewReader(t)
 	r.Limit = LongLine
+	t.lines = r
 	return r
 }
 
@@ -95,6 +97,9 @@ func (t *Transcript) ReadLong(l transcript.Line, o transcript.SkeletonOptions) (
 
 // Close releases the transcript.
 func (t *Transcript) Close() error {
+	if t.lines != nil {
+		t.lines.Release()
+	}
 	if t.spool != nil {
 		t.spool.close()
 	}
@@ -140,6 +145,7 @@ func Detect(src *os.File, zst bool, name string) (format.Format, string, error) 
 	}
 	defer release()
 	r := transcript.NewReader(io.LimitReader(dr, detectBytes))
+	defer r.Release()
 	for n := 0; n < detectLines; n++ {
 		l, err := r.Next()
 		if err != nil {
@@ -204,6 +210,7 @@ func SkeletonOptions(threshold int) transcript.SkeletonOptions {
 // with long nil.
 func EachLine(src io.Reader, at io.ReaderAt, path string, fn func(l transcript.Line, long *io.SectionReader) error) error {
 	r := transcript.NewReader(src)
+	defer r.Release()
 	if at != nil {
 		r.Limit = LongLine
 	}

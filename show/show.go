@@ -68,7 +68,9 @@ var renderers = map[string]renderer{
 // of reading r or writing w; a line that cannot be rehydrated is reported
 // to Options.Problem and the rendering goes on.
 func Render(w io.Writer, r io.Reader, opts Options) error {
-	return RenderLines(w, transcript.NewReader(r), opts)
+	in := transcript.NewReader(r)
+	defer in.Release()
+	return RenderLines(w, in, opts)
 }
 
 // RenderLines is Render for the lines of in; a line in returns as Long is

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"strings"
@@ -239,4 +240,28 @@ func TestInputError(t *testing.T) {
 
 	wrapped := &InputError{Path: "s.jsonl", Line: 1, Err: ErrTooDeep}
 	assert.ErrorIs(t, wrapped, ErrTooDeep)
+}
+
+// TestReaderRelease: Release gives back only the buffer NewReader took,
+// never the caller's, may be called twice, and a Reader made after it
+// reads its own input from the start.
+func TestReaderRelease(t *testing.T) {
+	own := bufio.NewReader(strings.NewReader("a\nb\n"))
+	r := NewReader(own)
+	l, err := r.Next()
+	require.NoError(t, err)
+	assert.Equal(t, "a", string(l.Text))
+	r.Release()
+	rest, err := own.ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "b\n", rest, "the caller's buffer is still the caller's")
+
+	for i := range 3 {
+		r := NewReader(strings.NewReader(fmt.Sprintf("line %d\nnext\n", i)))
+		l, err := r.Next()
+		require.NoError(t, err)
+		assert.Equal(t, fmt.Sprintf("line %d", i), string(l.Text))
+		r.Release()
+		r.Release()
+	}
 }
