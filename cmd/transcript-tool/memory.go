@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 	"sync/atomic"
 )
 
@@ -31,8 +32,13 @@ import (
 const heapFloor = 40 << 20
 
 // heapGrowth is the limit's multiple of the live heap, in percent: 200
-// while the limit is tuned, 0 when it is not (see holdMore).
-var heapGrowth atomic.Int64
+// while the limit is tuned, 0 when it is not (see holdMore). tuneMu
+// orders the tuner's setting of the limit and holdMore's: a collection
+// finished as ls starts must not leave ls a limit near its live heap.
+var (
+	heapGrowth atomic.Int64
+	tuneMu     sync.Mutex
+)
 
 // limitFor returns the soft memory limit for a live heap of live bytes
 // growing by growth percent.
@@ -60,6 +66,8 @@ func tuneMemory() {
 // it back in (a million-row ls took 3.7 s of system time with the limit at
 // 1.25 times its live heap, 2.9 s without).
 func holdMore() {
+	tuneMu.Lock()
+	defer tuneMu.Unlock()
 	if heapGrowth.Swap(0) == 0 {
 		return // the environment sets the collector's budget
 	}
@@ -74,14 +82,17 @@ type gcSentinel struct{ live []metrics.Sample }
 
 func armTuner() {
 	runtime.SetFinalizer(&gcSentinel{live: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}, func(s *gcSentinel) {
+		tuneMu.Lock()
 		growth := heapGrowth.Load()
-		if growth == 0 {
-			return
+		if growth != 0 {
+			metrics.Read(s.live)
+			if s.live[0].Value.Kind() == metrics.KindUint64 {
+				debug.SetMemoryLimit(limitFor(s.live[0].Value.Uint64(), growth))
+			}
 		}
-		metrics.Read(s.live)
-		if s.live[0].Value.Kind() == metrics.KindUint64 {
-			debug.SetMemoryLimit(limitFor(s.live[0].Value.Uint64(), growth))
+		tuneMu.Unlock()
+		if growth != 0 {
+			armTuner()
 		}
-		armTuner()
 	})
 }
