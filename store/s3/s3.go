@@ -390,12 +390,19 @@ func (b *Backend) Stat(ctx context.Context, h store.Handle) (store.FileInfo, err
 
 // modTime returns the time of a file whose Last-Modified header says
 // lastModified, made precise to the nanosecond by the time its writer
-// recorded (mtime), if that falls within the header's second: a writer's
-// clock never moves a file's time by more than the header's rounding.
+// recorded (mtime), within the header's second: a writer's clock never
+// moves a file's time by more than the header's rounding. A later mtime
+// counts as the second's last nanosecond, not as the header's start: a
+// server that keeps the Last-Modified of an object copied onto itself
+// (versitygw) would otherwise have a Touch a moment past a second's
+// boundary move the time back.
 func modTime(lastModified time.Time, mtime string) time.Time {
 	t, err := time.Parse(time.RFC3339Nano, mtime)
-	if err != nil || t.Before(lastModified) || !t.Before(lastModified.Add(time.Second)) {
+	if err != nil || t.Before(lastModified) {
 		return lastModified
+	}
+	if last := lastModified.Add(time.Second - time.Nanosecond); t.After(last) {
+		return last
 	}
 	return t
 }
