@@ -134,9 +134,6 @@ func (s *Store) Compact(keep func(Record) bool) (int, error) {
 		if err := os.Remove(rf.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return 0, fmt.Errorf("remove compacted registry %s: %w", rf.path, err)
 		}
-		if rf.name != RegistryFile {
-			_ = os.Remove(indexPath(rf.path)) // a cache: one left behind is removed by the next compaction
-		}
 		removedLegacy = removedLegacy || rf.name == RegistryFile
 	}
 	if err := safefile.SyncDir(dir); err != nil {

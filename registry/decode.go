@@ -1,8 +1,11 @@
 package registry
 
 import (
+	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
 // decoder decodes registry lines into Records. Lines as this package
@@ -188,8 +191,8 @@ func plainString(b []byte, i int) ([]byte, int, bool) {
 // appendString appends the text of the JSON string at b[i:] to dst and
 // returns the index past it, for strings whose decoding is the same
 // whatever the decoder: valid UTF-8, no control character, and no
-// escape but \" \\ \/ \b \f \n \r \t and \u of a code point that is not
-// a surrogate.
+// escape but those transcript.Unescape reads to a character (not an
+// unpaired surrogate).
 func appendString(dst, b []byte, i int) ([]byte, int, bool) {
 	if i >= len(b) || b[i] != '"' {
 		return dst, 0, false
@@ -221,52 +224,13 @@ func appendString(dst, b []byte, i int) ([]byte, int, bool) {
 			j += size
 			continue
 		}
-		// An escape.
-		if j+1 >= len(b) {
+		// An escape, read as every decoder of the tool reads one.
+		r, n := transcript.Unescape(b[j:])
+		if n == 0 || utf16.IsSurrogate(r) { // an unpaired surrogate is sonic's business
 			return dst, 0, false
 		}
-		switch b[j+1] {
-		case '"', '\\', '/':
-			dst = append(dst, b[j+1])
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			if j+6 > len(b) {
-				return dst, 0, false
-			}
-			var r rune
-			for _, h := range b[j+2 : j+6] {
-				var v byte
-				switch {
-				case h >= '0' && h <= '9':
-					v = h - '0'
-				case h >= 'a' && h <= 'f':
-					v = h - 'a' + 10
-				case h >= 'A' && h <= 'F':
-					v = h - 'A' + 10
-				default:
-					return dst, 0, false
-				}
-				r = r<<4 | rune(v)
-			}
-			if utf8.RuneLen(r) < 0 { // a surrogate: its pair, or not, is sonic's business
-				return dst, 0, false
-			}
-			dst = utf8.AppendRune(dst, r)
-			j += 6
-			continue
-		default:
-			return dst, 0, false
-		}
-		j += 2
+		dst = utf8.AppendRune(dst, r)
+		j += n
 	}
 	return dst, 0, false
 }

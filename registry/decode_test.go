@@ -25,6 +25,8 @@ var decodeSeeds = []string{
 	`{"hash":"ab","extra":{"x":1}}`,
 	`{"hash":"a\"b\\c\/d\b\f\n\r\t\u00e9\u0000\uABCD"}`,
 	`{"hash":"\ud83d\ude00 and \ud800 alone"}`,
+	`{"hash":"a pair \ud83d\uDE00 only"}`,
+	`{"hash":"\udc00\ud83d reversed"}`,
 	"{\"hash\":\"caf\xc3\xa9 \xff\xfe bad\"}",
 	"{\"hash\":\"tab\there\"}",
 	`{"hash":"ab","summary":"x\q"}`,

@@ -375,11 +375,20 @@ func inode(f *os.File) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
+	ino, ok := inodeOf(fi)
 	if !ok {
 		return 0, errors.New("no inode")
 	}
-	return st.Ino, nil
+	return ino, nil
+}
+
+// inodeOf returns the inode number of the file fi describes.
+func inodeOf(fi os.FileInfo) (uint64, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return st.Ino, true
 }
 
 // maxIndex bounds the index a reader loads, against a file planted under

@@ -471,10 +471,7 @@ func (s *Store) readKnownFile(name string, f *os.File) (again bool, err error) {
 	if !fi.Mode().IsRegular() {
 		return false, fmt.Errorf("registry %s is a %s, not a file", f.Name(), safefile.Describe(fi.Mode()))
 	}
-	var ino uint64
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		ino = st.Ino
-	}
+	ino, _ := inodeOf(fi)
 	m, seen := s.marks[name]
 	if seen && (m.ino != ino || fi.Size() < m.end) {
 		s.known = nil
