@@ -65,8 +65,10 @@
 // between): segments are only appended to, so a segment made anew, cut
 // or rewritten is told from the one indexed. An index that fails a check
 // is ignored (and replaced by the next reader that can). A line it names
-// must start just after a newline and end with one, or the read fails
-// saying so. The lines appended after the bytes it covers are read as
+// must be one line, starting just after a newline and ending with its
+// only one; if it is not (the segment was changed in place where no
+// sample looks), the segment is read whole after all, its index written
+// anew, and each record is still passed on once. The lines appended after the bytes it covers are read as
 // they are, so a record appended since is never missed.
 //
 // The format, integers little-endian: "ttregidx", a uint32 version (1),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -141,6 +142,12 @@ func TestIndexIgnored(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, os.Truncate(seg, fi.Size()/2))
 		},
+		"lines moved where no sample looks": func(t *testing.T, seg string) {
+			b, err := os.ReadFile(seg)
+			require.NoError(t, err)
+			swapLines(t, b, int64(len(b)))
+			require.NoError(t, os.WriteFile(seg, b, 0o600))
+		},
 		"segment rewritten in place": func(t *testing.T, seg string) {
 			f, err := os.OpenFile(seg, os.O_WRONLY, 0)
 			require.NoError(t, err)
@@ -159,6 +166,29 @@ func TestIndexIgnored(t *testing.T) {
 			}
 		})
 	}
+}
+
+// swapLines swaps, in the segment b whose first n bytes an index covers,
+// a line of session s3 with the next one, of another length, both between
+// two of the places sampleSum reads: the index's checks on load still
+// pass, but the lines it names there are no longer lines.
+func swapLines(t *testing.T, b []byte, n int64) {
+	t.Helper()
+	lo, hi := int(n*8/17+4<<10), int(n*9/17)
+	for i := lo + bytes.IndexByte(b[lo:], '\n') + 1; i < hi; {
+		j := i + bytes.IndexByte(b[i:], '\n') + 1
+		k := j + bytes.IndexByte(b[j:], '\n') + 1
+		if k > hi {
+			break
+		}
+		if bytes.Contains(b[i:j], []byte(`"session":"s3"`)) && j-i != k-j {
+			swapped := append(slices.Clone(b[j:k]), b[i:j]...)
+			copy(b[i:k], swapped)
+			return
+		}
+		i = j
+	}
+	t.Fatal("no line of session s3 to move between the samples")
 }
 
 // TestIndexCompact checks that a compaction leaves the merged segment's

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -644,31 +645,13 @@ func (rd *recordReader) file(rf *regFile, keys []Key) error {
 		ix = loadIndex(rf)
 	}
 	if ix == nil || ix.stale(rf.size) {
-		f, ok := rf.f.(*os.File)
-		if keys == nil || !ok || rf.name == RegistryFile || rf.size < indexMinSize || rf.from > 0 {
-			_, err := rf.scan(nil, func(line []byte, n int, off int64) error { return rd.emit(rf, line, n, off) })
-			return err
-		}
-		// Read whole, every line, the header too, for the index.
-		var b indexBuilder
-		all := *rf
-		all.header = 0
-		if _, err := all.scan(nil, func(line []byte, n int, off int64) error {
-			b.add(line)
-			if off == 0 && rf.header > 0 {
-				return nil
-			}
-			return rd.emit(rf, line, n, off)
-		}); err != nil {
-			return err
-		}
-		_ = writeIndex(&b, rf.path, f) // a cache: a store the reader may not write to has none
-		return nil
+		return rd.whole(rf, keys, nil)
 	}
 	lines, err := ix.lines(keys)
 	if err != nil {
 		return fmt.Errorf("registry index %s: %w", indexPath(rf.path), err)
 	}
+	var passed []int64 // the offsets of the lines passed on, ascending
 	for _, n := range lines {
 		off, end := ix.offs[n], ix.offs[n+1]
 		if off < rf.from || (off == 0 && rf.header > 0) {
@@ -682,12 +665,18 @@ func (rd *recordReader) file(rf *regFile, keys []Key) error {
 			return fmt.Errorf("read registry %s: %w", rf.path, err)
 		}
 		line := rd.line[off-from:]
-		if (off > 0 && rd.line[0] != '\n') || line[len(line)-1] != '\n' {
-			return fmt.Errorf("registry index %s does not match its segment at byte %d: remove it", indexPath(rf.path), off)
+		if (off > 0 && rd.line[0] != '\n') || bytes.IndexByte(line, '\n') != len(line)-1 {
+			// Not a line of the segment: it was changed in place
+			// where the index's samples did not look. The lines
+			// passed on so far were each one whole line, so the
+			// segment read whole, but for them, passes on each
+			// record once.
+			return rd.whole(rf, keys, passed)
 		}
 		if err := rd.emit(rf, line, int(n)+1, off); err != nil {
 			return err
 		}
+		passed = append(passed, off)
 	}
 	// The lines appended since the index was made.
 	tail := *rf
@@ -696,4 +685,39 @@ func (rd *recordReader) file(rf *regFile, keys []Key) error {
 	}
 	_, err = tail.scan(nil, func(line []byte, n int, off int64) error { return rd.emit(rf, line, n, off) })
 	return err
+}
+
+// whole reads every record of rf but those of the lines at the offsets
+// passed (ascending), writing rf's index when keys are given and it
+// should have one.
+func (rd *recordReader) whole(rf *regFile, keys []Key, passed []int64) error {
+	emit := func(line []byte, n int, off int64) error {
+		for len(passed) > 0 && passed[0] < off {
+			passed = passed[1:]
+		}
+		if len(passed) > 0 && passed[0] == off {
+			return nil
+		}
+		return rd.emit(rf, line, n, off)
+	}
+	f, ok := rf.f.(*os.File)
+	if keys == nil || !ok || rf.name == RegistryFile || rf.size < indexMinSize || rf.from > 0 {
+		_, err := rf.scan(nil, emit)
+		return err
+	}
+	// Read whole, every line, the header too, for the index.
+	var b indexBuilder
+	all := *rf
+	all.header = 0
+	if _, err := all.scan(nil, func(line []byte, n int, off int64) error {
+		b.add(line)
+		if off == 0 && rf.header > 0 {
+			return nil
+		}
+		return emit(line, n, off)
+	}); err != nil {
+		return err
+	}
+	_ = writeIndex(&b, rf.path, f) // a cache: a store the reader may not write to has none
+	return nil
 }
