@@ -59,26 +59,13 @@ func (c Call) MainArgument() string {
 
 // lastMembers returns the values of the members of object v called keys,
 // in the order of keys, the last of each name as Get does, in one pass
-// over v: a call's arguments may hold long strings. A missing member's
-// value is Invalid.
+// over v (see transcript.Value.Fields): a call's arguments may hold long
+// strings. A missing member's value is Invalid.
 func lastMembers(v transcript.Value, keys ...string) []transcript.Value {
 	vals := make([]transcript.Value, len(keys))
-	v.Members(func(m transcript.Member) bool {
-		if m.Key.Len() > 2+maxKey {
-			return true // no name looked for is this long
-		}
-		for i, k := range keys {
-			if m.Key.IsString(k) {
-				vals[i] = m.Value
-			}
-		}
-		return true
-	})
+	v.Fields(vals, keys...)
 	return vals
 }
-
-// maxKey is the length of the longest key lastMembers is asked for.
-const maxKey = len("notebook_path")
 
 // argumentText returns a string argument, or a command given as an array
 // of words (the script of `bash -lc SCRIPT`, else the words joined), as
@@ -152,7 +139,8 @@ func MayCall(f Format, text []byte) bool {
 // toolCall, Claude Code's tool_use), relayed or not.
 func contentCalls(content transcript.Value, typ, input string, relayed bool, fn func(Call)) {
 	content.Elems(func(_ int, b transcript.Value) bool {
-		if m := lastMembers(b, "type", "id", "name", input); m[0].IsString(typ) {
+		var m [4]transcript.Value
+		if b.Fields(m[:], "type", "id", "name", input); m[0].IsString(typ) {
 			fn(Call{ID: m[1].Text(), Name: m[2].Text(), Input: m[3], Relayed: relayed})
 		}
 		return true

@@ -53,15 +53,15 @@ func (claudeCode) Session(entry transcript.Value) string {
 const toolUseResultDepth = 4
 
 func (claudeCode) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
-	uuid, _ := entry.Get("uuid")
-	ts, _ := entry.Get("timestamp")
-	base := Site{Entry: uuid.Text(), CreatedAt: ts.Text()}
-	t, _ := entry.Get("type")
+	var e [5]transcript.Value
+	entry.Fields(e[:], "uuid", "timestamp", "type", "message", "toolUseResult")
+	base := Site{Entry: e[0].Text(), CreatedAt: e[1].Text()}
+	t := e[2]
 	switch {
 	case t.IsString("user"), t.IsString("assistant"):
-		content, _ := Pointer{"message", "content"}.Resolve(entry)
+		content, _ := e[3].Get("content")
 		dst = blockSites(content, Pointer{"message", "content"}, threshold, base, dst)
-		if r, ok := entry.Get("toolUseResult"); ok && r.Len() >= threshold {
+		if r := e[4]; present(r) && r.Len() >= threshold {
 			// The tool's structured output, of the call its tool_result
 			// block answers.
 			content.Elems(func(_ int, b transcript.Value) bool {
@@ -123,14 +123,19 @@ func (claudeCode) Sites(entry transcript.Value, threshold int, dst []Site) []Sit
 // Calls finds the tool_use blocks of assistant messages, a subagent's
 // among them (in progress lines).
 func (claudeCode) Calls(entry transcript.Value, fn func(Call)) {
-	at, relayed := Pointer{"message", "content"}, false
-	switch t, _ := entry.Get("type"); {
+	var e [3]transcript.Value
+	entry.Fields(e[:], "type", "message", "data")
+	var content transcript.Value
+	relayed := false
+	switch t := e[0]; {
 	case t.IsString("progress"):
-		at, relayed = Pointer{"data", "message", "message", "content"}, true
-	case !t.IsString("assistant"):
+		content, _ = Pointer{"message", "message", "content"}.Resolve(e[2])
+		relayed = true
+	case t.IsString("assistant"):
+		content, _ = e[1].Get("content")
+	default:
 		return // user lines, tool results among them, make no calls
 	}
-	content, _ := at.Resolve(entry)
 	contentCalls(content, "tool_use", "input", relayed, fn)
 }
 

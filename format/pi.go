@@ -28,70 +28,64 @@ func (p pi) Session(entry transcript.Value) string {
 const detailsDepth = 3
 
 func (pi) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
-	if t, _ := entry.Get("type"); !t.IsString("message") {
+	var e [4]transcript.Value
+	entry.Fields(e[:], "type", "message", "id", "timestamp")
+	msg := e[1]
+	if !e[0].IsString("message") || msg.Kind() != transcript.Object {
 		return dst
 	}
-	msg, ok := entry.Get("message")
-	if !ok || msg.Kind() != transcript.Object {
-		return dst
-	}
-	idv, _ := entry.Get("id")
-	tsv, _ := entry.Get("timestamp")
-	base := Site{Entry: idv.Text(), CreatedAt: tsv.Text()}
+	base := Site{Entry: e[2].Text(), CreatedAt: e[3].Text()}
 	at := Pointer{"message"}
-	role, _ := msg.Get("role")
+	var m [10]transcript.Value
+	msg.Fields(m[:], "role", "details", "toolName", "toolCallId", "isError", "content", "output", "command", "exitCode", "cancelled")
+	role, details, content := m[0], m[1], m[5]
 	switch {
 	case role.IsString("toolResult"):
-		details, hasDetails := msg.Get("details")
-		if hasDetails && isTrue(details, "openclawSyntheticMissingToolResult") {
+		var d [3]transcript.Value
+		details.Fields(d[:], "openclawSyntheticMissingToolResult", "exitCode", "status")
+		if isTrueValue(d[0]) {
 			return dst
 		}
-		name, _ := msg.Get("toolName")
-		call, _ := msg.Get("toolCallId")
-		base.Tool, base.ToolCallID = name.Text(), call.Text()
-		code, _ := details.Get("exitCode")
-		status, _ := details.Get("status")
-		base.Exit = exitCode(code)
-		_, marked := msg.Get("isError")
-		base.Failed = isTrue(msg, "isError") || FailedExit(base.Exit) || status.IsString("failed")
-		if base.Exit == "" && marked && !base.Failed {
+		base.Tool, base.ToolCallID = m[2].Text(), m[3].Text()
+		base.Exit = exitCode(d[1])
+		base.Failed = isTrueValue(m[4]) || FailedExit(base.Exit) || d[2].IsString("failed")
+		if base.Exit == "" && present(m[4]) && !base.Failed {
 			base.Exit = "0"
 		}
 		s := base
 		s.Path, s.Shape, s.RefParent = at.Key("content"), ShapeToolResult, at
 		sites := memberSites(msg, "content", threshold, s, nil)
-		if hasDetails {
+		if present(details) {
 			sites = fieldSites(details, at.Key("details"), threshold, base, detailsDepth, true, sites, "artifactRef")
 		}
 		return append(dst, sortSites(sites)...)
 	case role.IsString("bashExecution"):
-		if out, ok := msg.Get("output"); ok && out.Len() >= threshold {
+		if out := m[6]; present(out) && out.Len() >= threshold {
 			s := base
 			s.Tool, s.Path, s.Value = "bash", at.Key("output"), out
-			command, _ := msg.Get("command")
-			code, _ := msg.Get("exitCode")
-			s.Input, s.Exit = argumentText(command), exitCode(code)
-			s.Failed = isTrue(msg, "cancelled") || FailedExit(s.Exit)
+			s.Input, s.Exit = argumentText(m[7]), exitCode(m[8])
+			s.Failed = isTrueValue(m[9]) || FailedExit(s.Exit)
 			dst = append(dst, s)
 		}
 		return dst
 	default:
-		content, _ := msg.Get("content")
 		return blockSites(content, at.Key("content"), threshold, base, dst)
 	}
 }
 
 // Calls finds the toolCall blocks of assistant messages.
 func (pi) Calls(entry transcript.Value, fn func(Call)) {
-	if t, _ := entry.Get("type"); !t.IsString("message") {
+	var e [2]transcript.Value
+	entry.Fields(e[:], "type", "message")
+	if !e[0].IsString("message") {
 		return
 	}
-	msg, _ := entry.Get("message")
-	if role, _ := msg.Get("role"); !role.IsString("assistant") {
+	var m [2]transcript.Value
+	e[1].Fields(m[:], "role", "content")
+	if !m[0].IsString("assistant") {
 		return // the other messages, tool results among them, make no calls
 	}
-	content, _ := msg.Get("content")
-	contentCalls(content, "toolCall", "arguments", false, fn)
+	contentCalls(m[1], "toolCall", "arguments", false, fn)
 }
 
 // Requests finds the text of user messages.
@@ -107,6 +101,13 @@ func (pi) Requests(entry transcript.Value, fn func(Request)) {
 }
 
 func isTrue(obj transcript.Value, key string) bool {
-	v, ok := obj.Get(key)
-	return ok && string(v.Raw()) == "true"
+	v, _ := obj.Get(key)
+	return isTrueValue(v)
 }
+
+// isTrueValue reports whether v is the literal true.
+func isTrueValue(v transcript.Value) bool { return string(v.Raw()) == "true" }
+
+// present reports whether v is a member's value Fields found, not the
+// zero Value it leaves for a missing one.
+func present(v transcript.Value) bool { return v.Kind() != transcript.Invalid }

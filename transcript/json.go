@@ -484,6 +484,38 @@ func (v Value) Get(name string) (Value, bool) {
 	return found, ok
 }
 
+// Fields sets vals[i] to what Get(keys[i]) returns, the value of the last
+// member of object v called keys[i], or to the zero Value (Invalid) when v
+// has none: the members of several names in one pass over v, each key
+// decoded once. vals must be as long as keys.
+func (v Value) Fields(vals []Value, keys ...string) {
+	clear(vals)
+	longest := 0
+	for _, k := range keys {
+		longest = max(longest, len(k))
+	}
+	v.Members(func(m Member) bool {
+		raw := m.Key.Raw()
+		if len(raw) > 2+6*longest {
+			return true // longer than any key looked for, even escaped
+		}
+		inner := raw[1 : len(raw)-1]
+		if hasBackslash(inner) {
+			text, err := Decode(raw)
+			if err != nil {
+				return true
+			}
+			inner = text
+		}
+		for i, k := range keys {
+			if string(inner) == k {
+				vals[i] = m.Value
+			}
+		}
+		return true
+	})
+}
+
 // Index returns the n-th element of array v.
 func (v Value) Index(n int) (Value, bool) {
 	var found Value

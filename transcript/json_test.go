@@ -419,3 +419,36 @@ func TestSpecial8(t *testing.T) {
 		}
 	}
 }
+
+// TestFields checks that Fields finds for each key what Get does: the
+// last of duplicate members, keys written with escapes, long or missing
+// keys, and nothing in a value that is not an object.
+func TestFields(t *testing.T) {
+	keys := []string{"type", "message", "notebook_path", "é", "missing", ""}
+	for _, line := range []string{
+		`{"type":"a","message":{"x":1},"type":"b"}`,
+		`{"\u0074ype":1,"notebook\u005fpath":"p","\u00e9":true,"\u00E9":false}`,
+		`{"n\u006f\u0074\u0065\u0062\u006f\u006f\u006b\u005f\u0070\u0061\u0074\u0068":[1,2]}`,
+		`{"` + strings.Repeat("k", 1000) + `":1,"":2,"message":null}`,
+		`{}`,
+		`["type","message"]`,
+		`"type"`,
+		` { "type" : "x" , "message" : [ ] } `,
+	} {
+		v, err := Parse([]byte(line), 0)
+		require.NoError(t, err, line)
+		vals := make([]Value, len(keys))
+		for i := range vals {
+			vals[i] = Value{Buf: []byte("stale"), End: 5}
+		}
+		v.Fields(vals, keys...)
+		for i, k := range keys {
+			want, ok := v.Get(k)
+			if !ok {
+				want = Value{}
+			}
+			assert.Equal(t, string(want.Raw()), string(vals[i].Raw()), "%s: key %q", line, k)
+			assert.Equal(t, want.Kind(), vals[i].Kind(), "%s: key %q", line, k)
+		}
+	}
+}
