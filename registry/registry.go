@@ -205,9 +205,11 @@ func (s *Store) Append(ctx context.Context, recs []Record) error {
 		if err != nil {
 			return err
 		}
-		k, err := keyOf(r)
-		if err != nil {
-			return err
+		k, ok := keyOfLine(b)
+		if !ok {
+			if k, err = keyOf(r); err != nil {
+				return err
+			}
 		}
 		if s.known[k] || fresh[k] {
 			continue
@@ -400,6 +402,36 @@ func keyOf(r Record) (recordKey, error) {
 	return recordKey(sum[:16]), nil
 }
 
+// createdAtMember is how the creation time's member starts in a line
+// Marshal wrote: a string value never holds it, its quotes being escaped
+// there.
+var createdAtMember = []byte(`,"createdAt":"`)
+
+// keyOfLine returns keyOf(r) from b, the line Marshal wrote for r, without
+// writing r again: the SHA-256 of b with the creation time's value
+// emptied. It reports false if b has no such member.
+func keyOfLine(b []byte) (recordKey, bool) {
+	i := bytes.Index(b, createdAtMember)
+	if i < 0 {
+		return recordKey{}, false
+	}
+	open := i + len(createdAtMember) // past the value's opening quote
+	end := open
+	for ; end < len(b) && b[end] != '"'; end++ {
+		if b[end] == '\\' {
+			end++ // the escaped byte
+		}
+	}
+	if end >= len(b) {
+		return recordKey{}, false
+	}
+	h := sha256.New()
+	h.Write(b[:open])
+	h.Write(b[end:])
+	var sum [sha256.Size]byte
+	return recordKey(h.Sum(sum[:0])[:16]), true
+}
+
 // mark is how much of one registry file readKnown has read.
 type mark struct {
 	ino       uint64
@@ -477,6 +509,16 @@ func (s *Store) readKnownFile(name string, f *os.File) (again bool, err error) {
 	if seen && (m.ino != ino || fi.Size() < m.end) {
 		s.known = nil
 		return true, nil
+	}
+	if name == s.segName && fi.Size() == s.segEnd && (!seen || m.ino == ino) {
+		// This Store's own segment, as it left it: every line in it
+		// is its own, each line's key is in known once its fsync
+		// succeeded (see remember), and a failed write or fsync
+		// empties known. Lines still being made durable are not
+		// read back: their records are other transcripts' than the
+		// ones an Append of this Store writes meanwhile.
+		s.marks[name] = mark{ino: ino, end: fi.Size(), size: fi.Size()}
+		return false, nil
 	}
 	if seen && fi.Size() == m.size {
 		return false, nil

@@ -509,3 +509,30 @@ func TestAppendsShareFsyncs(t *testing.T) {
 		})
 	}
 }
+
+// FuzzKeyOfLine checks that the key Append takes from the line it writes
+// is the key readers compute from the record, whatever the creation time
+// and the strings around it hold.
+func FuzzKeyOfLine(f *testing.F) {
+	f.Add("2026-11-21T10:08:54Z", "read a.go", "s1")
+	f.Add("", "", "")
+	f.Add(`a"b\c`, `,"createdAt":"x"`, "\u00e9\U0001F600")
+	f.Add("\\", `\"createdAt\":\"`, "<>&\u2028")
+	f.Add("\x00\x1f\x7f", "\"", "\\\\\"")
+	f.Fuzz(func(t *testing.T, createdAt, summary, session string) {
+		for _, r := range []Record{
+			{Hash: strings.Repeat("ab", 32), Size: 7, Media: "text/plain", Session: session, CreatedAt: createdAt, Summary: summary},
+			{Hash: "x", Tool: summary, CreatedAt: createdAt, Refs: []Ref{{Site: createdAt, Summary: summary}, {Site: "/b"}}},
+		} {
+			b, err := api.Marshal(r)
+			if err != nil {
+				t.Skip(err)
+			}
+			want, err := keyOf(r)
+			require.NoError(t, err)
+			got, ok := keyOfLine(b)
+			require.True(t, ok, "%s", b)
+			require.Equal(t, want, got, "%s", b)
+		}
+	})
+}
