@@ -161,8 +161,9 @@ func (s *Store) SetShard(shard Shard) {
 // every field but its creation time, is not appended again: a run that
 // was killed after its append and is run again, or a transcript
 // rehydrated and migrated again, leaves the registry as one run would.
-// The Store remembers the records it has read, so each Append reads only
-// the lines added since the last one.
+// The Store remembers the records it has read, and those it has appended
+// once they are durable, so each Append reads only the lines other
+// writers added since the last one.
 func (s *Store) Append(ctx context.Context, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
