@@ -13,7 +13,9 @@
 // at once (one syncfs where that stands in for fsyncs, else fsyncs in
 // parallel) when the batch is full, when Flush is called, or when one of
 // them is read. No file stands under its name before its bytes are
-// durable. Files are 0600, directories 0700.
+// durable. A file whose folder's fsync failed is never reported durable
+// by the Local that wrote or touched it: a later fsync that succeeds need
+// not have written the entry. Files are 0600, directories 0700.
 //
 // Nothing below the folder is followed through a symbolic link: a link
 // where a directory or an object belongs is refused (store.ErrLinked), an object
@@ -74,6 +76,10 @@ type Local struct {
 	// what a run remembers does not grow with the objects it wrote.
 	waiting map[store.Handle]bool
 	pending []store.Handle
+	// doubted holds the files whose names a failed directory fsync was
+	// to make durable: they stay waiting for the rest of the run (see
+	// flush).
+	doubted map[store.Handle]bool
 	// unsynced holds the files written but not yet fsynced and renamed.
 	unsynced map[store.Handle]*safefile.File
 	commitMu sync.Mutex // held by commitUnsynced
@@ -104,7 +110,7 @@ func New(dir string) *Local {
 		abs = dir // no working directory: dir is as good as it gets
 	}
 	return &Local{dir: dir, abs: abs, dirty: map[string]bool{}, made: map[string]bool{},
-		waiting: map[store.Handle]bool{}, unsynced: map[store.Handle]*safefile.File{}}
+		waiting: map[store.Handle]bool{}, doubted: map[store.Handle]bool{}, unsynced: map[store.Handle]*safefile.File{}}
 }
 
 // Dir returns the store's folder, as given to New.
@@ -371,6 +377,9 @@ func (l *Local) Flush(_ context.Context, must ...store.Handle) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, h := range must {
+		if l.doubted[h] {
+			return fmt.Errorf("%s was not made durable: an fsync of its folder failed in this run", h)
+		}
 		if l.waiting[h] {
 			return fmt.Errorf("%s was not made durable: storing it failed", h)
 		}
@@ -410,12 +419,21 @@ func (l *Local) flush() error {
 		level := dirs[from:to]
 		errs := inParallel(len(level), func(i int) error { return safefile.SyncDir(level[i]) })
 		if err := errors.Join(errs...); err != nil {
-			// Still not durable: the next Flush tries them again.
+			// Not durable, and never taken for durable in this run:
+			// a directory fsync that failed may have dropped the
+			// entries it was to write, and one that succeeds after
+			// it, through another descriptor, need not write them
+			// again (the error is reported once). So the files
+			// renamed stay waiting, and a Flush that must have one
+			// fails, even once it is found or touched again; the
+			// folders stay dirty, for the entries made since.
 			l.mu.Lock()
 			for _, d := range dirs[from:] {
 				l.dirty[d] = true
 			}
-			l.pending = append(l.pending, hs...)
+			for _, h := range hs {
+				l.doubted[h] = true
+			}
 			l.mu.Unlock()
 			return firstError(errs)
 		}
@@ -423,7 +441,9 @@ func (l *Local) flush() error {
 	}
 	l.mu.Lock()
 	for _, h := range hs {
-		delete(l.waiting, h)
+		if !l.doubted[h] {
+			delete(l.waiting, h)
+		}
 	}
 	l.mu.Unlock()
 	return nil
