@@ -124,8 +124,9 @@ func TestPutSyncsFoundObjectOnce(t *testing.T) {
 		assert.False(t, created)
 		require.Error(t, s.Flush(ctx, d2, d3), "found again, %s is still in doubt", d3)
 
-		// Another Local, as a run after this one, finds it and makes
-		// its name durable.
+		// Another Local, as a run after this one, finds it and takes it
+		// for durable once its folders' fsyncs succeed: what the failed
+		// write left on the disk is more than a run can know.
 		again, _ := open(dir)
 		_, created, err = again.PutSum(ctx, d3, newer)
 		require.NoError(t, err)
