@@ -49,22 +49,14 @@ func (c Call) MainArgument() string {
 			input = v
 		}
 	}
-	for _, v := range lastMembers(input, argumentKeys...) {
+	vals := make([]transcript.Value, len(argumentKeys))
+	input.Fields(vals, argumentKeys...)
+	for _, v := range vals {
 		if s := argumentText(v); s != "" {
 			return s
 		}
 	}
 	return ""
-}
-
-// lastMembers returns the values of the members of object v called keys,
-// in the order of keys, the last of each name as Get does, in one pass
-// over v (see transcript.Value.Fields): a call's arguments may hold long
-// strings. A missing member's value is Invalid.
-func lastMembers(v transcript.Value, keys ...string) []transcript.Value {
-	vals := make([]transcript.Value, len(keys))
-	v.Fields(vals, keys...)
-	return vals
 }
 
 // argumentText returns a string argument, or a command given as an array

@@ -387,9 +387,8 @@ func migrateFile(ctx context.Context, in session.Input, opts Options, stores *st
 	}
 	lines := func(dr io.Reader, at io.ReaderAt, w io.Writer) (reread bool, err error) {
 		now := time.Now().UTC().Format(time.RFC3339)
-		br, releaseR := pooledReader(dr)
-		defer releaseR()
-		r := transcript.NewReader(br)
+		r := transcript.NewReader(dr)
+		defer r.Release()
 		// Longer lines are read back through at as streams.
 		r.Limit = session.LongLine
 		for {

@@ -20,11 +20,11 @@ func TestLimitFor(t *testing.T) {
 	assert.Equal(t, int64(125*mib), limitFor(100*mib, 125))
 }
 
-// TestMemoryTuner: the soft limit follows the live heap after each
-// collection, up past the floor when a run holds much, back down to it
-// when it no longer does, so that a run whose live data outgrows the
-// floor is never collected back to back.
-func TestMemoryTuner(t *testing.T) {
+// tuneForTest turns the tuner on for t, and the collector's settings
+// back as they were after it; it skips t where the environment keeps the
+// tuner off.
+func tuneForTest(t *testing.T) {
+	t.Helper()
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		t.Skip("GOGC or GOMEMLIMIT set: the tuner stays off")
 	}
@@ -36,6 +36,14 @@ func TestMemoryTuner(t *testing.T) {
 		debug.SetMemoryLimit(oldLimit)
 	})
 	tuneMemory()
+}
+
+// TestMemoryTuner: the soft limit follows the live heap after each
+// collection, up past the floor when a run holds much, back down to it
+// when it no longer does, so that a run whose live data outgrows the
+// floor is never collected back to back.
+func TestMemoryTuner(t *testing.T) {
+	tuneForTest(t)
 	require.Equal(t, int64(heapFloor), debug.SetMemoryLimit(-1))
 
 	held := make([][]byte, 96)
@@ -58,17 +66,7 @@ func TestMemoryTuner(t *testing.T) {
 // TestHoldMore: a command that holds much lifts the limit and collects at
 // GOGC=25, and no collection after puts a limit back.
 func TestHoldMore(t *testing.T) {
-	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
-		t.Skip("GOGC or GOMEMLIMIT set: the tuner stays off")
-	}
-	oldPercent := debug.SetGCPercent(100)
-	oldLimit := debug.SetMemoryLimit(-1)
-	t.Cleanup(func() {
-		heapGrowth.Store(0)
-		debug.SetGCPercent(oldPercent)
-		debug.SetMemoryLimit(oldLimit)
-	})
-	tuneMemory()
+	tuneForTest(t)
 	runtime.GC()
 	holdMore()
 	for range 3 {
