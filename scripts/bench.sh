@@ -90,7 +90,8 @@ readme_tmp=
 trap 'rm -rf "$work" ${readme_tmp:+"$readme_tmp"}' EXIT
 
 (cd "$root" && "$GO" build -o "$work/genbench" ./internal/benchgen/cmd/genbench &&
-	"$GO" build -o "$work/hashbench" ./internal/benchgen/cmd/hashbench)
+	"$GO" build -o "$work/hashbench" ./internal/benchgen/cmd/hashbench &&
+	"$GO" build -o "$work/copybench" ./internal/benchgen/cmd/copybench)
 
 # corpus NAME GENBENCH-ARGS...: the corpus BENCH_DIR/NAME, generated into
 # the work directory and renamed into place unless its stamp matches; an
@@ -190,6 +191,9 @@ for rep in $(seq "$REPS"); do
 	# The files migrate wrote, transcripts and artifacts, copied as they
 	# are: what writing them costs with no work on their bytes.
 	timed "cp -r of migrate's output, then sync" "$in_bytes" 0 /dev/null "$out/m2" sh -c 'cp -r "$1" "$2" && sync' sh "$out/m2" "$out/cpm"
+	# The same copy on two workers, as migrate --jobs 2 writes: the least
+	# that writing migrate's output costs on this machine.
+	timed "Go copy of migrate's output, 2 workers, then syncfs" "$in_bytes" 0 /dev/null "$out/m2" "$work/copybench" -jobs 2 "$out/m2" "$out/gcm"
 	timed "rehydrate (--jobs: all cores)" "$in_bytes" 0 "$out/rehydrate.txt" "$out/m1" "${tt[@]}" rehydrate --out "$out/r" "$out/m1"
 	if [ "$rep" -eq 1 ]; then
 		migrated_all "$out/migrate1.txt"
@@ -349,7 +353,7 @@ if [ "$REPS" -eq 1 ]; then runs="One run each"; else runs="Medians of $REPS runs
 {
 	echo "Machine: $(nproc) cores ($cpu), $ram RAM, $fstype; $("$GO" version | awk '{ print $3, $4 }'); $(date -u +%Y-%m-%d)."
 	echo "Command: \`$command\`."
-	echo "$runs; each command's input is read into the page cache just before it runs; cp, migrate and rehydrate make their output durable (sync, fsync, syncfs), jq and the hashes write nothing."
+	echo "$runs; each command's input is read into the page cache just before it runs; cp, the Go copy, migrate and rehydrate make their output durable (sync, syncfs, fsync), jq and the hashes write nothing."
 	echo
 	echo "**Mixed corpus.** $(cat "$corpus/description")."
 	echo "Migrated (--jobs 1): $migrated."
