@@ -370,8 +370,15 @@ func scanString(b []byte, i int, truncated bool) (int, error) {
 	}
 	j := i + 1
 	for j < len(b) {
-		for j+8 <= len(b) && !special8(binary.LittleEndian.Uint64(b[j:])) {
-			j += 8
+		// In text dense with escapes the next special byte is often
+		// within a few bytes: two words are tested in line before
+		// indexSpecial's call.
+		if j+16 <= len(b) && !special8(binary.LittleEndian.Uint64(b[j:])) {
+			if !special8(binary.LittleEndian.Uint64(b[j+8:])) {
+				j += 16 + indexSpecial(b[j+16:])
+			} else {
+				j += 8
+			}
 		}
 		for j < len(b) && !strSpecial[b[j]] {
 			j++

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -387,6 +388,51 @@ func TestIsStringNotString(t *testing.T) {
 
 // TestSpecial8 checks the eight-byte test against the table on every byte
 // in every position, next to plain bytes of every kind.
+// TestIndexSpecial checks indexSpecial (SSE2 on amd64) and its generic
+// twin against strSpecial for every length up to 80, every byte value at
+// every position, and a second special byte after the first.
+func TestIndexSpecial(t *testing.T) {
+	naive := func(b []byte) int {
+		for i, c := range b {
+			if strSpecial[c] {
+				return i
+			}
+		}
+		return len(b)
+	}
+	check := func(b []byte) {
+		t.Helper()
+		want := naive(b)
+		if got := indexSpecial(b); got != want {
+			t.Fatalf("indexSpecial(%q) = %d, want %d", b, got, want)
+		}
+		if got := indexSpecialGeneric(b); got != want {
+			t.Fatalf("indexSpecialGeneric(%q) = %d, want %d", b, got, want)
+		}
+	}
+	for n := 0; n <= 80; n++ {
+		b := bytes.Repeat([]byte{'a'}, n)
+		check(b)
+		for pos := 0; pos < n; pos++ {
+			for c := 0; c < 256; c++ {
+				b[pos] = byte(c)
+				check(b)
+				if pos+3 < n {
+					b[pos+3] = '"'
+					check(b)
+					b[pos+3] = 'a'
+				}
+			}
+			b[pos] = 'a'
+		}
+	}
+	// A slice that does not start at its array's start.
+	b := []byte(strings.Repeat("x", 40) + `\"`)
+	for i := range 40 {
+		check(b[i:])
+	}
+}
+
 func TestSpecial8(t *testing.T) {
 	for c := 0; c < 256; c++ {
 		for _, fill := range []byte{'a', 0x7f, 0x80, 0xff, ' ', '!', '#', '[', ']', 0x21} {

@@ -1,0 +1,46 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// func indexSpecial16(b []byte) int
+TEXT ·indexSpecial16(SB), NOSPLIT, $0-32
+	MOVQ b_base+0(FP), SI
+	MOVQ b_len+8(FP), BX
+	ANDQ $~15, BX
+	XORQ CX, CX
+	MOVQ $0x2222222222222222, AX
+	MOVQ AX, X1
+	PUNPCKLQDQ X1, X1 // sixteen quotes
+	MOVQ $0x5c5c5c5c5c5c5c5c, AX
+	MOVQ AX, X2
+	PUNPCKLQDQ X2, X2 // sixteen backslashes
+	MOVQ $0x1f1f1f1f1f1f1f1f, AX
+	MOVQ AX, X3
+	PUNPCKLQDQ X3, X3 // sixteen 0x1f, the last control character
+
+loop:
+	CMPQ CX, BX
+	JAE done
+	MOVOU (SI)(CX*1), X0
+	MOVOU X0, X4
+	PCMPEQB X1, X4 // quotes
+	MOVOU X0, X5
+	PCMPEQB X2, X5 // backslashes
+	POR X5, X4
+	MOVOU X0, X5
+	PMINUB X3, X5
+	PCMPEQB X0, X5 // bytes equal to their minimum with 0x1f: controls
+	POR X5, X4
+	PMOVMSKB X4, AX
+	TESTL AX, AX
+	JNZ found
+	ADDQ $16, CX
+	JMP loop
+
+found:
+	BSFL AX, AX
+	ADDQ AX, CX
+
+done:
+	MOVQ CX, ret+24(FP)
+	RET
