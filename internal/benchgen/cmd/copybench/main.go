@@ -21,6 +21,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/transcript-tool/transcript-tool/internal/safefile"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -46,7 +48,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // copyTree creates the folders of src under dst in walk order, then copies
-// its regular files on jobs workers, then syncs dst's file system.
+// its regular files on jobs workers, then syncs dst's file system (with
+// one syncfs, as migrate does where syncfs stands in for fsyncs).
 func copyTree(src, dst string, jobs int) (files int, bytes int64, err error) {
 	var rel []string
 	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
@@ -67,6 +70,14 @@ func copyTree(src, dst string, jobs int) (files int, bytes int64, err error) {
 	})
 	if err != nil {
 		return 0, 0, err
+	}
+	// Opened before the writes, so that their write-back errors reach it.
+	fs, err := safefile.OpenFS(dst)
+	if err != nil {
+		return 0, 0, err
+	}
+	if fs != nil {
+		defer fs.Close()
 	}
 	sizes := make([]int64, len(rel))
 	errs := make([]error, len(rel))
@@ -91,12 +102,10 @@ func copyTree(src, dst string, jobs int) (files int, bytes int64, err error) {
 	for _, n := range sizes {
 		bytes += n
 	}
-	d, err := os.Open(dst)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer d.Close()
-	if err := unix.Syncfs(int(d.Fd())); err != nil {
+	if fs == nil {
+		// No syncfs here: sync everything, as the sync command does.
+		unix.Sync()
+	} else if err := fs.Sync(); err != nil {
 		return 0, 0, fmt.Errorf("syncfs %s: %w", dst, err)
 	}
 	return len(rel), bytes, nil
