@@ -388,8 +388,8 @@ func TestIsStringNotString(t *testing.T) {
 
 // TestSpecial8 checks the eight-byte test against the table on every byte
 // in every position, next to plain bytes of every kind.
-// TestIndexSpecial checks indexSpecial (SSE2 on amd64) and its generic
-// twin against strSpecial for every length up to 80, every byte value at
+// TestIndexSpecial checks indexSpecial (SSE2 on amd64), its generic twin
+// and plainLen against strSpecial for every length up to 80, every byte value at
 // every position, and a second special byte after the first.
 func TestIndexSpecial(t *testing.T) {
 	naive := func(b []byte) int {
@@ -408,6 +408,9 @@ func TestIndexSpecial(t *testing.T) {
 		}
 		if got := indexSpecialGeneric(b); got != want {
 			t.Fatalf("indexSpecialGeneric(%q) = %d, want %d", b, got, want)
+		}
+		if got := plainLen(b); got != want {
+			t.Fatalf("plainLen(%q) = %d, want %d", b, got, want)
 		}
 	}
 	for n := 0; n <= 80; n++ {
@@ -430,6 +433,28 @@ func TestIndexSpecial(t *testing.T) {
 	b := []byte(strings.Repeat("x", 40) + `\"`)
 	for i := range 40 {
 		check(b[i:])
+	}
+}
+
+func TestHasHigh(t *testing.T) {
+	for n := 0; n <= 24; n++ {
+		b := bytes.Repeat([]byte{'~'}, n) // 0x7e, the last byte below DEL
+		require.False(t, hasHigh(b))
+		for pos := 0; pos < n; pos++ {
+			for c := 0; c < 256; c++ {
+				b[pos] = byte(c)
+				if got := hasHigh(b); got != (c >= 0x7f) {
+					t.Fatalf("hasHigh(%q) = %v", b, got)
+				}
+			}
+			b[pos] = 0xff // a high byte before another: no carry may hide either
+			if pos+1 < n {
+				b[pos+1] = 0x7f
+				require.True(t, hasHigh(b))
+				b[pos+1] = '~'
+			}
+			b[pos] = '~'
+		}
 	}
 }
 

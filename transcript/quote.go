@@ -294,16 +294,8 @@ func AppendTextFormBare(dst, s []byte) (text []byte, style Style, ok bool) {
 	from := len(dst)
 	for len(s) > 0 {
 		// A run of literal bytes.
-		var seen uint8
-		i := 0
-		for i+4 <= len(s) && literal[s[i]]|literal[s[i+1]]|literal[s[i+2]]|literal[s[i+3]] == litASCII {
-			i += 4
-		}
-		for i < len(s) && literal[s[i]]&litStop == 0 {
-			seen |= literal[s[i]]
-			i++
-		}
-		if seen&litOther != 0 {
+		i := plainLen(s)
+		if !high && hasHigh(s[:i]) {
 			// DEL or non-ASCII, which only StyleJS writes as they are.
 			styles &^= ascii
 			high = true
@@ -366,25 +358,6 @@ func AppendTextFormBare(dst, s []byte) (text []byte, style Style, ok bool) {
 	}
 	return dst, 0, false
 }
-
-// The classes of bytes in a string literal, as AppendTextForm sees them.
-const (
-	litASCII = 0      // printable ASCII, which every style writes as it is
-	litOther = 1 << 0 // DEL and bytes of non-ASCII characters
-	litStop  = 1 << 1 // a backslash, a quote or a control character
-)
-
-var literal = func() (t [256]uint8) {
-	for c := 0; c < 256; c++ {
-		switch {
-		case c < 0x20 || c == '"' || c == '\\':
-			t[c] = litStop
-		case c >= 0x7f:
-			t[c] = litOther
-		}
-	}
-	return t
-}()
 
 // hasUpperHex reports whether b holds an upper-case hexadecimal letter.
 func hasUpperHex(b []byte) bool {

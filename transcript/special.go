@@ -2,6 +2,25 @@ package transcript
 
 import "encoding/binary"
 
+// plainLen returns the length of the run of plain string content b starts
+// with: the index of the first byte of b that strSpecial marks, or len(b).
+func plainLen(b []byte) int {
+	// In text dense with escapes the next special byte is often within
+	// a few bytes: two words are tested in line before indexSpecial's
+	// call.
+	j := 0
+	if len(b) >= 16 && !special8(binary.LittleEndian.Uint64(b)) {
+		if !special8(binary.LittleEndian.Uint64(b[8:])) {
+			return 16 + indexSpecial(b[16:])
+		}
+		j = 8
+	}
+	for j < len(b) && !strSpecial[b[j]] {
+		j++
+	}
+	return j
+}
+
 // indexSpecialGeneric returns the index of the first byte of b that
 // strSpecial marks, or len(b): eight bytes at a time, then one by one.
 func indexSpecialGeneric(b []byte) int {
@@ -13,4 +32,29 @@ func indexSpecialGeneric(b []byte) int {
 		j++
 	}
 	return j
+}
+
+// hasHigh reports whether b holds DEL or a byte of a non-ASCII character
+// (0x7f and above): adding one to a byte below 0x80 sets its high bit
+// only when it is DEL.
+func hasHigh(b []byte) bool {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	var acc uint64
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		acc |= x | (x + ones)
+	}
+	if acc&highs != 0 {
+		return true
+	}
+	for ; i < len(b); i++ {
+		if b[i] >= 0x7f {
+			return true
+		}
+	}
+	return false
 }
