@@ -370,9 +370,14 @@ func scanString(b []byte, i int, truncated bool) (int, error) {
 	}
 	j := i + 1
 	for j < len(b) {
+		if len(b)-j >= 32 {
+			// Plain bytes and the common escapes, sixteen bytes at a
+			// time where there is assembly for it (none: 0).
+			j += skipPlain16(b[j:])
+		}
 		// plainLen, written out: every line's strings pass here, and
 		// its call per special byte made parsing ../shared/corpus some
-		// 15% slower.
+		// 15% slower without skipPlain16.
 		if j+16 <= len(b) && !special8(binary.LittleEndian.Uint64(b[j:])) {
 			if !special8(binary.LittleEndian.Uint64(b[j+8:])) {
 				j += 16 + indexSpecial(b[j+16:])

@@ -436,6 +436,78 @@ func TestIndexSpecial(t *testing.T) {
 	}
 }
 
+// TestSkipPlain checks skipPlain16 against what it is to do, written
+// plainly: over plain bytes and two-byte escapes sixteen bytes at a time,
+// stopping at anything else and within the last sixteen bytes.
+func TestSkipPlain(t *testing.T) {
+	simple := func(c byte) bool { return strings.IndexByte(`"\\/bfnrt`, c) >= 0 }
+	want := func(b []byte) int {
+		j := 0
+		for j+16 <= len(b) {
+			k := j
+			for k < j+16 && !strSpecial[b[k]] {
+				k++
+			}
+			if k == j+16 {
+				j = k
+				continue
+			}
+			if b[k] != '\\' || k+1 >= len(b) || !simple(b[k+1]) {
+				return k
+			}
+			j = k + 2
+		}
+		return j
+	}
+	check := func(b []byte) {
+		t.Helper()
+		w := want(b)
+		if !hasSkipPlain {
+			w = 0
+		}
+		if got := skipPlain16(b); got != w {
+			t.Fatalf("skipPlain16(%q) = %d, want %d", b, got, w)
+		}
+	}
+	for n := 0; n <= 48; n++ {
+		b := bytes.Repeat([]byte{'a'}, n)
+		for pos := 0; pos < n; pos++ {
+			for c := 0; c < 256; c++ {
+				b[pos] = '\\'
+				if pos+1 < n {
+					b[pos+1] = byte(c)
+				}
+				check(b)
+				b[pos] = byte(c)
+				check(b)
+				if pos+1 < n {
+					b[pos+1] = 'a'
+				}
+			}
+			b[pos] = 'a'
+		}
+	}
+	alphabet := []byte("ab\\\"nut/\x01\x1f\x7f\xc30123456789")
+	rng := rand.New(rand.NewPCG(11, 12))
+	for range 100000 {
+		b := make([]byte, rng.IntN(100))
+		for i := range b {
+			if rng.IntN(3) == 0 {
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			} else {
+				b[i] = 'a'
+			}
+		}
+		check(b)
+		// And the scanner that calls it agrees with encoding/json.
+		lit := append(append([]byte{'"'}, b...), '"')
+		_, err := Parse(lit, 0)
+		if ok := json.Valid(lit); (err == nil) != ok {
+			t.Fatalf("Parse(%q): %v, encoding/json says valid: %v", lit, err, ok)
+		}
+	}
+}
+
 func TestHasHigh(t *testing.T) {
 	for n := 0; n <= 24; n++ {
 		b := bytes.Repeat([]byte{'~'}, n) // 0x7e, the last byte below DEL

@@ -44,3 +44,74 @@ found:
 done:
 	MOVQ CX, ret+24(FP)
 	RET
+
+// func skipPlain16(b []byte) int
+TEXT ·skipPlain16(SB), NOSPLIT, $0-32
+	MOVQ b_base+0(FP), SI
+	MOVQ b_len+8(FP), BX
+	XORQ CX, CX
+	MOVQ $0x2222222222222222, AX
+	MOVQ AX, X1
+	PUNPCKLQDQ X1, X1 // sixteen quotes
+	MOVQ $0x5c5c5c5c5c5c5c5c, AX
+	MOVQ AX, X2
+	PUNPCKLQDQ X2, X2 // sixteen backslashes
+	MOVQ $0x1f1f1f1f1f1f1f1f, AX
+	MOVQ AX, X3
+	PUNPCKLQDQ X3, X3 // sixteen 0x1f, the last control character
+
+loop:
+	LEAQ 16(CX), DX
+	CMPQ DX, BX
+	JA done // fewer than sixteen bytes left
+	MOVOU (SI)(CX*1), X0
+	MOVOU X0, X4
+	PCMPEQB X1, X4
+	MOVOU X0, X5
+	PCMPEQB X2, X5
+	POR X5, X4
+	MOVOU X0, X5
+	PMINUB X3, X5
+	PCMPEQB X0, X5
+	POR X5, X4
+	PMOVMSKB X4, AX
+	TESTL AX, AX
+	JNZ special
+	MOVQ DX, CX
+	JMP loop
+
+special:
+	BSFL AX, AX
+	ADDQ AX, CX
+	MOVBLZX (SI)(CX*1), AX
+	CMPB AL, $0x5c
+	JNE done // a quote or a control character
+	LEAQ 1(CX), DX
+	CMPQ DX, BX
+	JAE done // the escape is cut by the end of b
+	MOVBLZX (SI)(DX*1), AX
+	CMPB AL, $'n'
+	JEQ escape
+	CMPB AL, $0x22
+	JEQ escape
+	CMPB AL, $0x5c
+	JEQ escape
+	CMPB AL, $'t'
+	JEQ escape
+	CMPB AL, $'r'
+	JEQ escape
+	CMPB AL, $'/'
+	JEQ escape
+	CMPB AL, $'b'
+	JEQ escape
+	CMPB AL, $'f'
+	JEQ escape
+	JMP done // \u, or no escape at all
+
+escape:
+	ADDQ $2, CX
+	JMP loop
+
+done:
+	MOVQ CX, ret+24(FP)
+	RET
