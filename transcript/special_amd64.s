@@ -46,6 +46,10 @@ done:
 	RET
 
 // func skipPlain16(b []byte) int
+//
+// The escapes of a block of sixteen bytes are handled from the block's
+// mask of special bytes, without loading it again, unless the escaped
+// byte is the next block's.
 TEXT ·skipPlain16(SB), NOSPLIT, $0-32
 	MOVQ b_base+0(FP), SI
 	MOVQ b_len+8(FP), BX
@@ -74,22 +78,23 @@ loop:
 	PMINUB X3, X5
 	PCMPEQB X0, X5
 	POR X5, X4
-	PMOVMSKB X4, AX
-	TESTL AX, AX
+	PMOVMSKB X4, R8 // the block's special bytes
+	TESTL R8, R8
 	JNZ special
 	MOVQ DX, CX
 	JMP loop
 
 special:
-	BSFL AX, AX
-	ADDQ AX, CX
-	MOVBLZX (SI)(CX*1), AX
-	CMPB AL, $0x5c
-	JNE done // a quote or a control character
-	LEAQ 1(CX), DX
-	CMPQ DX, BX
-	JAE done // the escape is cut by the end of b
+	// CX is the block's start, R8 its special bytes not yet passed.
+	BSFL R8, R9
+	LEAQ (CX)(R9*1), DX // the special byte
 	MOVBLZX (SI)(DX*1), AX
+	CMPB AL, $0x5c
+	JNE stop // a quote or a control character
+	LEAQ 1(DX), R10
+	CMPQ R10, BX
+	JAE stop // the escape is cut by the end of b
+	MOVBLZX (SI)(R10*1), AX
 	CMPB AL, $'n'
 	JEQ escape
 	CMPB AL, $0x22
@@ -106,10 +111,27 @@ special:
 	JEQ escape
 	CMPB AL, $'f'
 	JEQ escape
-	JMP done // \u, or no escape at all
+
+stop:
+	MOVQ DX, CX
+	JMP done
 
 escape:
-	ADDQ $2, CX
+	ADDQ $2, R9 // past the escape, in the block
+	CMPQ R9, $16
+	JAE next
+	MOVL R9, DI
+	XCHGQ CX, DI // the shift count must be in CL
+	SHRL CL, R8
+	SHLL CL, R8
+	XCHGQ CX, DI
+	TESTL R8, R8
+	JNZ special
+	ADDQ $16, CX
+	JMP loop
+
+next:
+	ADDQ R9, CX
 	JMP loop
 
 done:
