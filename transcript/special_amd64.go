@@ -16,13 +16,10 @@ func indexSpecial(b []byte) int {
 //go:noescape
 func indexSpecial16(b []byte) int
 
-// skipPlain returns how many bytes of the string content b starts with
+// skipPlain16 returns how many bytes of the string content b starts with
 // are plain bytes or two-byte escapes (\" \\ \/ \b \f \n \r \t), with
 // SSE2; it stops at anything else, and within the last sixteen bytes of
 // b, which the caller goes over itself.
 //
 //go:noescape
 func skipPlain16(b []byte) int
-
-// hasSkipPlain reports whether skipPlain16 does its work here.
-const hasSkipPlain = true

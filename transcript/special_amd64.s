@@ -2,36 +2,47 @@
 
 #include "textflag.h"
 
+// SPECIAL_BYTES fills X1 with sixteen quotes, X2 with sixteen backslashes
+// and X3 with sixteen 0x1f, the last control character; it uses AX.
+#define SPECIAL_BYTES \
+	MOVQ $0x2222222222222222, AX; \
+	MOVQ AX, X1; \
+	PUNPCKLQDQ X1, X1; \
+	MOVQ $0x5c5c5c5c5c5c5c5c, AX; \
+	MOVQ AX, X2; \
+	PUNPCKLQDQ X2, X2; \
+	MOVQ $0x1f1f1f1f1f1f1f1f, AX; \
+	MOVQ AX, X3; \
+	PUNPCKLQDQ X3, X3
+
+// SPECIAL_MASK sets bit i of reg when byte i of X0 is a quote, a backslash
+// or a control character (equal to its minimum with 0x1f), with
+// SPECIAL_BYTES in X1 to X3; it uses X4 and X5.
+#define SPECIAL_MASK(reg) \
+	MOVOU X0, X4; \
+	PCMPEQB X1, X4; \
+	MOVOU X0, X5; \
+	PCMPEQB X2, X5; \
+	POR X5, X4; \
+	MOVOU X0, X5; \
+	PMINUB X3, X5; \
+	PCMPEQB X0, X5; \
+	POR X5, X4; \
+	PMOVMSKB X4, reg
+
 // func indexSpecial16(b []byte) int
 TEXT ·indexSpecial16(SB), NOSPLIT, $0-32
 	MOVQ b_base+0(FP), SI
 	MOVQ b_len+8(FP), BX
 	ANDQ $~15, BX
 	XORQ CX, CX
-	MOVQ $0x2222222222222222, AX
-	MOVQ AX, X1
-	PUNPCKLQDQ X1, X1 // sixteen quotes
-	MOVQ $0x5c5c5c5c5c5c5c5c, AX
-	MOVQ AX, X2
-	PUNPCKLQDQ X2, X2 // sixteen backslashes
-	MOVQ $0x1f1f1f1f1f1f1f1f, AX
-	MOVQ AX, X3
-	PUNPCKLQDQ X3, X3 // sixteen 0x1f, the last control character
+	SPECIAL_BYTES
 
 loop:
 	CMPQ CX, BX
 	JAE done
 	MOVOU (SI)(CX*1), X0
-	MOVOU X0, X4
-	PCMPEQB X1, X4 // quotes
-	MOVOU X0, X5
-	PCMPEQB X2, X5 // backslashes
-	POR X5, X4
-	MOVOU X0, X5
-	PMINUB X3, X5
-	PCMPEQB X0, X5 // bytes equal to their minimum with 0x1f: controls
-	POR X5, X4
-	PMOVMSKB X4, AX
+	SPECIAL_MASK(AX)
 	TESTL AX, AX
 	JNZ found
 	ADDQ $16, CX
@@ -54,31 +65,14 @@ TEXT ·skipPlain16(SB), NOSPLIT, $0-32
 	MOVQ b_base+0(FP), SI
 	MOVQ b_len+8(FP), BX
 	XORQ CX, CX
-	MOVQ $0x2222222222222222, AX
-	MOVQ AX, X1
-	PUNPCKLQDQ X1, X1 // sixteen quotes
-	MOVQ $0x5c5c5c5c5c5c5c5c, AX
-	MOVQ AX, X2
-	PUNPCKLQDQ X2, X2 // sixteen backslashes
-	MOVQ $0x1f1f1f1f1f1f1f1f, AX
-	MOVQ AX, X3
-	PUNPCKLQDQ X3, X3 // sixteen 0x1f, the last control character
+	SPECIAL_BYTES
 
 loop:
 	LEAQ 16(CX), DX
 	CMPQ DX, BX
 	JA done // fewer than sixteen bytes left
 	MOVOU (SI)(CX*1), X0
-	MOVOU X0, X4
-	PCMPEQB X1, X4
-	MOVOU X0, X5
-	PCMPEQB X2, X5
-	POR X5, X4
-	MOVOU X0, X5
-	PMINUB X3, X5
-	PCMPEQB X0, X5
-	POR X5, X4
-	PMOVMSKB X4, R8 // the block's special bytes
+	SPECIAL_MASK(R8) // the block's special bytes
 	TESTL R8, R8
 	JNZ special
 	MOVQ DX, CX

@@ -6,9 +6,6 @@ package transcript
 // marks, or len(b).
 func indexSpecial(b []byte) int { return indexSpecialGeneric(b) }
 
-// skipPlain16 returns 0: other architectures go over every string byte
-// by byte past plainLen.
+// skipPlain16 returns 0: without assembly, scanString's Go loop goes
+// over every string.
 func skipPlain16(b []byte) int { return 0 }
-
-// hasSkipPlain reports whether skipPlain16 does its work here.
-const hasSkipPlain = false
