@@ -11,17 +11,16 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/transcript-tool/transcript-tool/internal/benchgen"
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
 )
 
@@ -72,40 +71,26 @@ func copyTree(src, dst string, jobs int) (files int, bytes int64, err error) {
 		return 0, 0, err
 	}
 	// Opened before the writes, so that their write-back errors reach it.
-	fs, err := safefile.OpenFS(dst)
+	syncer, err := safefile.OpenFS(dst)
 	if err != nil {
 		return 0, 0, err
 	}
-	if fs != nil {
-		defer fs.Close()
+	if syncer != nil {
+		defer syncer.Close()
 	}
-	sizes := make([]int64, len(rel))
-	errs := make([]error, len(rel))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range jobs {
-		wg.Go(func() {
-			buf := make([]byte, 1<<20)
-			for i := range next {
-				sizes[i], errs[i] = copyFile(filepath.Join(src, rel[i]), filepath.Join(dst, rel[i]), buf)
-			}
-		})
-	}
-	for i := range rel {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	sizes, err := benchgen.EachFile(len(rel), jobs, func(i int, buf []byte) (int64, error) {
+		return copyFile(filepath.Join(src, rel[i]), filepath.Join(dst, rel[i]), buf)
+	})
+	if err != nil {
 		return 0, 0, err
 	}
 	for _, n := range sizes {
 		bytes += n
 	}
-	if fs == nil {
+	if syncer == nil {
 		// No syncfs here: sync everything, as the sync command does.
 		unix.Sync()
-	} else if err := fs.Sync(); err != nil {
+	} else if err := syncer.Sync(); err != nil {
 		return 0, 0, fmt.Errorf("syncfs %s: %w", dst, err)
 	}
 	return len(rel), bytes, nil

@@ -14,7 +14,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
+
+	"github.com/transcript-tool/transcript-tool/internal/benchgen"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -62,29 +63,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 // workers that take the files in turn.
 func hashAll(files []string, jobs int) ([][sha256.Size]byte, []int64, error) {
 	sums := make([][sha256.Size]byte, len(files))
-	sizes := make([]int64, len(files))
-	errs := make([]error, len(files))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range jobs {
-		wg.Go(func() {
-			buf := make([]byte, 1<<20)
-			for i := range next {
-				sizes[i], errs[i] = hashFile(files[i], buf, &sums[i])
-			}
-		})
-	}
-	for i := range files {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, nil, err
-		}
-	}
-	return sums, sizes, nil
+	sizes, err := benchgen.EachFile(len(files), jobs, func(i int, buf []byte) (int64, error) {
+		return hashFile(files[i], buf, &sums[i])
+	})
+	return sums, sizes, err
 }
 
 func hashFile(path string, buf []byte, sum *[sha256.Size]byte) (int64, error) {
