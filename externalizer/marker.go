@@ -139,10 +139,16 @@ func findMarker(root transcript.Value) (at markerAt, ok bool) {
 // MarkerKey.
 var errNoMarker = errors.New("no " + MarkerKey + " member")
 
+// errForeignMarker is readMarker's answer for an entry whose last member
+// called MarkerKey is not shaped like this tool's marker (not an object
+// of v, sha256 and edits, or no SHA-256 in it): the entry's own content,
+// which a transcript never migrated may hold. It wraps ErrBadMarker.
+var errForeignMarker = fmt.Errorf("%w: not this tool's", ErrBadMarker)
+
 // readMarker decodes the last marker of root and returns it with where it
 // is. An entry with no member called MarkerKey gives errNoMarker; one whose
-// last such member is not a marker of this tool's format gives an
-// ErrBadMarker error.
+// last such member is not shaped like a marker gives errForeignMarker,
+// and one of another version an ErrBadMarker error.
 func readMarker(root transcript.Value) (marker, markerAt, error) {
 	at, ok := findMarker(root)
 	if !ok {
@@ -150,13 +156,13 @@ func readMarker(root transcript.Value) (marker, markerAt, error) {
 	}
 	var mk marker
 	if err := markerAPI.Unmarshal(at.mem.Value.Raw(), &mk); err != nil {
-		return marker{}, at, fmt.Errorf("%w: %v", ErrBadMarker, err)
+		return marker{}, at, fmt.Errorf("%w: %v", errForeignMarker, err)
+	}
+	if sum, err := hex.DecodeString(mk.SHA256); err != nil || len(sum) != sha256.Size || mk.V <= 0 {
+		return marker{}, at, fmt.Errorf("%w: bad sha256 %q or version %d", errForeignMarker, mk.SHA256, mk.V)
 	}
 	if mk.V != MarkerVersion {
 		return marker{}, at, fmt.Errorf("%w: version %d, this tool reads %d", ErrBadMarker, mk.V, MarkerVersion)
-	}
-	if sum, err := hex.DecodeString(mk.SHA256); err != nil || len(sum) != sha256.Size {
-		return marker{}, at, fmt.Errorf("%w: bad sha256 %q", ErrBadMarker, mk.SHA256)
 	}
 	return mk, at, nil
 }

@@ -25,12 +25,14 @@ type Ref struct {
 // Replacements returns the values that the marker of a migrated entry
 // records as replaced, in the marker's order, without reading any
 // artifact. Members the migration only added (pi's artifactRef) are not
-// replacements. An entry without a marker has none; a marker that cannot
-// be read, or names a value that is not there, is an error wrapping
-// ErrBadMarker. Whether the marker is true, only restoring the line tells.
+// replacements. An entry without a marker has none, nor has one whose
+// member called like the marker is not shaped like one (its own
+// content); a marker that cannot be read, or names a value that is not
+// there, is an error wrapping ErrBadMarker. Whether the marker is true,
+// only restoring the line tells.
 func Replacements(root transcript.Value) ([]Replacement, error) {
 	mk, at, err := readMarker(root)
-	if errors.Is(err, errNoMarker) {
+	if errors.Is(err, errNoMarker) || errors.Is(err, errForeignMarker) {
 		return nil, nil
 	}
 	if err != nil {

@@ -62,7 +62,9 @@ func restoreTo(w io.Writer, text []byte, start int, want []byte, writePart func(
 		return false, nil
 	}
 	mk, at, err := readMarker(root)
-	if errors.Is(err, errNoMarker) {
+	if errors.Is(err, errNoMarker) || errors.Is(err, errForeignMarker) {
+		// Not migrated: whatever its own members are called, the line
+		// is its original.
 		return false, nil
 	}
 	if err != nil {

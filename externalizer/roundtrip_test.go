@@ -330,3 +330,36 @@ func TestMembersAddedAfterMarker(t *testing.T) {
 		assert.ErrorIs(t, err, ErrBadMarker)
 	})
 }
+
+// TestForeignMarkerRestoresAsItIs: a transcript never migrated may hold a
+// member called like the marker that is not shaped like one (a number, an
+// object with no SHA-256 in it). Restoring such a line gives it back as it
+// is; a marker of this tool's shape whose line does not rebuild stays an
+// error, as the corruption it most likely is.
+func TestForeignMarkerRestoresAsItIs(t *testing.T) {
+	store := memStore{}
+	for _, line := range []string{
+		`{"transcriptTool":1,"type":"message"}`,
+		`{"type":"note","transcriptTool":{"v":1,"sha256":"00","edits":[]}}`,
+		`{"type":"note","transcriptTool":{"sha256":"` + storepkg.Sum([]byte("x")).String() + `","edits":[]}}`,
+		`{"type":"note","transcriptTool":"an entry's own member"}`,
+		`{"type":"note","transcriptTool":{"v":1,"sha256":"` + storepkg.Sum([]byte("x")).String() + `","edits":"no"}}`,
+	} {
+		got, changed, err := Restore([]byte(line), 0, store.open)
+		require.NoError(t, err, line)
+		assert.False(t, changed, line)
+		assert.Nil(t, got, line)
+		root, err := transcript.Parse([]byte(line), 0)
+		require.NoError(t, err, line)
+		refs, err := Replacements(root)
+		require.NoError(t, err, line)
+		assert.Empty(t, refs, line)
+	}
+	for _, line := range []string{
+		`{"a":1,"transcriptTool":{"v":1,"sha256":"` + storepkg.Sum([]byte(`{"a":2}`)).String() + `","edits":[]}}`,
+		`{"a":1,"transcriptTool":{"v":2,"sha256":"` + storepkg.Sum([]byte(`{"a":1}`)).String() + `","edits":[]}}`,
+	} {
+		_, _, err := Restore([]byte(line), 0, store.open)
+		assert.ErrorIs(t, err, ErrBadMarker, line)
+	}
+}
