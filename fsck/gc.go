@@ -334,17 +334,18 @@ func readClaims(st *registry.Store, transcripts []string, sourceOf func(string) 
 		}
 		c := cl.m[d]
 		c.recorded = true
-		switch statusOf(r.Source) {
+		src := st.SourceOf(r)
+		switch statusOf(src) {
 		case exists:
-			c.elsewhere = r.Source
+			c.elsewhere = src
 		case missing:
-			c.gone, c.goneSource = true, r.Source
-			at, ok := cl.goneAt[r.Source]
+			c.gone, c.goneSource = true, src
+			at, ok := cl.goneAt[src]
 			if !ok {
 				at = recordAt{Pos: pos, index: index}
 			}
 			at.records++
-			cl.goneAt[r.Source] = at
+			cl.goneAt[src] = at
 		}
 		cl.m[d] = c
 		return nil

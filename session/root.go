@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/transcript-tool/transcript-tool/internal/canon"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/store"
 )
@@ -18,22 +19,22 @@ const StoreDirName = "artifacts"
 // to, for migrate): opt when it is given; otherwise a store already beside
 // the transcript, as earlier versions made one beside each transcript, so
 // that a tree they migrated keeps its one store per folder; otherwise
-// artifacts/ in the transcript's session root.
+// artifacts/ in the transcript's session root. A path that is not
+// absolute is first given its one name (package canon), so that the
+// store does not depend on how the path was spelled; Collect's paths
+// already have it.
 func StoreFor(opt, path string) string {
 	if opt != "" {
 		return opt
 	}
-	// The session root is read from folder names: from the absolute path,
-	// so that the store does not depend on how the path was spelled.
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		abs = path
+	if !filepath.IsAbs(path) {
+		path = canon.Must(path)
 	}
 	dir := filepath.Dir(path)
 	beside := filepath.Join(dir, StoreDirName)
-	root := Root(abs)
-	if root == filepath.Dir(abs) {
-		return beside // as spelled, for the messages that name it
+	root := Root(path)
+	if root == dir {
+		return beside
 	}
 	if fi, err := os.Stat(beside); err == nil && fi.IsDir() {
 		return beside

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/transcript-tool/transcript-tool/internal/canon"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/store/location"
 )
@@ -26,49 +27,43 @@ type Input struct {
 }
 
 // Collect expands paths into transcripts: files as given, directories
-// searched recursively for *.jsonl and *.jsonl.zst. Artifact stores (and
-// the registry of a store that is itself walked), hidden and temporary
-// files, and symbolic links found while walking are skipped, but for the
-// agents' homes (.claude, .codex, .pi, .openclaw), of which only the session
-// folders are searched, whether named or found (see agentHome). A file
-// named twice is processed once.
+// searched recursively for *.jsonl and *.jsonl.zst. Every path is first
+// given its one name (package canon: absolute, links resolved), so that
+// inputs are named alike however the command line spelled them. Artifact
+// stores (and the registry of a store that is itself walked), hidden and
+// temporary files, and symbolic links found while walking are skipped,
+// but for the agents' homes (.claude, .codex, .pi, .openclaw), of which
+// only the session folders are searched, whether named or found (see
+// agentHome). A path inside a store is refused. A file named twice, or
+// under two names, is processed once.
 func Collect(paths []string) ([]Input, error) {
 	var inputs []Input
 	seen := map[string]bool{}
 	add := func(in Input) {
-		abs, err := filepath.Abs(in.Path)
-		if err != nil {
-			abs = in.Path
-		}
-		if !seen[abs] {
-			seen[abs] = true
+		if !seen[in.Path] {
+			seen[in.Path] = true
 			inputs = append(inputs, in)
 		}
 	}
-	for _, root := range paths {
-		fi, err := os.Lstat(root)
+	for _, arg := range paths {
+		fi, err := os.Stat(arg)
 		if err != nil {
 			return nil, err
 		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			// A linked directory named on the command line is walked; a
-			// linked file is refused, because replacing the link by a
-			// migrated file would cut it and leave its target as it was.
-			if fi, err = os.Stat(root); err != nil {
-				return nil, err
-			}
-			if !fi.IsDir() {
-				return nil, fmt.Errorf("%s is a symbolic link; name the file it points to", root)
-			}
-			if root, err = filepath.EvalSymlinks(root); err != nil {
-				return nil, err
-			}
+		root, err := canon.Path(arg)
+		if err != nil {
+			return nil, err
+		}
+		if st, ok := InsideStore(root); ok {
+			return nil, &InStoreError{Path: arg, Store: st}
 		}
 		if !fi.IsDir() {
 			if !fi.Mode().IsRegular() {
 				return nil, fmt.Errorf("%s: not a regular file", root)
 			}
-			add(Input{Path: root, Rel: filepath.Base(root), Explicit: true, Size: fi.Size()})
+			// Named by the user: a link is followed to the file it names,
+			// which is what is rewritten, and Rel keeps the name given.
+			add(Input{Path: root, Rel: filepath.Base(arg), Explicit: true, Size: fi.Size()})
 			continue
 		}
 		var walk func(start string) error
@@ -187,3 +182,34 @@ func notSession(name string) bool {
 
 // isStore reports whether dir is an artifact store (see location.IsStore).
 func isStore(dir string) bool { return location.IsStore(dir, StoreDirName) }
+
+// InStoreError is Collect's error for a path inside an artifact store:
+// its objects, registry segments, index, lock and temporary files are
+// never transcripts, whatever their text, and rewriting one would break
+// the store (an object would no longer hash to its name).
+type InStoreError struct {
+	Path  string // as given
+	Store string // the store it is in
+}
+
+func (e *InStoreError) Error() string {
+	if e.Path == e.Store || canon.Must(e.Path) == e.Store {
+		return fmt.Sprintf("%s is an artifact store, not a folder of transcripts", e.Path)
+	}
+	return fmt.Sprintf("%s is inside the artifact store %s, which holds no transcripts", e.Path, e.Store)
+}
+
+// InsideStore reports the store that path, a canonical path (see package
+// canon), is in or is, if any. It looks at path and each folder above it.
+func InsideStore(path string) (string, bool) {
+	for dir := path; ; {
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() && isStore(dir) {
+			return dir, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}

@@ -64,11 +64,19 @@ func TestCollect(t *testing.T) {
 			assert.Equal(t, int64(3), in.Size)
 		}
 	})
-	t.Run("a store walked itself", func(t *testing.T) {
-		for _, store := range []string{"sub/segstore", "sub/mystore"} {
-			inputs, err := session.Collect([]string{filepath.Join(root, store)})
-			require.NoError(t, err)
-			assert.Equal(t, []string{"old.jsonl explicit=false"}, rels(inputs), "%s: its registry was taken for a session", store)
+	t.Run("inside a store", func(t *testing.T) {
+		// A store named, or anything in one, is refused: its objects and
+		// segments are never transcripts, whatever their text.
+		for p, store := range map[string]string{
+			"sub/segstore": "sub/segstore", "sub/mystore": "sub/mystore",
+			"sub/segstore/registry/w.jsonl": "sub/segstore", "sub/mystore/old.jsonl": "sub/mystore",
+			"artifacts/objects/aa/x.jsonl": "artifacts", "artifacts/objects": "artifacts",
+			"sub/artifacts/objects/aa/y.jsonl": "sub/artifacts",
+		} {
+			_, err := session.Collect([]string{filepath.Join(root, p)})
+			var ise *session.InStoreError
+			require.ErrorAs(t, err, &ise, p)
+			assert.Equal(t, filepath.Join(root, store), ise.Store, p)
 		}
 	})
 	t.Run("named twice", func(t *testing.T) {
@@ -106,9 +114,13 @@ func TestCollectSymlinkArguments(t *testing.T) {
 	require.Len(t, inputs, 1, "a linked directory named on the command line is walked")
 	assert.Equal(t, "s.jsonl", inputs[0].Rel)
 
-	_, err = session.Collect([]string{filepath.Join(dir, "link.jsonl")})
-	require.Error(t, err, "a linked file would be replaced by a regular file")
-	assert.Contains(t, err.Error(), "symbolic link")
+	// A linked file named on the command line is the file it names: that
+	// is what is rewritten, so the link keeps naming the transcript.
+	inputs, err = session.Collect([]string{filepath.Join(dir, "link.jsonl")})
+	require.NoError(t, err)
+	require.Len(t, inputs, 1)
+	assert.Equal(t, filepath.Join(real, "s.jsonl"), inputs[0].Path)
+	assert.Equal(t, "link.jsonl", inputs[0].Rel)
 }
 
 // TestCollectAgentHomes: the agents' hidden homes are searched when named

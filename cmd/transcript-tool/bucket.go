@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/transcript-tool/transcript-tool/bucket"
+	"github.com/transcript-tool/transcript-tool/internal/canon"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
@@ -161,7 +162,7 @@ func (r *remote) store(path string) string {
 // upload.
 func (r *remote) outDir(ctx context.Context, out string) (string, error) {
 	if !bucket.IsURL(out) {
-		return out, nil
+		return canon.Path(out)
 	}
 	bkt, prefix, err := s3.ParseURL(out)
 	if err != nil {

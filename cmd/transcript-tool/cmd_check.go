@@ -3,12 +3,15 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/inspect"
+	"github.com/transcript-tool/transcript-tool/internal/canon"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 )
 
@@ -94,7 +97,7 @@ func runCheck(c *cli.Context, st streams, paths []string, opts checkOptions) err
 			MaxInline: opts.MaxInline, MaxLine: opts.MaxLine, MaxFile: opts.MaxFile, Store: opts.Store,
 		}, Violations: []inspect.Finding{}, Notes: []inspect.Finding{}, Unreadable: []inspect.Finding{}}}
 	case "github":
-		out = checkGitHub{w: st.stdout}
+		out = newCheckGitHub(st.stdout)
 	default:
 		out = checkText{w: st.stdout}
 	}
@@ -146,8 +149,32 @@ func (o checkText) done(t inspect.CheckTotals) error {
 }
 
 // checkGitHub writes GitHub Actions workflow commands: an error annotation
-// per violation, a notice per note, and the summary as a notice.
-type checkGitHub struct{ w io.Writer }
+// per violation, a notice per note, and the summary as a notice. A file is
+// named relative to base, the workspace (GITHUB_WORKSPACE, or the current
+// folder): GitHub places an annotation on a file by its path in the
+// repository, and ignores an absolute one.
+type checkGitHub struct {
+	w    io.Writer
+	base string
+}
+
+// newCheckGitHub returns a checkGitHub that names files relative to the
+// workspace.
+func newCheckGitHub(w io.Writer) checkGitHub {
+	base := os.Getenv("GITHUB_WORKSPACE")
+	if base == "" {
+		base, _ = os.Getwd()
+	}
+	return checkGitHub{w: w, base: canon.Must(base)}
+}
+
+// file names path relative to the workspace when it is inside it.
+func (o checkGitHub) file(path string) string {
+	if rel, err := filepath.Rel(o.base, path); err == nil && filepath.IsLocal(rel) {
+		return filepath.ToSlash(rel)
+	}
+	return path
+}
 
 func (o checkGitHub) finding(f inspect.Finding) {
 	cmd := "error"
@@ -157,7 +184,7 @@ func (o checkGitHub) finding(f inspect.Finding) {
 	case !f.Kind.Violation():
 		return
 	}
-	props := "file=" + githubProperty(f.File)
+	props := "file=" + githubProperty(o.file(f.File))
 	if f.Line > 0 {
 		props += ",line=" + strconv.Itoa(f.Line)
 	}

@@ -175,7 +175,7 @@ func collect(ctx context.Context, st streams, paths []string, out *string, shard
 	if len(local) > 0 {
 		in, err := session.Collect(local)
 		if err != nil {
-			return nil, fatal(err, "")
+			return nil, collectErr(err)
 		}
 		inputs = append(in, inputs...)
 	}

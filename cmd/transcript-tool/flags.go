@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/format"
+	"github.com/transcript-tool/transcript-tool/internal/canon"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
 )
@@ -17,9 +18,21 @@ import (
 // storeFlag returns the --store flag. Its default is one rule for every
 // command: the store of the session root of each transcript
 // (session.StoreFor), and for a command given no transcript, that of the
-// current folder (storeHere).
+// current folder (storeHere). A folder is given its one name as it is
+// parsed (package canon), so that a store is named alike however it is
+// spelled.
 func storeFlag() *cli.StringFlag {
-	return &cli.StringFlag{Name: "store", Usage: "artifact store `DIR` (default: artifacts/ in the session root of each transcript, or of the current folder: see README)"}
+	return &cli.StringFlag{
+		Name:  "store",
+		Usage: "artifact store `DIR` (default: artifacts/ in the session root of each transcript, or of the current folder: see README)",
+		Action: func(c *cli.Context, dir string) error {
+			name, err := canon.Path(dir)
+			if err != nil {
+				return fatal(fmt.Errorf("--store %s: %w", dir, err), "")
+			}
+			return c.Set("store", name)
+		},
+	}
 }
 
 // storeHere returns the store of a command that is given no transcript:

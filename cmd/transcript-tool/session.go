@@ -47,7 +47,11 @@ func findSession(ctx context.Context, st streams, arg string, paths []string) (s
 		if len(paths) > 0 {
 			return "", usageErr("%s is a file: the PATHs after SESSION are where to look for a session id", arg)
 		}
-		return arg, nil
+		inputs, err := session.Collect([]string{arg})
+		if err != nil {
+			return "", collectErr(err)
+		}
+		return inputs[0].Path, nil
 	}
 	if strings.ContainsRune(arg, filepath.Separator) || strings.HasSuffix(arg, ".jsonl") || strings.HasSuffix(arg, ".zst") {
 		return arg, nil // a file's path: opening it says what is wrong
@@ -65,7 +69,7 @@ func findSession(ctx context.Context, st streams, arg string, paths []string) (s
 	}
 	inputs, err := session.Collect(paths)
 	if err != nil {
-		return "", fatal(err, "")
+		return "", collectErr(err)
 	}
 	var exact, prefixed []string
 	for _, in := range inputs {
@@ -95,6 +99,16 @@ func findSession(ctx context.Context, st streams, arg string, paths []string) (s
 	sort.Strings(found)
 	return "", &exitError{code: exitUsage, err: fmt.Errorf("%q names %d sessions:\n  %s", arg, len(found), strings.Join(found, "\n  ")),
 		hint: "give more of the id, or the file's path"}
+}
+
+// collectErr is the usage error of session.Collect's err, with a hint
+// where the likely mistake is known.
+func collectErr(err error) error {
+	var in *session.InStoreError
+	if errors.As(err, &in) {
+		return fatal(err, "name the transcripts, or the folders that hold them; a store is named with --store")
+	}
+	return fatal(err, "")
 }
 
 // requirePaths is requireArgs for the commands that take transcripts to
