@@ -32,6 +32,9 @@ type RehydrateOptions struct {
 // a file changed while it is read: a long line without a marker, which is
 // not held but copied from the file, may then have been written in part,
 // or with the new bytes, before the error (ErrSourceChanged) says so.
+// A w that is the file at path itself (a shell's "rehydrate f > f" or
+// ">> f") is refused with an *OutputIsInputError before anything is
+// written.
 func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 	src, err := os.Open(path)
 	if err != nil {
@@ -41,6 +44,11 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 	fi, err := src.Stat()
 	if err != nil {
 		return err
+	}
+	if f, ok := w.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if wfi, err := f.Stat(); err == nil && os.SameFile(fi, wfi) {
+			return &OutputIsInputError{Path: path, Emptied: fi.Size() == 0}
+		}
 	}
 	st, err := registry.Open(session.StoreFor(storeDir, path))
 	if err != nil {
@@ -84,6 +92,23 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 		err = unchangedSince(path, idOf(fi))
 	}
 	return err
+}
+
+// OutputIsInputError is RehydrateTo's error for an output that is the
+// transcript it reads: writing the restored bytes there would overwrite
+// or extend the very file being read.
+type OutputIsInputError struct {
+	Path string
+	// Emptied says the file was empty when it was opened, as a shell's
+	// ">" leaves it before the command runs.
+	Emptied bool
+}
+
+func (e *OutputIsInputError) Error() string {
+	if e.Emptied {
+		return fmt.Sprintf("the output is %s itself, which is empty: a shell's > emptied it before transcript-tool ran", e.Path)
+	}
+	return fmt.Sprintf("the output is %s itself; nothing was written to it", e.Path)
 }
 
 // restoreFile writes the original of the migrated transcript read from

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -43,7 +44,16 @@ func rehydrateCommand(st streams) *cli.Command {
 					return &exitError{code: exitUsage, err: fmt.Errorf("rehydrate to stdout takes exactly one file, got %d", len(inputs)),
 						hint: "use --out DIR or --in-place for several files"}
 				}
-				if err := migrate.RehydrateTo(raw(st.stdout), inputs[0].Path, cmp.Or(opts.Store, inputs[0].Store), nil); err != nil {
+				err := migrate.RehydrateTo(raw(st.stdout), inputs[0].Path, cmp.Or(opts.Store, inputs[0].Store), nil)
+				var same *migrate.OutputIsInputError
+				if errors.As(err, &same) {
+					hint := "write to another file (rehydrate FILE > FILE.orig), or restore it where it is with --in-place"
+					if same.Emptied {
+						hint = "its migrated text is gone (the artifacts are still in the store): restore it from a backup, then " + hint
+					}
+					return &exitError{code: exitUsage, err: err, hint: hint}
+				}
+				if err != nil {
 					st.errorf("%v", err)
 					return problems
 				}
