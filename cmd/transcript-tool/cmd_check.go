@@ -37,13 +37,13 @@ func checkCommand(st streams) *cli.Command {
 			"pull request. Exit status: 0 no violations, 1 violations, 2 usage error or unreadable input.",
 		Flags: []cli.Flag{
 			shardFlag(),
-			&cli.StringFlag{Name: "max-inline", Value: strconv.Itoa(inspect.DefaultMaxInline), Usage: "report payloads still inline of at least `SIZE` JSON bytes (what migrate --threshold moves); 0: off"},
-			&cli.StringFlag{Name: "max-line", Value: "1MB", Usage: "report lines longer than `SIZE`; 0: off"},
-			&cli.StringFlag{Name: "max-file", Value: "0", Usage: "report files larger than `SIZE` on disk; 0: off"},
+			sizeFlag("max-inline", strconv.Itoa(inspect.DefaultMaxInline), 0, "report payloads still inline of at least `SIZE` JSON bytes (what migrate --threshold moves); 0: off"),
+			sizeFlag("max-line", "1MB", 0, "report lines longer than `SIZE`; 0: off"),
+			sizeFlag("max-file", "0", 0, "report files larger than `SIZE` on disk; 0: off"),
 			checkStoreFlag(),
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text, json or github"},
 			inputFormatFlag(),
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "files checked in parallel (default: all cores); the report is the same"},
+			jobsFlag("files checked in parallel (default: all cores); the report is the same"),
 		},
 		Action: func(c *cli.Context) error {
 			paths, err := requirePaths(c)
@@ -54,17 +54,9 @@ func checkCommand(st streams) *cli.Command {
 			opts.Store = c.String("store")
 			opts.Format = c.String("input-format")
 			opts.Jobs = c.Int("jobs")
-			maxInline, err := sizeFlag(c, "max-inline")
-			if err != nil {
-				return err
-			}
-			opts.MaxInline = int(maxInline)
-			if opts.MaxLine, err = sizeFlag(c, "max-line"); err != nil {
-				return err
-			}
-			if opts.MaxFile, err = sizeFlag(c, "max-file"); err != nil {
-				return err
-			}
+			opts.MaxInline = int(sizeOf(c, "max-inline"))
+			opts.MaxLine = sizeOf(c, "max-line")
+			opts.MaxFile = sizeOf(c, "max-file")
 			switch opts.output {
 			case "text", "json", "github":
 			default:
@@ -74,15 +66,6 @@ func checkCommand(st streams) *cli.Command {
 			return runCheck(c, st, paths, opts)
 		},
 	}
-}
-
-// sizeFlag returns the value of a flag that takes a size such as 5MB.
-func sizeFlag(c *cli.Context, name string) (int64, error) {
-	n, err := inspect.ParseSize(c.String(name))
-	if err != nil {
-		return 0, usageErr("--%s: %v", name, err)
-	}
-	return n, nil
 }
 
 func runCheck(c *cli.Context, st streams, paths []string, opts checkOptions) error {

@@ -19,7 +19,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/transcript-tool/transcript-tool/inspect"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
 	storepkg "github.com/transcript-tool/transcript-tool/store"
@@ -43,7 +42,7 @@ func lsCommand(st streams) *cli.Command {
 			storeFlag(),
 			&cli.StringFlag{Name: "session", Usage: "only artifacts of session `ID`"},
 			&cli.StringFlag{Name: "tool", Usage: "only artifacts of tool `NAME`"},
-			&cli.StringFlag{Name: "min-size", Usage: "only artifacts of at least `SIZE`"},
+			sizeFlag("min-size", "0", 0, "only artifacts of at least `SIZE`"),
 			&cli.BoolFlag{Name: "json", Usage: "print a JSON array of the rows"},
 		},
 		Action: func(c *cli.Context) error {
@@ -51,14 +50,7 @@ func lsCommand(st streams) *cli.Command {
 				return &exitError{code: exitUsage, err: fmt.Errorf("ls: unexpected argument %q", c.Args().First()),
 					hint: "usage: transcript-tool ls [--store DIR] [--session ID] [--tool NAME] [--min-size SIZE] [--json]"}
 			}
-			f := lsFilter{session: c.String("session"), tool: c.String("tool")}
-			if s := c.String("min-size"); s != "" {
-				n, err := inspect.ParseSize(s)
-				if err != nil {
-					return usageErr("--min-size: %v", err)
-				}
-				f.minSize = n
-			}
+			f := lsFilter{session: c.String("session"), tool: c.String("tool"), minSize: sizeOf(c, "min-size")}
 			store, err := openStore(storeHere(c.String("store")))
 			if err != nil {
 				return err

@@ -9,7 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/bucket"
-	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
@@ -29,13 +28,13 @@ func migrateCommand(st streams) *cli.Command {
 		Flags: []cli.Flag{
 			storeFlag(),
 			storeAsFlag(),
-			&cli.IntFlag{Name: "threshold", Value: externalizer.DefaultThreshold, Usage: "externalize payloads of at least `BYTES` JSON bytes"},
+			thresholdFlag("externalize payloads of at least `SIZE` JSON bytes"),
 			&cli.StringFlag{Name: "out", Usage: "write migrated transcripts under `DIR`, mirroring relative paths, instead of in place"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "report what would be saved; write nothing"},
 			&cli.BoolFlag{Name: "backup", Usage: "keep each original as FILE.bak"},
 			inputFormatFlag(),
 			formatAliasFlag(),
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "files processed in parallel (default: all cores)"},
+			jobsFlag("files processed in parallel (default: all cores)"),
 			shardFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 		},
@@ -47,19 +46,13 @@ func migrateCommand(st streams) *cli.Command {
 			opts := migrateOptions{json: c.Bool("json")}
 			opts.Store = c.String("store")
 			opts.StoreAs = c.String("store-as")
-			opts.Threshold = c.Int("threshold")
+			opts.Threshold = int(sizeOf(c, "threshold"))
 			opts.Out = c.String("out")
 			opts.DryRun = c.Bool("dry-run")
 			opts.Backup = c.Bool("backup")
 			opts.Format = c.String("input-format")
 			opts.Jobs = c.Int("jobs")
 			opts.Shard = shardOf(c)
-			if opts.Threshold < 1 {
-				return usageErr("--threshold must be at least 1")
-			}
-			if opts.Jobs < 0 {
-				return usageErr("--jobs must not be negative")
-			}
 			return runMigrate(c, st, paths, opts)
 		},
 	}

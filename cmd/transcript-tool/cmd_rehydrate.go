@@ -23,7 +23,7 @@ func rehydrateCommand(st streams) *cli.Command {
 			storeFlag(),
 			&cli.StringFlag{Name: "out", Usage: "write restored transcripts under `DIR`, mirroring relative paths"},
 			&cli.BoolFlag{Name: "in-place", Usage: "replace each migrated transcript by its original"},
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "files processed in parallel (default: all cores)"},
+			jobsFlag("files processed in parallel (default: all cores)"),
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON (with --out or --in-place)"},
 		},
 		Action: func(c *cli.Context) error {

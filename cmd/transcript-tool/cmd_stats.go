@@ -8,7 +8,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/inspect"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 )
@@ -29,7 +28,7 @@ func statsCommand(st streams) *cli.Command {
 		Flags: []cli.Flag{
 			shardFlag(),
 			storeAsFlag(),
-			&cli.IntFlag{Name: "threshold", Value: externalizer.DefaultThreshold, Usage: "payloads are sites of at least `BYTES` JSON bytes, as for migrate"},
+			thresholdFlag("payloads are sites of at least `SIZE` JSON bytes, as for migrate"),
 			storeFlag(),
 			inputFormatFlag(),
 			formatAliasFlag(),
@@ -41,10 +40,7 @@ func statsCommand(st streams) *cli.Command {
 			if err != nil {
 				return err
 			}
-			opts := inspect.StatsOptions{Threshold: c.Int("threshold"), Store: c.String("store"), StoreAs: c.String("store-as"), Format: c.String("input-format"), Top: c.Int("top")}
-			if opts.Threshold < 1 {
-				return usageErr("--threshold must be at least 1")
-			}
+			opts := inspect.StatsOptions{Threshold: int(sizeOf(c, "threshold")), Store: c.String("store"), StoreAs: c.String("store-as"), Format: c.String("input-format"), Top: c.Int("top")}
 			if opts.Top < 0 {
 				return usageErr("--top must not be negative")
 			}

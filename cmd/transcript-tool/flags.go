@@ -2,12 +2,15 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/canon"
+	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
 )
@@ -122,4 +125,54 @@ func formatNames() string {
 		names = append(names, f.Name())
 	}
 	return strings.Join(names, ", ")
+}
+
+// sizeFlag returns a flag that takes a size in bytes (display.ParseSize:
+// 4096, 4k, 4KB, 4KiB, 1.5MB), the same parser for every size flag,
+// checked as it is parsed: at least least bytes. Read it with sizeOf.
+func sizeFlag(name, value string, least int64, usage string) *cli.StringFlag {
+	return &cli.StringFlag{
+		Name:  name,
+		Value: value,
+		Usage: usage,
+		Action: func(_ *cli.Context, s string) error {
+			n, err := display.ParseSize(s)
+			if err != nil {
+				return usageErr("--%s: %v", name, err)
+			}
+			if n < least {
+				return usageErr("--%s must be at least %d", name, least)
+			}
+			return nil
+		},
+	}
+}
+
+// sizeOf returns the value of a flag made by sizeFlag, checked when it was
+// parsed; a default that does not parse is 0.
+func sizeOf(c *cli.Context, name string) int64 {
+	n, _ := display.ParseSize(c.String(name))
+	return n
+}
+
+// jobsFlag returns --jobs, checked as it is parsed: 0, the default, is
+// every core.
+func jobsFlag(usage string) *cli.IntFlag {
+	return &cli.IntFlag{
+		Name:    "jobs",
+		Aliases: []string{"j"},
+		Usage:   usage,
+		Action: func(_ *cli.Context, n int) error {
+			if n < 0 {
+				return usageErr("--jobs must not be negative")
+			}
+			return nil
+		},
+	}
+}
+
+// thresholdFlag returns --threshold, the size from which a payload is
+// moved, as migrate and stats read it.
+func thresholdFlag(usage string) *cli.StringFlag {
+	return sizeFlag("threshold", strconv.Itoa(externalizer.DefaultThreshold), 1, usage)
 }

@@ -19,8 +19,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/transcript-tool/transcript-tool/inspect"
 	"github.com/transcript-tool/transcript-tool/internal/benchgen"
+	"github.com/transcript-tool/transcript-tool/internal/display"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -49,7 +49,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *project {
 		p := benchgen.Project{Seed: *seed, Sessions: *sessions, Calls: *calls, Distinct: *distinct, Subagents: *subagents}
-		n, err := inspect.ParseSize(*payload)
+		n, err := display.ParseSize(*payload)
 		if err != nil {
 			return fail(stderr, 2, fmt.Errorf("-payload: %w", err))
 		}
@@ -67,10 +67,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	o := benchgen.Options{Seed: *seed, Files: *files}
 	var err error
-	if o.Size, err = inspect.ParseSize(*size); err != nil {
+	if o.Size, err = display.ParseSize(*size); err != nil {
 		return fail(stderr, 2, fmt.Errorf("-size: %w", err))
 	}
-	if o.BigLine, err = inspect.ParseSize(*bigLine); err != nil {
+	if o.BigLine, err = display.ParseSize(*bigLine); err != nil {
 		return fail(stderr, 2, fmt.Errorf("-bigline: %w", err))
 	}
 	if *stamp {

@@ -1,4 +1,4 @@
-package inspect
+package display
 
 import (
 	"fmt"
@@ -9,18 +9,19 @@ import (
 
 // sizeUnits are the units ParseSize accepts, matched without regard to
 // case: decimal ones as disk makers and `ls -h --si` count, binary ones as
-// `ls -h` does.
+// `ls -h` does; a bare letter is binary, as for `ls -h`, dd and sort -S.
 var sizeUnits = map[string]float64{
 	"": 1, "b": 1,
 	"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
 	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
+	"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40,
 }
 
 // ParseSize parses a size in bytes written for people: a number, possibly
-// with a fraction, and an optional unit: B, KB, MB, GB, TB (powers of 1000)
-// or KiB, MiB, GiB, TiB (powers of 1024), with or without a space and in
-// any case. "4096", "5MB", "512KiB" and "1.5 GB" are sizes; a bare "K" or
-// "M" is refused because it does not say which of the two it means.
+// with a fraction, and an optional unit: B, KB, MB, GB, TB (powers of 1000),
+// KiB, MiB, GiB, TiB or a bare K, M, G, T (powers of 1024), with or without
+// a space and in any case. "4096", "4k", "5MB", "512KiB" and "1.5 GB" are
+// sizes. Every size flag of the command line takes what it takes.
 func ParseSize(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	i := 0
@@ -29,12 +30,12 @@ func ParseSize(s string) (int64, error) {
 	}
 	f, err := strconv.ParseFloat(t[:i], 64)
 	if err != nil {
-		return 0, fmt.Errorf("size %q: want a number of bytes, such as 4096, 5MB or 512KiB", s)
+		return 0, fmt.Errorf("size %q: want a number of bytes, such as 4096, 4k, 5MB or 512KiB", s)
 	}
 	unit := strings.TrimSpace(t[i:])
 	mult, ok := sizeUnits[strings.ToLower(unit)]
 	if !ok {
-		return 0, fmt.Errorf("size %q: unknown unit %q (want B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)", s, unit)
+		return 0, fmt.Errorf("size %q: unknown unit %q (want B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, or K, M, G, T for KiB to TiB)", s, unit)
 	}
 	n := math.Round(f * mult)
 	if n >= math.MaxInt64 {

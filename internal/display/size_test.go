@@ -1,11 +1,11 @@
-package inspect_test
+package display_test
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/transcript-tool/transcript-tool/inspect"
+	"github.com/transcript-tool/transcript-tool/internal/display"
 )
 
 func TestParseSize(t *testing.T) {
@@ -27,14 +27,18 @@ func TestParseSize(t *testing.T) {
 		{".5KB", 500},
 		{"2TiB", 2 << 40},
 		{" 1MB ", 1_000_000},
+		{"4k", 4096},
+		{"4K", 4096},
+		{"5M", 5 << 20},
+		{"1g", 1 << 30},
 	} {
-		got, err := inspect.ParseSize(tc.in)
+		got, err := display.ParseSize(tc.in)
 		if assert.NoError(t, err, tc.in) {
 			assert.Equal(t, tc.want, got, tc.in)
 		}
 	}
-	for _, in := range []string{"", "MB", "5M", "5K", "5 megabytes", "-1", "1e3", "1.2.3KB", "0x10", "9999999TB"} {
-		_, err := inspect.ParseSize(in)
+	for _, in := range []string{"", "MB", "k", "5kk", "5 megabytes", "-1", "1e3", "1.2.3KB", "0x10", "9999999TB"} {
+		_, err := display.ParseSize(in)
 		assert.Error(t, err, in)
 	}
 }
