@@ -7,7 +7,7 @@ FUZZTIME    ?= 30s
 .PHONY: build test soak lint bench gobench fuzz demo memcheck memcheck-s3 clean agents
 
 build:
-	$(GO) build -o $(BIN) ./cmd/transcript-tool
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/transcript-tool
 
 test:
 	$(GO) test -race -count=1 ./...

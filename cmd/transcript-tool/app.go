@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/schollz/progressbar/v3"
@@ -58,6 +59,22 @@ func (s streams) warnf(format string, args ...any) {
 	fmt.Fprintf(s.stderr, "transcript-tool: warning: "+format+"\n", args...)
 }
 
+// globalFlags returns the flags of every command, given before the
+// command or anywhere after it (see normalizeArgs). New flags for each
+// command line: parsing writes into them.
+func globalFlags() []cli.Flag {
+	return append([]cli.Flag{
+		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress bar on stderr: auto (only on a terminal), always or never",
+			Action: func(_ *cli.Context, mode string) error {
+				switch mode {
+				case "auto", "always", "never":
+					return nil
+				}
+				return usageErr("--progress must be auto, always or never, not %q", mode)
+			}},
+	}, profileFlags...)
+}
+
 // commands are the constructors of the commands, in the order of the
 // help text.
 var commands = []func(streams) *cli.Command{
@@ -79,19 +96,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	st := streams{stdin: stdin, stdout: urlWriter{stdout, rem}, stderr: urlWriter{stderr, rem}, remote: rem}
 	var stopProfiles func() error
 	app := &cli.App{
-		Name:            "transcript-tool",
-		Usage:           "shrink agent session transcripts into a content-addressed artifact store, and restore them exactly",
-		Writer:          stdout,
-		ErrWriter:       stderr,
-		Reader:          stdin,
-		HideHelpCommand: true,
-		ExitErrHandler:  func(*cli.Context, error) {},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return &exitError{code: exitUsage, err: err}
+		Name:           "transcript-tool",
+		Usage:          "shrink agent session transcripts into a content-addressed artifact store, and restore them exactly",
+		Writer:         stdout,
+		ErrWriter:      stderr,
+		Reader:         stdin,
+		Version:        version(),
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return usageError(err, c.App.Flags, "")
 		},
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress bar on stderr: auto (only on a terminal), always or never"},
-		}, profileFlags...),
+		Flags: globalFlags(),
 		Before: func(c *cli.Context) (err error) {
 			stopProfiles, err = startProfiles(c)
 			return err
@@ -99,28 +114,68 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		// Reached without a command or with an unknown one; urfave/cli
 		// would otherwise print the help and exit 0, or exit 3.
 		Action: func(c *cli.Context) error {
-			err := errors.New("no command given")
-			if c.NArg() > 0 {
-				err = fmt.Errorf("unknown command %q", c.Args().First())
+			hint := "usage: transcript-tool [global flags] COMMAND [flags] PATH...; transcript-tool help lists the commands"
+			if c.NArg() == 0 {
+				return &exitError{code: exitUsage, err: errors.New("no command given"), hint: hint}
 			}
-			return &exitError{code: exitUsage, err: err,
-				hint: "usage: transcript-tool [global flags] COMMAND [flags] PATH...; transcript-tool --help lists the commands"}
+			var names []string
+			for _, cmd := range c.App.Commands {
+				names = append(names, cmd.Names()...)
+			}
+			if s := closest(c.Args().First(), names); s != "" {
+				hint = fmt.Sprintf("did you mean %q?", s)
+			}
+			return &exitError{code: exitUsage, err: fmt.Errorf("unknown command %q", c.Args().First()), hint: hint}
 		},
 	}
 	for _, newCommand := range commands {
 		c := newCommand(st)
 		// urfave/cli consults only a command's own OnUsageError for its
 		// flags; without one it prints "Incorrect Usage" and the help.
-		c.OnUsageError = app.OnUsageError
+		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+			return usageError(err, append(c.Flags, app.Flags...), c.Name)
+		}
 		app.Commands = append(app.Commands, c)
 	}
-	err := app.RunContext(ctx, args)
+	args, err := normalizeArgs(app, args)
+	if err == nil {
+		err = app.RunContext(ctx, args)
+	}
 	if stopProfiles != nil {
 		if perr := stopProfiles(); err == nil {
 			err = perr
 		}
 	}
 	return exitCode(st, err)
+}
+
+// version returns the version of this build: the module's version for a
+// binary built by go install, else the commit it was built from (with
+// "+dirty" for uncommitted changes), as the Go toolchain records them.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := info.Main.Version
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if (v == "" || v == "(devel)") && rev != "" {
+		return "devel " + rev[:min(12, len(rev))] + dirty
+	}
+	if v == "" {
+		return "unknown"
+	}
+	return v
 }
 
 // exitCode reports err on stderr and maps it to an exit status.
