@@ -1,13 +1,19 @@
 package inspect
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"slices"
 	"sync"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/format"
+	"github.com/transcript-tool/transcript-tool/internal/canon"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/transcript"
@@ -35,10 +41,14 @@ type CheckOptions struct {
 	MaxLine int64
 	// MaxFile is the largest file allowed, in bytes on disk.
 	MaxFile int64
-	// Store, when set, is the store every reference of a migrated entry
-	// must restore from: each artifact present and hashing to its name, the
-	// rebuilt line hashing to the SHA-256 its marker records.
+	// Store is the store every reference of a migrated entry must restore
+	// from: each artifact present and hashing to its name, the rebuilt
+	// line hashing to the SHA-256 its marker records. "" is each
+	// transcript's own default store (session.StoreFor).
 	Store string
+	// NoReferences skips the check of references, which reads every
+	// artifact referred to.
+	NoReferences bool
 	// Format names the transcripts' format instead of detecting it per
 	// file.
 	Format string
@@ -100,6 +110,8 @@ type CheckTotals struct {
 	BrokenReferences    int   `json:"brokenReferences"`
 	Notes               int   `json:"notes"`
 	Unreadable          int   `json:"unreadable"`
+	// Stores are the stores references were checked against, sorted.
+	Stores []string `json:"stores"`
 }
 
 func (t *CheckTotals) add(f Finding) {
@@ -143,7 +155,7 @@ func Check(ctx context.Context, inputs []session.Input, opts CheckOptions, repor
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				err := checkFile(ctx, inputs[i].Path, opts, files[i])
+				err := checkFile(ctx, inputs[i], opts, files[i])
 				files[i].finish(err)
 			}
 		}()
@@ -173,7 +185,8 @@ func Check(ctx context.Context, inputs []session.Input, opts CheckOptions, repor
 		wg.Wait()
 	}()
 
-	var totals CheckTotals
+	totals := CheckTotals{Stores: []string{}}
+	stores := map[string]bool{}
 	for i, in := range inputs {
 		totals.Files++
 		before := totals.Violations
@@ -190,6 +203,10 @@ func Check(ctx context.Context, inputs []session.Input, opts CheckOptions, repor
 		}
 		totals.Lines += c.lines
 		totals.Bytes += c.bytes
+		if c.store != "" && !stores[c.store] {
+			stores[c.store] = true
+			totals.Stores = append(totals.Stores, c.store)
+		}
 		if err != nil && ctx.Err() != nil {
 			return totals, ctx.Err()
 		}
@@ -202,6 +219,7 @@ func Check(ctx context.Context, inputs []session.Input, opts CheckOptions, repor
 			totals.FilesWithViolations++
 		}
 	}
+	slices.Sort(totals.Stores)
 	return totals, nil
 }
 
@@ -216,6 +234,9 @@ type checked struct {
 	err  error
 
 	lines, bytes int64 // written by the worker only, read once done
+	// store is the store the file's references were checked against, ""
+	// when it had none; written by the worker only, read once done.
+	store string
 }
 
 // maxHeld is the most findings of a file held before its turn; its worker
@@ -276,7 +297,8 @@ func (c *checked) drain(emit func(Finding)) error {
 }
 
 // checkFile checks one transcript, passing its findings to c.
-func checkFile(ctx context.Context, path string, opts CheckOptions, c *checked) error {
+func checkFile(ctx context.Context, in session.Input, opts CheckOptions, c *checked) error {
+	path := in.Path
 	report := c.found
 	t, fm, err := open(path, opts.Format)
 	if err != nil {
@@ -287,14 +309,7 @@ func checkFile(ctx context.Context, path string, opts CheckOptions, c *checked) 
 		report(Finding{Kind: KindFile, File: path, Size: t.Size, Limit: opts.MaxFile,
 			Message: fmt.Sprintf("file of %d bytes; limit %d", t.Size, opts.MaxFile)})
 	}
-	var restore externalizer.Opener
-	if opts.Store != "" {
-		st, err := registry.Open(opts.Store)
-		if err != nil {
-			return err
-		}
-		restore = st.Opener(ctx)
-	}
+	refs := references{dir: session.StoreFor(cmp.Or(opts.Store, in.Store), path), off: opts.NoReferences}
 	var sites []format.Site
 	names := newToolNames()
 	threshold := opts.MaxInline
@@ -343,8 +358,9 @@ func checkFile(ctx context.Context, path string, opts CheckOptions, c *checked) 
 			}
 		}
 		// A skeleton is of a line without a marker: no reference to check.
-		if restore != nil && l.sk == nil {
-			if _, err := externalizer.RestoreTo(io.Discard, l.Text, start, restore); err != nil {
+		if l.sk == nil && !refs.off && externalizer.HasMarker(l.Text) {
+			c.store = refs.dir
+			if err := refs.check(ctx, l.Text, start); err != nil {
 				f := at
 				f.Kind, f.Message = KindReference, "reference does not restore: "+err.Error()
 				report(f)
@@ -356,6 +372,33 @@ func checkFile(ctx context.Context, path string, opts CheckOptions, c *checked) 
 		// Only now: a file that cannot be read is not of an unknown format.
 		report(Finding{Kind: KindNote, File: path, Message: "unknown transcript format: only the sizes of lines and of the file are checked"})
 	}
+	return err
+}
+
+// references checks the references of one transcript's migrated lines
+// against its store, opened at the first.
+type references struct {
+	dir     string
+	off     bool
+	restore externalizer.Opener
+	err     error // why the store cannot be read
+}
+
+// check restores one line into nothing, checking every artifact it names.
+func (r *references) check(ctx context.Context, text []byte, start int) error {
+	if r.restore == nil && r.err == nil {
+		if _, err := os.Stat(r.dir); errors.Is(err, fs.ErrNotExist) && !canon.IsURL(r.dir) {
+			r.err = fmt.Errorf("no artifact store at %s", r.dir)
+		} else if st, err := registry.Open(r.dir); err != nil {
+			r.err = err
+		} else {
+			r.restore = st.Opener(ctx)
+		}
+	}
+	if r.err != nil {
+		return r.err
+	}
+	_, err := externalizer.RestoreTo(io.Discard, text, start, r.restore)
 	return err
 }
 

@@ -123,8 +123,24 @@ func TestCheckBrokenReferences(t *testing.T) {
 	assert.Contains(t, messages, filepath.Base(objects[0])+": artifact not found")
 	assert.Contains(t, messages, "its bytes do not hash to its name")
 
+	assert.Equal(t, []string{store}, totals.Stores)
+
+	// Without a store named, each transcript's own store is the one.
+	again, totals := check(t, inspect.CheckOptions{MaxInline: threshold}, dir)
+	assert.Equal(t, found, again)
+	assert.Equal(t, []string{store}, totals.Stores)
+
+	found, totals = check(t, inspect.CheckOptions{MaxInline: threshold, NoReferences: true}, dir)
+	assert.Empty(t, found, "references not checked")
+	assert.Empty(t, totals.Stores)
+
+	// A transcript whose store is gone: each of its references is broken.
+	require.NoError(t, os.RemoveAll(store))
 	found, _ = check(t, inspect.CheckOptions{MaxInline: threshold}, dir)
-	assert.Empty(t, found, "references are checked only against a store")
+	require.Len(t, found, 4)
+	for _, f := range found {
+		assert.Equal(t, "reference does not restore: no artifact store at "+store, f.Message)
+	}
 }
 
 func TestCheckLineAndFileLimits(t *testing.T) {

@@ -26,7 +26,7 @@ func migrateCommand(st streams) *cli.Command {
 		Usage:     "move large inline payloads of transcripts into the artifact store",
 		ArgsUsage: "PATH...",
 		Flags: []cli.Flag{
-			storeFlag(),
+			newStoreFlag(),
 			storeAsFlag(),
 			thresholdFlag("externalize payloads of at least `SIZE` JSON bytes"),
 			&cli.StringFlag{Name: "out", Usage: "write migrated transcripts under `DIR`, mirroring relative paths, instead of in place"},

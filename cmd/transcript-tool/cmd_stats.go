@@ -29,7 +29,7 @@ func statsCommand(st streams) *cli.Command {
 			shardFlag(),
 			storeAsFlag(),
 			thresholdFlag("payloads are sites of at least `SIZE` JSON bytes, as for migrate"),
-			storeFlag(),
+			newStoreFlag(),
 			inputFormatFlag(),
 			formatAliasFlag(),
 			&cli.IntFlag{Name: "top", Value: inspect.DefaultTop, Usage: "list the `N` largest payloads"},

@@ -87,7 +87,7 @@ func storeGroups(ctx context.Context, st streams, paths []string, store string, 
 	if len(paths) == 0 {
 		store = storeHere(store)
 		if err := storeMissing(store); errors.Is(err, fs.ErrNotExist) {
-			return nil, &exitError{code: exitUsage, err: fmt.Errorf("no store at %s", store), hint: "name the store with --store DIR, or give the transcripts that use it"}
+			return nil, &exitError{code: exitUsage, err: fmt.Errorf("no artifact store at %s", store), hint: "name the store with --store DIR, or give the transcripts that use it"}
 		}
 		return []storeGroup{{store: store}}, nil
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"strings"
 
@@ -18,13 +20,33 @@ import (
 // The flags more than one command takes are made here, once, so that a
 // flag means the same and defaults the same way wherever it is given.
 
-// storeFlag returns the --store flag. Its default is one rule for every
-// command: the store of the session root of each transcript
-// (session.StoreFor), and for a command given no transcript, that of the
-// current folder (storeHere). A folder is given its one name as it is
-// parsed (package canon), so that a store is named alike however it is
-// spelled.
+// storeFlag returns the --store flag of a command that reads a store.
+// Its default is one rule for every command: the store of the session
+// root of each transcript (session.StoreFor), and for a command given no
+// transcript, that of the current folder (storeHere). A folder is given
+// its one name as it is parsed (package canon), so that a store is named
+// alike however it is spelled, and one that does not exist is a usage
+// error: a mistyped --store must not read as a store with nothing in it.
 func storeFlag() *cli.StringFlag {
+	f := newStoreFlag()
+	canonical := f.Action
+	f.Action = func(c *cli.Context, dir string) error {
+		if err := canonical(c, dir); err != nil {
+			return err
+		}
+		if err := storeMissing(c.String("store")); errors.Is(err, fs.ErrNotExist) {
+			return &exitError{code: exitUsage, err: fmt.Errorf("no artifact store at %s", c.String("store")),
+				hint: "is it the folder migrate wrote to? without --store, each transcript's own store is read"}
+		}
+		return nil
+	}
+	return f
+}
+
+// newStoreFlag is storeFlag for the commands that may name a store that
+// does not exist yet: migrate makes it, stats predicts what migrate would
+// write into it.
+func newStoreFlag() *cli.StringFlag {
 	return &cli.StringFlag{
 		Name:  "store",
 		Usage: "artifact store `DIR` (default: artifacts/ in the session root of each transcript, or of the current folder: see README)",
