@@ -121,20 +121,22 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 func printMigrateSummary(w io.Writer, s migrate.Summary) {
-	verb := "migrated"
+	verb, save := "migrated", "saved"
 	if s.DryRun {
-		verb = "would migrate"
+		verb, save = "would migrate", "would save"
 	}
 	fmt.Fprintf(w, "%s %d of %d files (%d unchanged, %d skipped, %d failed)\n", verb, s.Migrated, s.Files, s.Unchanged, s.Skipped, s.Failed)
-	fmt.Fprintf(w, "bytes: %s -> %s (%s, saved %s)\n", human(s.BytesBefore), human(s.BytesAfter), percent(s.BytesAfter, s.BytesBefore), human(s.BytesBefore-s.BytesAfter))
+	fmt.Fprintf(w, "bytes: %s -> %s, %s %s\n", human(s.BytesBefore), human(s.BytesAfter), save, saved(s.BytesBefore-s.BytesAfter, s.BytesBefore))
 	fmt.Fprintf(w, "artifacts: %d referenced, %d written, %d deduplicated\n", s.Artifacts, s.Written, s.Deduplicated)
 }
 
-func percent(a, b int64) string {
-	if b == 0 {
-		return "100.0%"
+// saved says how much of before a migration saves, in the one
+// vocabulary of every command: "8.4 MB (70.6%)".
+func saved(n, before int64) string {
+	if before == 0 {
+		return human(n)
 	}
-	return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
+	return human(n) + " (" + share(n, before) + ")"
 }
 
 // human formats a byte count with decimal units, a saving that is a loss

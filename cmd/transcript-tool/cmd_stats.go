@@ -107,8 +107,8 @@ func printStats(w io.Writer, r inspect.StatsReport) error {
 		return err
 	}
 	m := r.Migrate
-	fmt.Fprintf(w, "\nmigrate --threshold %d would save %s of %s (%s) in %d of %s",
-		r.Threshold, human(m.Saved), human(m.BytesBefore), share(m.Saved, m.BytesBefore), m.Files, display.Plural(r.Files, "file"))
+	fmt.Fprintf(w, "\nmigrate --threshold %d would save %s of %s in %d of %s",
+		r.Threshold, saved(m.Saved, m.BytesBefore), human(m.BytesBefore), m.Files, display.Plural(r.Files, "file"))
 	if m.Failed > 0 {
 		fmt.Fprintf(w, " (and fail on %d)", m.Failed)
 	}
