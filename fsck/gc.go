@@ -168,7 +168,11 @@ func GC(ctx context.Context, st *registry.Store, transcripts []string, opts GCOp
 		if err := st.Flush(ctx); err != nil {
 			return rep, err
 		}
-		n, err := compact(ctx, st, removed)
+		stale := func(registry.Record) bool { return false }
+		if opts.PruneMissing {
+			stale = cl.stale(st)
+		}
+		n, err := compact(ctx, st, removed, stale)
 		if err != nil {
 			return rep, fmt.Errorf("compact the registry: %w", err)
 		}
@@ -214,20 +218,22 @@ func remove(ctx context.Context, st *registry.Store, d store.Digest, opts GCOpti
 
 // compact drops from the registry the records of the objects removed and
 // of objects already missing, so that it keeps records of what the store
-// holds. The records of an artifact kept stay, whatever transcript they
-// name: they are all that says where it came from.
-func compact(ctx context.Context, st *registry.Store, removed []store.Digest) (int, error) {
+// holds, and the records stale says to drop. The other records of an
+// artifact kept stay, whatever transcript they name: they are all that
+// says where it came from.
+func compact(ctx context.Context, st *registry.Store, removed []store.Digest, stale func(registry.Record) bool) (int, error) {
 	deleted := map[store.Digest]bool{}
 	for _, d := range removed {
 		deleted[d] = true
 	}
+	named := func(r registry.Record) bool { return !stale(r) }
 	if _, locked := store.As[store.Locker](st.Backend()); !locked {
 		// No lock keeps writers out (object storage): a record appended
 		// after the objects were listed names an object the listing did
 		// not see. Only the records of what this collector removed go.
 		return st.Compact(func(r registry.Record) bool {
 			d, err := store.ParseDigest(r.Hash)
-			return err != nil || !deleted[d]
+			return err != nil || !deleted[d] && named(r)
 		})
 	}
 	present := map[store.Digest]bool{}
@@ -242,7 +248,7 @@ func compact(ctx context.Context, st *registry.Store, removed []store.Digest) (i
 		if err != nil {
 			return true // not a record of an artifact: Verify reports it
 		}
-		return present[d] && !deleted[d]
+		return present[d] && !deleted[d] && named(r)
 	})
 }
 
@@ -256,6 +262,8 @@ type claim struct {
 	// goneSource ("" for a record that names none).
 	gone       bool
 	goneSource string
+	// live says that a record names a transcript that exists.
+	live bool
 }
 
 // claims are the claims of every artifact the registry records, and where
@@ -274,6 +282,22 @@ type recordAt struct {
 }
 
 func (c *claims) of(d store.Digest) claim { return c.m[d] }
+
+// stale returns whether a record of st is one --prune-missing drops: it
+// names a transcript that no longer exists, and its artifact has a record
+// naming one that does. A deleted session leaves no record; an artifact
+// whose every record names a transcript that is gone (a moved tree's,
+// still referenced) keeps them, since they say where it came from.
+func (c *claims) stale(st *registry.Store) func(registry.Record) bool {
+	return func(r registry.Record) bool {
+		src := st.SourceOf(r)
+		if _, gone := c.goneAt[src]; !gone || src == "" {
+			return false
+		}
+		d, err := store.ParseDigest(r.Hash)
+		return err == nil && c.m[d].live
+	}
+}
 
 // readClaims reads the registry's claims on its artifacts. A record's
 // source is examined if it is among transcripts (by path as sourceOf
@@ -336,8 +360,10 @@ func readClaims(st *registry.Store, transcripts []string, sourceOf func(string) 
 		c.recorded = true
 		src := st.SourceOf(r)
 		switch statusOf(src) {
+		case examined:
+			c.live = true
 		case exists:
-			c.elsewhere = src
+			c.elsewhere, c.live = src, true
 		case missing:
 			c.gone, c.goneSource = true, src
 			at, ok := cl.goneAt[src]

@@ -258,7 +258,11 @@ func Narrative(s *Session, total int64, max int) string {
 		}
 		b.WriteString(display.Line(t.Name, 40) + " ×" + strconv.Itoa(t.Calls))
 	}
-	b.WriteString(". Artifacts: " + strconv.Itoa(len(s.Refs)) + ", " + display.Bytes(total) + ".")
+	b.WriteString(". Artifacts: " + strconv.Itoa(len(s.Refs)) + ", " + display.Bytes(total))
+	if s.SubagentRefs > 0 {
+		b.WriteString(" (" + strconv.Itoa(s.SubagentRefs) + " of them from its " + display.Plural(s.Subagents, "subagent") + ")")
+	}
+	b.WriteString(".")
 	facts := b.String()
 	if display.Len(facts) >= max {
 		return display.Cut(facts, max)

@@ -43,8 +43,32 @@ type Session struct {
 	// cleaned.
 	LastRequest string
 	// Refs are the distinct artifacts the entries' markers reference, the
-	// most recently referenced first.
+	// most recently referenced first; then those only its subagents'
+	// transcripts reference (see AddSubagent).
 	Refs []Ref
+	// Subagents is how many subagent transcripts were added, and
+	// SubagentRefs how many of Refs only they reference.
+	Subagents, SubagentRefs int
+}
+
+// AddSubagent adds the artifacts that the transcript of one of the
+// session's subagents references and the session does not, after the
+// session's own: a session's artifacts are those of its subagents too, as
+// the registry records them under the session's id.
+func (s *Session) AddSubagent(sub *Session) {
+	s.Subagents++
+	have := make(map[store.Digest]bool, len(s.Refs))
+	for _, r := range s.Refs {
+		have[r.ID] = true
+	}
+	for _, r := range sub.Refs {
+		if !have[r.ID] {
+			have[r.ID] = true
+			r.Line = 0 // not a line of the session's transcript
+			s.Refs = append(s.Refs, r)
+			s.SubagentRefs++
+		}
+	}
 }
 
 // ToolCount is the number of calls of one tool.

@@ -80,6 +80,25 @@ func Root(path string) string {
 	return dir
 }
 
+// Subagents returns the transcripts of the subagents of the session whose
+// transcript is at path, in name order: a Claude Code session's,
+// <project>/<session>/subagents/*.jsonl beside <project>/<session>.jsonl.
+// A transcript of any other kind has none.
+func Subagents(path string) []string {
+	dir := strings.TrimSuffix(strings.TrimSuffix(path, ".zst"), ".jsonl")
+	if dir == path || filepath.Base(filepath.Dir(path)) == "subagents" {
+		return nil
+	}
+	found, _ := filepath.Glob(filepath.Join(dir, "subagents", "*.jsonl"))
+	var subs []string
+	for _, f := range found {
+		if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() {
+			subs = append(subs, f)
+		}
+	}
+	return subs
+}
+
 // PathFor returns where the artifacts of store are shown to readers of
 // migrated transcripts, as migrate writes them into placeholders: the
 // object's absolute path, which an agent opens with its own read tool from

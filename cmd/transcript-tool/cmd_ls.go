@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/session"
 	storepkg "github.com/transcript-tool/transcript-tool/store"
 )
 
@@ -55,10 +58,63 @@ func lsCommand(st streams) *cli.Command {
 			if err != nil {
 				return err
 			}
+			if f.session != "" {
+				if f.session, err = lsSession(store, f.session); err != nil {
+					return err
+				}
+			}
 			holdMore()
 			return runLs(st, store, f, c.Bool("json"))
 		},
 	}
+}
+
+// errFound stops a walk of the registry that found what it looked for.
+var errFound = errors.New("found")
+
+// lsSession returns the session id that --session arg names, as show and
+// recall take a SESSION: a transcript's file (the id it records), a
+// session id, or the start of one that fits one session of the registry
+// only. Records of a session's subagents carry its id: they are listed
+// with it.
+func lsSession(store *registry.Store, arg string) (string, error) {
+	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
+		t, err := session.Open(arg, "")
+		if err != nil {
+			return "", fatal(err, "")
+		}
+		defer t.Close()
+		return t.Session, nil
+	}
+	nop := func(*registry.BadLineError) {}
+	err := store.RecordsMatching([]registry.Key{{Field: registry.FieldSession, Value: arg}}, func(r registry.Record, _ registry.Pos) error {
+		if r.Session == arg {
+			return errFound
+		}
+		return nil
+	}, nop)
+	if errors.Is(err, errFound) {
+		return arg, nil
+	}
+	ids := map[string]bool{}
+	if err := store.Records(func(r registry.Record) error {
+		if strings.HasPrefix(r.Session, arg) {
+			ids[r.Session] = true
+		}
+		return nil
+	}, nop); err != nil {
+		return "", fatal(fmt.Errorf("read registry: %w", err), "")
+	}
+	found := slices.Sorted(maps.Keys(ids))
+	switch len(found) {
+	case 0:
+		return "", &exitError{code: exitUsage, err: fmt.Errorf("no session %q in the registry of %s", arg, store.Dir()),
+			hint: "a session is named by its transcript, its id or the start of its id"}
+	case 1:
+		return found[0], nil
+	}
+	return "", &exitError{code: exitUsage, err: fmt.Errorf("%q names %d sessions:\n  %s", arg, len(found), strings.Join(found, "\n  ")),
+		hint: "give more of the id"}
 }
 
 type lsFilter struct {

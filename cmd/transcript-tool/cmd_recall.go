@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/recall"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
@@ -63,24 +64,22 @@ func recallCommand(st streams) *cli.Command {
 }
 
 func runRecall(ctx context.Context, st streams, path, storeDir, format string, opts recall.Options) error {
-	t, err := session.Open(path, "")
-	if err != nil {
-		return fatal(err, "")
-	}
-	defer t.Close()
-	if t.Format == "" {
-		return fatal(fmt.Errorf("%s: %w", path, session.ErrUnknownFormat), "recall reads pi, claude-code, codex and chat transcripts")
-	}
 	store, err := openStore(session.StoreFor(cmp.Or(storeDir, st.remote.store(path)), path))
 	if err != nil {
 		return err
 	}
-	s, err := recall.ScanLines(t.NewReader(), t.Format, store.Opener(ctx), skeletons(t))
+	s, err := scanSession(path, "", store.Opener(ctx))
 	if err != nil {
-		return fatal(fmt.Errorf("read %s: %w", path, err), "")
+		return fatal(err, "recall reads pi, claude-code, codex and chat transcripts")
 	}
-	s.ID = t.Session
 	s.Source = registry.SourcePath(path)
+	for _, sub := range session.Subagents(path) {
+		ss, err := scanSession(sub, "", store.Opener(ctx))
+		if err != nil {
+			return fatal(err, "")
+		}
+		s.AddSubagent(ss)
+	}
 	if err := storeMissing(store.Dir()); err != nil && len(s.Refs) > 0 {
 		st.warnf("no artifact store at %s: the %d artifacts of %s cannot be read", store.Dir(), len(s.Refs), path)
 	}
@@ -96,4 +95,23 @@ func runRecall(ctx context.Context, st streams, path, storeDir, format string, o
 	}
 	_, err = fmt.Fprint(st.stdout, sec.Text)
 	return err
+}
+
+// scanSession reads the transcript at path for recall, its session id
+// included.
+func scanSession(path, format string, open externalizer.Opener) (*recall.Session, error) {
+	t, err := session.Open(path, format)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	if t.Format == "" {
+		return nil, fmt.Errorf("%s: %w", path, session.ErrUnknownFormat)
+	}
+	s, err := recall.ScanLines(t.NewReader(), t.Format, open, skeletons(t))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	s.ID = t.Session
+	return s, nil
 }

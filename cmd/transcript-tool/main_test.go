@@ -39,18 +39,23 @@ func TestScript(t *testing.T) {
 	})
 }
 
-// cmdGensession writes a pi session: gensession FILE N [SIZE] writes N
-// tool results of SIZE (default 5000) bytes of text each.
+// cmdGensession writes a pi session: gensession FILE N [SIZE [ID]] writes
+// N tool results of SIZE (default 5000) bytes of text each, in a session
+// whose id is ID (default FILE).
 func cmdGensession(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 2 || len(args) > 3 {
-		ts.Fatalf("usage: gensession FILE N [SIZE]")
+	if neg || len(args) < 2 || len(args) > 4 {
+		ts.Fatalf("usage: gensession FILE N [SIZE [ID]]")
 	}
 	n := atoi(ts, args[1])
 	size := 5000
-	if len(args) == 3 {
+	if len(args) >= 3 {
 		size = atoi(ts, args[2])
 	}
-	ts.Check(os.WriteFile(ts.MkAbs(args[0]), testsession.Pi(args[0], n, size), 0o644))
+	id := args[0]
+	if len(args) == 4 {
+		id = args[3]
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), testsession.Pi(id, n, size), 0o644))
 }
 
 // cmdGenregistry adds to a store a segment of N synthetic records (see
