@@ -39,6 +39,21 @@ const (
 	FormRaw Form = "raw"
 )
 
+// Kind names, for people, what an artifact in form f holds: "text",
+// "image" (decoded base64, an image as a rule) or "JSON"; "" for a form
+// this version does not know.
+func (f Form) Kind() string {
+	switch f {
+	case FormJS, FormASCII, FormJSBare, FormASCIIBare:
+		return "text"
+	case FormBase64, FormBase64Bare:
+		return "image"
+	case FormRaw:
+		return "JSON"
+	}
+	return ""
+}
+
 // Media types of artifacts other than images.
 const (
 	MediaText = "text/plain; charset=utf-8"

@@ -363,3 +363,12 @@ func TestForeignMarkerRestoresAsItIs(t *testing.T) {
 		assert.ErrorIs(t, err, ErrBadMarker, line)
 	}
 }
+
+// TestFormKind: every form a marker may name says what it holds, the
+// bare forms as their quoted ones.
+func TestFormKind(t *testing.T) {
+	for f, want := range map[Form]string{FormJS: "text", FormJSBare: "text", FormASCII: "text", FormASCIIBare: "text",
+		FormBase64: "image", FormBase64Bare: "image", FormRaw: "JSON", "future": ""} {
+		assert.Equal(t, want, f.Kind(), f)
+	}
+}

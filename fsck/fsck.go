@@ -105,14 +105,17 @@ func (f Finding) String() string {
 
 // Report is the result of Verify over one store.
 type Report struct {
-	Store       string    `json:"store"`
-	Objects     int       `json:"objects"`
-	Bytes       int64     `json:"bytes"`
-	Records     int       `json:"records"`
-	Transcripts int       `json:"transcripts"`
-	References  int       `json:"references"`
-	Errors      int       `json:"errors"`
-	Findings    []Finding `json:"findings"`
+	Store       string `json:"store"`
+	Objects     int    `json:"objects"`
+	Bytes       int64  `json:"bytes"`
+	Records     int    `json:"records"`
+	Transcripts int    `json:"transcripts"`
+	References  int    `json:"references"`
+	Errors      int    `json:"errors"`
+	// Missing says the store does not exist (set by the caller, which
+	// knows where stores are).
+	Missing  bool      `json:"missing,omitempty"`
+	Findings []Finding `json:"findings"`
 }
 
 func (r *Report) add(f Finding) {
@@ -128,7 +131,7 @@ func (r *Report) add(f Finding) {
 // information. It returns an error only when it could not read something
 // it had to (the store's directories, a transcript file).
 func Verify(ctx context.Context, st *registry.Store, transcripts []string) (Report, error) {
-	rep := Report{Store: st.Dir()}
+	rep := Report{Store: st.Dir(), Findings: []Finding{}}
 	objects := map[store.Digest]string{}
 	err := st.Each(ctx, func(d store.Digest, fi store.FileInfo) error {
 		rep.Objects++

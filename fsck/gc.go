@@ -94,7 +94,8 @@ type GCReport struct {
 // Every transcript is read before anything is removed; one that cannot
 // be read, or whose references cannot be, stops GC with nothing removed.
 func GC(ctx context.Context, st *registry.Store, transcripts []string, opts GCOptions) (GCReport, error) {
-	rep := GCReport{Store: st.Dir(), Transcripts: len(transcripts), Removed: opts.Remove}
+	rep := GCReport{Store: st.Dir(), Transcripts: len(transcripts), Removed: opts.Remove,
+		ElsewhereIn: []string{}, GoneIn: []string{}, Collected: []Collected{}}
 	if opts.Remove {
 		lock, err := st.LockExclusive(ctx, func() {
 			if opts.Waiting != nil {
@@ -146,7 +147,10 @@ func GC(ctx context.Context, st *registry.Store, transcripts []string, opts GCOp
 	if err != nil {
 		return rep, err
 	}
-	rep.ElsewhereIn, rep.GoneIn = slices.Sorted(maps.Keys(elsewhere)), slices.Sorted(maps.Keys(gone))
+	rep.ElsewhereIn = slices.AppendSeq(rep.ElsewhereIn, maps.Keys(elsewhere))
+	rep.GoneIn = slices.AppendSeq(rep.GoneIn, maps.Keys(gone))
+	slices.Sort(rep.ElsewhereIn)
+	slices.Sort(rep.GoneIn)
 
 	var removed []store.Digest
 	for _, o := range doomed {

@@ -46,6 +46,8 @@ type StatsOptions struct {
 	Format string
 	// Top is how many of the largest payloads to list.
 	Top int
+	// Progress, when set, is told the size of each file once it is read.
+	Progress interface{ Add(n int64) }
 }
 
 // Counts are the sizes of a group of lines.
@@ -175,6 +177,9 @@ func Stats(ctx context.Context, inputs []session.Input, opts StatsOptions) (Stat
 		}
 		if err != nil {
 			s.rep.Findings = append(s.rep.Findings, Finding{Kind: KindUnreadable, File: in.Path, Message: err.Error()})
+		}
+		if opts.Progress != nil {
+			opts.Progress.Add(in.Size)
 		}
 	}
 	s.finish()
@@ -433,6 +438,12 @@ func (s *stats) finish() {
 	}
 	s.rep.EntryTypes = s.types.sorted(rank)
 	s.rep.Tools = s.tools.sorted(rank)
+	// Empty lists are [] in JSON, not null.
+	for _, g := range []*[]Group{&s.rep.Formats, &s.rep.EntryTypes, &s.rep.Tools} {
+		if *g == nil {
+			*g = []Group{}
+		}
+	}
 	if s.rep.Largest == nil {
 		s.rep.Largest = []Payload{}
 	}

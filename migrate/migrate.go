@@ -154,7 +154,7 @@ func Run(ctx context.Context, inputs []session.Input, opts Options) Summary {
 		st.Discard()
 		_ = st.Release() // the lock goes with the descriptor, whatever Close says
 	}
-	sum := Summary{DryRun: opts.DryRun}
+	sum := Summary{DryRun: opts.DryRun, Results: []FileResult{}}
 	for _, r := range results {
 		if r.Status == StatusFailed || r.Status == StatusSkipped {
 			// Left as it was: no savings and no artifacts to report,

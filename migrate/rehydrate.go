@@ -186,7 +186,7 @@ func Rehydrate(ctx context.Context, inputs []session.Input, opts RehydrateOption
 		res.Status = StatusRestored
 		return res
 	})
-	var sum Summary
+	sum := Summary{Results: []FileResult{}}
 	for _, r := range results {
 		sum.add(r)
 	}

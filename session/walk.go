@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -48,6 +49,10 @@ func Collect(paths []string) ([]Input, error) {
 	for _, arg := range paths {
 		fi, err := os.Stat(arg)
 		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = fmt.Errorf("%s: %w", arg, pe.Err) // not "stat ARG: ..."
+			}
 			return nil, err
 		}
 		root, err := canon.Path(arg)

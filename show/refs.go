@@ -41,15 +41,11 @@ func readRefs(root transcript.Value) []ref {
 	return refs
 }
 
-// kind names what an artifact in form f holds.
+// kind names what an artifact in form f holds; a form this version does
+// not know, by its name.
 func kind(f externalizer.Form) string {
-	switch f {
-	case externalizer.FormJS, externalizer.FormASCII:
-		return "text"
-	case externalizer.FormBase64:
-		return "image"
-	case externalizer.FormRaw:
-		return "JSON"
+	if k := f.Kind(); k != "" {
+		return k
 	}
 	return flatString(string(f), 20)
 }

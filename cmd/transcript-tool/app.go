@@ -64,7 +64,7 @@ func (s streams) warnf(format string, args ...any) {
 // command line: parsing writes into them.
 func globalFlags() []cli.Flag {
 	return append([]cli.Flag{
-		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress bar on stderr: auto (only on a terminal), always or never",
+		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress bar on stderr: `WHEN`: auto (only on a terminal), always or never",
 			Action: func(_ *cli.Context, mode string) error {
 				switch mode {
 				case "auto", "always", "never":
@@ -137,6 +137,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		app.Commands = append(app.Commands, c)
 	}
+	plainDefaults(app.Flags)
+	for _, c := range app.Commands {
+		plainDefaults(c.Flags)
+	}
 	args, err := normalizeArgs(app, args)
 	if err == nil {
 		err = app.RunContext(ctx, args)
@@ -147,6 +151,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	return exitCode(st, err)
+}
+
+// plainDefaults makes the help show defaults as people write them: none
+// for a boolean flag (it is off unless given), a string flag's unquoted.
+func plainDefaults(flags []cli.Flag) {
+	for _, f := range flags {
+		switch f := f.(type) {
+		case *cli.BoolFlag:
+			f.DisableDefaultText = true
+		case *cli.StringFlag:
+			if f.DefaultText == "" {
+				f.DefaultText = f.Value
+			}
+		}
+	}
 }
 
 // version returns the version of this build: the module's version for a
@@ -221,8 +240,7 @@ func newProgress(c *cli.Context, st streams, total int64, what string) (*progres
 	show := false
 	switch mode {
 	case "auto":
-		f, ok := raw(st.stderr).(*os.File)
-		show = ok && term.IsTerminal(int(f.Fd()))
+		show = isTerminal(st.stderr)
 	case "always":
 		show = true
 	case "never":
@@ -238,8 +256,32 @@ func newProgress(c *cli.Context, st streams, total int64, what string) (*progres
 		progressbar.OptionShowBytes(true),
 		progressbar.OptionThrottle(100_000_000),
 		progressbar.OptionClearOnFinish(),
+		// Drawn empty at once, the bar's first frame with bytes comes a
+		// throttle's time later: drawn on the first Add, it showed a rate
+		// of that Add over microseconds ("420 GB/s").
+		progressbar.OptionSetRenderBlankState(true),
 	)
 	return &progressBar{bar: bar}, nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := raw(w).(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// terminalWidth returns the width in columns of the terminal w is, or 0
+// when it is none.
+func terminalWidth(w io.Writer) int {
+	f, ok := raw(w).(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return width
 }
 
 // requireArgs checks that a command got at least one PATH.

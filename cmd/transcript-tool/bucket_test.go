@@ -163,14 +163,14 @@ func TestS3TranscriptsDefaultStore(t *testing.T) {
 
 	again := runCLI(t, "migrate", "s3://"+bkt+"/s/")
 	require.Equal(t, exitOK, again.code, again.stderr)
-	assert.Contains(t, again.stdout, "migrated 0 of 1 files", "the store's keys are no transcripts")
+	assert.Contains(t, again.stdout, "migrated 0 of 1 file", "the store's keys are no transcripts")
 	rh := runCLI(t, "rehydrate", "s3://"+bkt+"/s/claude-session.jsonl")
 	require.Equal(t, exitOK, rh.code, rh.stderr)
 	assert.Equal(t, string(orig), rh.stdout)
 
 	in := runCLI(t, "rehydrate", "--in-place", "s3://"+bkt+"/s/")
 	require.Equal(t, exitOK, in.code, in.stderr)
-	assert.Contains(t, in.stdout, "restored 1 of 1 files")
+	assert.Contains(t, in.stdout, "restored 1 of 1 file")
 	assert.Equal(t, string(orig), string(objs.get("s/claude-session.jsonl")), "rehydrate --in-place puts the original back")
 }
 

@@ -37,7 +37,7 @@ func catCommand(st streams) *cli.Command {
 		Flags: []cli.Flag{
 			storeFlag(),
 			&cli.Int64Flag{Name: "offset", Usage: "start at character (text) or byte `N`"},
-			&cli.Int64Flag{Name: "limit", Usage: "print at most `N` characters (text) or bytes (0: all)"},
+			&cli.Int64Flag{Name: "limit", Usage: "print at most `N` characters (text) or bytes; 0: all", DefaultText: "all"},
 			&cli.BoolFlag{Name: "raw", Usage: "print the stored bytes as they are; --offset and --limit count bytes"},
 		},
 		Action: func(c *cli.Context) error {
@@ -56,9 +56,20 @@ func catCommand(st streams) *cli.Command {
 			if err != nil {
 				return err
 			}
+			if binary(rec.Media) && isTerminal(st.stdout) {
+				return &exitError{code: exitUsage, err: fmt.Errorf("%s is %s, not text: it is not written to a terminal", d, rec.Media),
+					hint: "redirect it to a file: transcript-tool cat " + c.Args().First() + " > FILE"}
+			}
 			return printArtifact(c.Context, st.stdout, store, d, rec, c.Bool("raw"), offset, limit)
 		},
 	}
+}
+
+// binary reports whether an artifact of media type media is not text: an
+// image, an archive, bytes of no known type.
+func binary(media string) bool {
+	m, _, _ := strings.Cut(media, ";")
+	return m != "" && !strings.HasPrefix(m, "text/") && m != externalizer.MediaJSON
 }
 
 // resolveArtifact finds the artifact id names: by hash or hash prefix,

@@ -44,7 +44,7 @@ func checkCommand(st streams) *cli.Command {
 			&cli.BoolFlag{Name: "no-references", Usage: "do not check references (which reads every artifact referred to): only sizes"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text, json or github"},
 			inputFormatFlag(),
-			jobsFlag("files checked in parallel (default: all cores); the report is the same"),
+			jobsFlag("`N` files checked in parallel; the report is the same"),
 		},
 		Action: func(c *cli.Context) error {
 			paths, err := requirePaths(c)

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/fsck"
+	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
 )
 
@@ -26,7 +27,7 @@ func gcCommand(st streams) *cli.Command {
 		Flags: []cli.Flag{
 			storeFlag(),
 			&cli.BoolFlag{Name: "yes", Usage: "delete; without it nothing is deleted"},
-			&cli.DurationFlag{Name: "grace", Value: fsck.DefaultGrace, Usage: "keep artifacts younger than this (at least " + fsck.MinGrace.String() + " unless --force)"},
+			&cli.DurationFlag{Name: "grace", Value: fsck.DefaultGrace, Usage: "keep artifacts younger than `DURATION` (at least " + fsck.MinGrace.String() + " unless --force)"},
 			&cli.BoolFlag{Name: "force", Usage: "accept a --grace shorter than " + fsck.MinGrace.String()},
 			&cli.BoolFlag{Name: "prune-missing", Usage: "also delete the artifacts of transcripts that no longer exist, and those no record names:\n" +
 				"only when every transcript that still uses the store is given or found where the registry says"},
@@ -95,10 +96,10 @@ func printGC(st streams, rep fsck.GCReport) {
 		fmt.Fprintf(st.stdout, "kept artifacts of %s, which no longer exists (--prune-missing deletes them)\n", p)
 	}
 	if rep.Unrecorded > 0 {
-		fmt.Fprintf(st.stdout, "kept %d artifacts that the registry has no record of (--prune-missing deletes them)\n", rep.Unrecorded)
+		fmt.Fprintf(st.stdout, "kept %s that the registry has no record of (--prune-missing deletes them)\n", display.Plural(rep.Unrecorded, "artifact"))
 	}
-	fmt.Fprintf(st.stdout, "%s: %s %d of %d artifacts (%s); kept %d referenced, %d younger than the grace period\n",
-		rep.Store, verb, len(rep.Collected), rep.Objects, human(rep.Bytes), rep.Referenced, rep.Young)
+	fmt.Fprintf(st.stdout, "%s: %s %d of %s (%s); kept %d referenced, %d younger than the grace period\n",
+		rep.Store, verb, len(rep.Collected), display.Plural(rep.Objects, "artifact"), human(rep.Bytes), rep.Referenced, rep.Young)
 	if !rep.Removed && len(rep.Collected) > 0 {
 		fmt.Fprintln(st.stdout, "run again with --yes to delete them")
 	}

@@ -174,7 +174,7 @@ func runLs(st streams, store *registry.Store, f lsFilter, asJSON bool) error {
 	if asJSON {
 		err = writeRowsJSON(st.stdout, l, store)
 	} else {
-		err = printLs(st.stdout, l, sourceBase(store))
+		err = printLs(st.stdout, l, sourceBase(store), terminalWidth(st.stdout))
 	}
 	if err != nil {
 		return err
@@ -388,7 +388,9 @@ func sourceBase(store *registry.Store) string {
 // printLs writes the rows of l as a table: columns as wide as their
 // widest cell in code points, two spaces apart, the last one not padded
 // (what text/tabwriter makes of them, without its copy of every cell).
-func printLs(w io.Writer, l *listing, base string) error {
+// On a terminal of columns columns (0: none) the columns are narrower and
+// a row is cut to fit; --json has every value whole.
+func printLs(w io.Writer, l *listing, base string, columns int) error {
 	if len(l.arts) == 0 {
 		return nil
 	}
@@ -405,21 +407,25 @@ func printLs(w io.Writer, l *listing, base string) error {
 		}
 		return s
 	}
-	media := func(s string) string { m, _, _ := strings.Cut(s, ";"); return cell(m, 40) }
-	tool := func(s string) string { return cell(s, 32) }
-	session := func(s string) string { return cell(s, 40) }
+	wide := [cols]int{display.IDLen, 10, 40, 32, 40, 80, 6, 80}
+	if columns > 0 {
+		wide = [cols]int{display.IDLen, 10, 24, 16, 13, 32, 6, 80}
+	}
+	media := func(s string) string { m, _, _ := strings.Cut(s, ";"); return cell(m, wide[2]) }
+	tool := func(s string) string { return cell(s, wide[3]) }
+	session := func(s string) string { return cell(s, wide[4]) }
 	source := func(s string) string {
 		if rel, err := filepath.Rel(base, s); base != "" && err == nil && filepath.IsAbs(s) && !strings.HasPrefix(rel, "..") {
 			s = rel
 		}
-		return cell(s, 80)
+		return cell(s, wide[5])
 	}
 	var id [2 * len(storepkg.Digest{})]byte
 	cells := func(a *artifact) [cols]string {
 		hex.Encode(id[:], a.digest[:])
 		return [cols]string{string(id[:display.IDLen]), human(a.size), shared(cMedia, a.shared[cMedia], media),
 			shared(cTool, a.shared[cTool], tool), shared(cSession, a.shared[cSession], session),
-			shared(cSource, a.shared[cSource], source), strconv.Itoa(int(a.refs)), cell(l.str(a.summary), 80)}
+			shared(cSource, a.shared[cSource], source), strconv.Itoa(int(a.refs)), cell(l.str(a.summary), wide[7])}
 	}
 	var width [cols]int
 	measure := func(c [cols]string) {
@@ -431,17 +437,33 @@ func printLs(w io.Writer, l *listing, base string) error {
 	for i := range l.arts {
 		measure(cells(&l.arts[i]))
 	}
+	if columns > 0 {
+		// The source and the summary share what the other columns leave
+		// of the line, the source at most half of it.
+		used := 0
+		for i, n := range width[:cols-1] {
+			if i != 5 {
+				used += n + 2
+			}
+		}
+		room := max(columns-used-2, 16)
+		width[5] = min(width[5], room/2)
+		wide[5], wide[7] = width[5], room-width[5]
+	}
 	bw := bufio.NewWriterSize(w, 256<<10)
 	var line []byte
 	put := func(c [cols]string) error {
 		line = line[:0]
 		for i, s := range c[:cols-1] {
+			if display.Len(s) > width[i] {
+				s = display.Line(s, width[i])
+			}
 			line = append(line, s...)
 			for n := display.Len(s); n < width[i]+2; n++ {
 				line = append(line, ' ')
 			}
 		}
-		line = append(append(line, c[cols-1]...), '\n')
+		line = append(append(line, display.Line(c[cols-1], wide[7])...), '\n')
 		_, err := bw.Write(line)
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -34,7 +35,7 @@ func migrateCommand(st streams) *cli.Command {
 			&cli.BoolFlag{Name: "backup", Usage: "keep each original as FILE.bak"},
 			inputFormatFlag(),
 			formatAliasFlag(),
-			jobsFlag("files processed in parallel (default: all cores)"),
+			jobsFlag("`N` files processed in parallel"),
 			shardFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 		},
@@ -125,7 +126,7 @@ func printMigrateSummary(w io.Writer, s migrate.Summary) {
 	if s.DryRun {
 		verb, save = "would migrate", "would save"
 	}
-	fmt.Fprintf(w, "%s %d of %d files (%d unchanged, %d skipped, %d failed)\n", verb, s.Migrated, s.Files, s.Unchanged, s.Skipped, s.Failed)
+	fmt.Fprintf(w, "%s %d of %s (%d unchanged, %d skipped, %d failed)\n", verb, s.Migrated, display.Plural(s.Files, "file"), s.Unchanged, s.Skipped, s.Failed)
 	fmt.Fprintf(w, "bytes: %s -> %s, %s %s\n", human(s.BytesBefore), human(s.BytesAfter), save, saved(s.BytesBefore-s.BytesAfter, s.BytesBefore))
 	fmt.Fprintf(w, "artifacts: %d referenced, %d written, %d deduplicated\n", s.Artifacts, s.Written, s.Deduplicated)
 }
@@ -173,6 +174,9 @@ func collect(ctx context.Context, st streams, paths []string, out *string, shard
 			return nil, collectErr(err)
 		}
 		inputs = append(in, inputs...)
+	}
+	if len(inputs) == 0 {
+		st.warnf("no transcript in %s (files *.jsonl and *.jsonl.zst; stores, hidden and temporary files are skipped)", strings.Join(paths, ", "))
 	}
 	inputs = session.TakeShard(inputs, shard)
 	if err := st.remote.fetch(ctx, inputs); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/recall"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
@@ -81,7 +82,7 @@ func runRecall(ctx context.Context, st streams, path, storeDir, format string, o
 		s.AddSubagent(ss)
 	}
 	if err := storeMissing(store.Dir()); err != nil && len(s.Refs) > 0 {
-		st.warnf("no artifact store at %s: the %d artifacts of %s cannot be read", store.Dir(), len(s.Refs), path)
+		st.warnf("no artifact store at %s: the %s of %s cannot be read", store.Dir(), display.Plural(len(s.Refs), "artifact"), path)
 	}
 	sec, err := recall.Build(s, store, opts, func(e *registry.BadLineError) { st.warnf("%v", e) })
 	if err != nil {

@@ -7,8 +7,40 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/migrate"
 )
+
+// rehydrateReport is rehydrate's summary as JSON: what it restored, not
+// what migrate would count.
+type rehydrateReport struct {
+	Files       int               `json:"files"`
+	Restored    int               `json:"restored"`
+	Failed      int               `json:"failed"`
+	BytesBefore int64             `json:"bytesBefore"`
+	BytesAfter  int64             `json:"bytesAfter"`
+	Results     []rehydrateResult `json:"results"`
+}
+
+// rehydrateResult is one file of a rehydrateReport.
+type rehydrateResult struct {
+	Path        string `json:"path"`
+	Dest        string `json:"dest,omitempty"`
+	Status      string `json:"status"`
+	BytesBefore int64  `json:"bytesBefore"`
+	BytesAfter  int64  `json:"bytesAfter"`
+	Error       string `json:"error,omitempty"`
+}
+
+func rehydrateReportOf(sum migrate.Summary) rehydrateReport {
+	r := rehydrateReport{Files: sum.Files, Restored: sum.Migrated, Failed: sum.Failed,
+		BytesBefore: sum.BytesBefore, BytesAfter: sum.BytesAfter, Results: []rehydrateResult{}}
+	for _, f := range sum.Results {
+		r.Results = append(r.Results, rehydrateResult{Path: f.Path, Dest: f.Dest, Status: string(f.Status),
+			BytesBefore: f.BytesBefore, BytesAfter: f.BytesAfter, Error: f.Message})
+	}
+	return r
+}
 
 func rehydrateCommand(st streams) *cli.Command {
 	return &cli.Command{
@@ -23,7 +55,7 @@ func rehydrateCommand(st streams) *cli.Command {
 			storeFlag(),
 			&cli.StringFlag{Name: "out", Usage: "write restored transcripts under `DIR`, mirroring relative paths"},
 			&cli.BoolFlag{Name: "in-place", Usage: "replace each migrated transcript by its original"},
-			jobsFlag("files processed in parallel (default: all cores)"),
+			jobsFlag("`N` files processed in parallel"),
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON (with --out or --in-place)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -69,11 +101,11 @@ func rehydrateCommand(st streams) *cli.Command {
 			bar.finish()
 			reportFiles(st, sum)
 			if c.Bool("json") {
-				if err := writeJSON(st.stdout, sum); err != nil {
+				if err := writeJSON(st.stdout, rehydrateReportOf(sum)); err != nil {
 					return err
 				}
 			} else {
-				fmt.Fprintf(st.stdout, "restored %d of %d files (%d failed)\n", sum.Migrated, sum.Files, sum.Failed)
+				fmt.Fprintf(st.stdout, "restored %d of %s (%d failed)\n", sum.Migrated, display.Plural(sum.Files, "file"), sum.Failed)
 				fmt.Fprintf(st.stdout, "bytes: %s -> %s\n", human(sum.BytesBefore), human(sum.BytesAfter))
 			}
 			if sum.Failed > 0 {

@@ -39,7 +39,7 @@ func showCommand(st streams) *cli.Command {
 			storeFlag(),
 			&cli.BoolFlag{Name: "rehydrate", Usage: "show migrated payloads from the store instead of their references"},
 			&cli.BoolFlag{Name: "full", Usage: "show texts whole: thinking, tool arguments and results too"},
-			&cli.StringFlag{Name: "color", Value: "auto", Usage: "colours: auto (on a terminal, unless NO_COLOR is set), always or never"},
+			&cli.StringFlag{Name: "color", Value: "auto", Usage: "colours: `WHEN`: auto (on a terminal, unless NO_COLOR is set), always or never"},
 			inputFormatFlag(),
 			formatAliasFlag(),
 		},

@@ -48,7 +48,13 @@ func statsCommand(st streams) *cli.Command {
 			if err != nil {
 				return err
 			}
+			bar, err := newProgress(c, st, totalSize(inputs), "stats")
+			if err != nil {
+				return err
+			}
+			opts.Progress = bar
 			rep, err := inspect.Stats(c.Context, inputs, opts)
+			bar.finish()
 			if err != nil {
 				return fatal(err, "")
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/fsck"
+	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
 )
@@ -38,8 +39,8 @@ func verifyCommand(st streams) *cli.Command {
 			if err != nil {
 				return err
 			}
-			var reports []fsck.Report
-			errs := 0
+			reports := []fsck.Report{}
+			var total fsck.Report
 			for _, g := range groups {
 				store, err := openStore(g.store)
 				if err != nil {
@@ -49,8 +50,17 @@ func verifyCommand(st streams) *cli.Command {
 				if err != nil {
 					return fatal(err, "")
 				}
+				if storeMissing(g.store) != nil && rep.References == 0 {
+					continue // transcripts never migrated: no store to check
+				}
+				rep.Missing = storeMissing(g.store) != nil
 				reports = append(reports, rep)
-				errs += rep.Errors
+				total.Objects += rep.Objects
+				total.Bytes += rep.Bytes
+				total.Records += rep.Records
+				total.Transcripts += rep.Transcripts
+				total.References += rep.References
+				total.Errors += rep.Errors
 			}
 			if c.Bool("json") {
 				if err := writeJSON(st.stdout, reports); err != nil {
@@ -61,16 +71,28 @@ func verifyCommand(st streams) *cli.Command {
 					for _, f := range rep.Findings {
 						fmt.Fprintln(st.stdout, f)
 					}
-					fmt.Fprintf(st.stdout, "%s: %d artifacts (%s), %d registry records, %d transcripts referring to %d artifacts: %d errors\n",
-						rep.Store, rep.Objects, human(rep.Bytes), rep.Records, rep.Transcripts, rep.References, rep.Errors)
+					fmt.Fprintln(st.stdout, verifyLine(rep.Store, rep))
+				}
+				if len(reports) > 1 {
+					fmt.Fprintln(st.stdout, verifyLine("total of "+display.Plural(len(reports), "store"), total))
 				}
 			}
-			if errs > 0 {
+			if total.Errors > 0 {
 				return problems
 			}
 			return nil
 		},
 	}
+}
+
+// verifyLine says in one line what verify found of one store, or of all.
+func verifyLine(name string, rep fsck.Report) string {
+	what := display.Plural(rep.Objects, "artifact") + " (" + human(rep.Bytes) + "), " + display.Plural(rep.Records, "registry record")
+	if rep.Missing {
+		what = "no artifact store there"
+	}
+	return fmt.Sprintf("%s: %s, %s referring to %s: %s", name, what,
+		display.Plural(rep.Transcripts, "transcript"), display.Plural(rep.References, "artifact"), display.Plural(rep.Errors, "error"))
 }
 
 // storeGroup is a store and the transcripts to check against it.

@@ -102,7 +102,7 @@ func TestCorruptArtifact(t *testing.T) {
 			r = runCLI(t, "rehydrate", "--out", out, path)
 			assert.Equal(t, exitProblems, r.code)
 			assert.Regexp(t, `transcript-tool: error: .*`+at, r.stderr)
-			assert.Contains(t, r.stdout, "restored 0 of 1 files (1 failed)")
+			assert.Contains(t, r.stdout, "restored 0 of 1 file (1 failed)")
 			entries, _ := os.ReadDir(out)
 			assert.Empty(t, entries, "rehydrate --out left a file behind")
 

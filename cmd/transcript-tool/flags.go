@@ -95,7 +95,7 @@ func shardOf(c *cli.Context) registry.Shard {
 // it, for the paths migrate writes into placeholders. A new flag for each
 // command line: parsing writes into the flag.
 func storeAsFlag() *cli.StringFlag {
-	return &cli.StringFlag{Name: "store-as", Usage: "the store's location as the agents that read the transcripts will see it (a container mount, another machine), written into placeholders' paths (default: the store's absolute path)"}
+	return &cli.StringFlag{Name: "store-as", Usage: "the store's location `DIR` as the agents that read the transcripts will see it (a container mount, another machine), written into placeholders' paths", DefaultText: "the store's absolute path"}
 }
 
 // inputFormatFlag returns --input-format, the transcripts' format where
@@ -181,9 +181,10 @@ func sizeOf(c *cli.Context, name string) int64 {
 // every core.
 func jobsFlag(usage string) *cli.IntFlag {
 	return &cli.IntFlag{
-		Name:    "jobs",
-		Aliases: []string{"j"},
-		Usage:   usage,
+		Name:        "jobs",
+		Aliases:     []string{"j"},
+		Usage:       usage,
+		DefaultText: "all cores",
 		Action: func(_ *cli.Context, n int) error {
 			if n < 0 {
 				return usageErr("--jobs must not be negative")

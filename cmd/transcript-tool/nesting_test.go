@@ -83,7 +83,7 @@ func TestDeepNesting(t *testing.T) {
 
 	r = runCLI(t, "migrate", path)
 	require.Equal(t, exitOK, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "migrated 1 of 1 files")
+	assert.Contains(t, r.stdout, "migrated 1 of 1 file")
 	migrated := readFile(t, path)
 	assert.Less(t, len(migrated), len(orig), "the ordinary results were externalized")
 	migratedLines := bytes.SplitAfter(migrated, []byte("\n"))
@@ -120,5 +120,5 @@ func TestDeepNesting(t *testing.T) {
 	r = runCLI(t, "rehydrate", "--in-place", path)
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.True(t, bytes.Equal(orig, readFile(t, path)), "rehydrate --in-place restored other bytes")
-	assert.Contains(t, r.stdout, "restored 1 of 1 files")
+	assert.Contains(t, r.stdout, "restored 1 of 1 file")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -105,8 +106,11 @@ func findSession(ctx context.Context, st streams, arg string, paths []string) (s
 // where the likely mistake is known.
 func collectErr(err error) error {
 	var in *session.InStoreError
-	if errors.As(err, &in) {
+	switch {
+	case errors.As(err, &in):
 		return fatal(err, "name the transcripts, or the folders that hold them; a store is named with --store")
+	case errors.Is(err, fs.ErrNotExist):
+		return fatal(err, "without a PATH, migrate, stats and check list the agents' session folders on this machine")
 	}
 	return fatal(err, "")
 }
