@@ -95,8 +95,10 @@ type GCReport struct {
 // be read, or whose references cannot be, stops GC with nothing removed.
 func GC(ctx context.Context, st *registry.Store, transcripts []string, opts GCOptions) (GCReport, error) {
 	rep := GCReport{Store: st.Dir(), Transcripts: len(transcripts), Removed: opts.Remove}
+	var lock store.Lock
 	if opts.Remove {
-		lock, err := st.LockExclusive(ctx, func() {
+		var err error
+		lock, err = st.LockExclusive(ctx, func() {
 			if opts.Waiting != nil {
 				opts.Waiting(st.Dir())
 			}
@@ -151,6 +153,11 @@ func GC(ctx context.Context, st *registry.Store, transcripts []string, opts GCOp
 	var removed []store.Digest
 	for _, o := range doomed {
 		if opts.Remove {
+			// A lease not renewed in time may be taken as expired by a
+			// writer, which may then deduplicate onto what is left.
+			if err := lock.Held(); err != nil {
+				return rep, err
+			}
 			ok, err := remove(ctx, st, o.d, opts)
 			if err != nil {
 				return rep, err
@@ -166,6 +173,9 @@ func GC(ctx context.Context, st *registry.Store, transcripts []string, opts GCOp
 	}
 	if opts.Remove {
 		if err := st.Flush(ctx); err != nil {
+			return rep, err
+		}
+		if err := lock.Held(); err != nil {
 			return rep, err
 		}
 		n, err := compact(ctx, st, removed)
@@ -190,7 +200,9 @@ func young(fi store.FileInfo, opts GCOptions) bool {
 
 // remove deletes a doomed object unless it has been touched since the
 // scan, by a writer that does not take the store's lock: the look just
-// before the deletion narrows that race from the whole scan to an instant.
+// before the deletion narrows that race from the whole scan to an
+// instant, and a backend that deletes on condition (S3's
+// If-Match-Last-Modified-Time, where the server honours it) closes it.
 // It reports whether it deleted the object; one gone already counts as
 // deleted.
 func remove(ctx context.Context, st *registry.Store, d store.Digest, opts GCOptions) (bool, error) {
@@ -201,15 +213,13 @@ func remove(ctx context.Context, st *registry.Store, d store.Digest, opts GCOpti
 	case errors.Is(err, store.ErrNotFile):
 		// Not an object at all: removing it is what a collector of
 		// unreferenced objects does with it.
+		return true, st.Remove(ctx, d)
 	case err != nil:
 		return false, err
 	case young(fi, opts):
 		return false, nil
 	}
-	if err := st.Remove(ctx, d); err != nil {
-		return false, err
-	}
-	return true, nil
+	return st.RemoveUnchanged(ctx, d, fi)
 }
 
 // compact drops from the registry the records of the objects removed and
@@ -222,9 +232,9 @@ func compact(ctx context.Context, st *registry.Store, removed []store.Digest) (i
 		deleted[d] = true
 	}
 	if _, locked := store.As[store.Locker](st.Backend()); !locked {
-		// No lock keeps writers out (object storage): a record appended
-		// after the objects were listed names an object the listing did
-		// not see. Only the records of what this collector removed go.
+		// No lock keeps writers out: a record appended after the objects
+		// were listed names an object the listing did not see. Only the
+		// records of what this collector removed go.
 		return st.Compact(func(r registry.Record) bool {
 			d, err := store.ParseDigest(r.Hash)
 			return err != nil || !deleted[d]
