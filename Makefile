@@ -28,8 +28,8 @@ agents:
 # The long fault-injection and crash runs: every errno at every file
 # operation, crash sweeps of more trees, and 500 SIGKILLs at random times
 # of larger runs (TT_SOAK_SEED=N repeats one); and 5000 rounds of each gc
-# scenario of fsck (gc racing migrate, a moved tree). Prints the figures,
-# the whole log on failure.
+# scenario of fsck (gc racing migrate, a moved tree) on a local store, 500
+# through each S3 server. Prints the figures, the whole log on failure.
 soak:
 	@log=$$(mktemp) && trap 'rm -f "$$log"' EXIT && \
 	TT_SOAK=1 $(GO) test -race -count=1 -timeout 60m -run 'Fault|Crash|Soak|^TestGC' -v ./migrate ./fsck >"$$log" 2>&1; st=$$?; \

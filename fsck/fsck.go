@@ -40,21 +40,27 @@
 //     So either GC ends before the writer looks for an object, and the
 //     writer finds deleted objects missing and writes them again; or it
 //     starts after the writer's transcript is in place, and reads its
-//     references. Nothing in between is possible. The lock is flock(2),
-//     per open file, so it also orders goroutines of one process; it is
-//     held by the kernel, so a writer killed with SIGKILL releases it.
+//     references. Nothing in between is possible. A local store's lock
+//     is flock(2), per open file, so it also orders goroutines of one
+//     process; it is held by the kernel, so a writer killed with SIGKILL
+//     releases it. An S3 store's is made of leases (see package
+//     store/s3), which expire once their holder stops renewing them; one
+//     that could not renew its lease in time stops writing, and GC stops
+//     deleting (store.ErrLockLost), before another may take it as
+//     expired.
 //   - Writers that do not take the lock (an older version; a machine
-//     whose file system does not share flock with this one; an object
-//     store such as S3, which has no lock) are met by the grace period, as
-//     in git: a writer sets a deduplicated object's modification time to
-//     now (registry's freshen) before appending its record, and finds an
-//     object deleted before that as missing; GC deletes only objects older
-//     than the grace period, looking at the time again just before each
-//     deletion. This holds while no writer takes longer than the grace
+//     whose file system does not share flock with this one) are met by
+//     the grace period, as in git: a writer sets a deduplicated object's
+//     modification time to now (registry's freshen) before appending its
+//     record, and finds an object deleted before that as missing; GC
+//     deletes only objects older than the grace period, looking at the
+//     time again just before each deletion. This holds while no writer takes longer than the grace
 //     period from freshening or writing an object to renaming the
 //     transcript, hence MinGrace, which commands refuse to go below
 //     unless forced. It leaves an instant between that last look and the
-//     deletion, which only the lock closes.
+//     deletion, which the lock closes, and so does a deletion on the
+//     condition that the object's time is still the one looked at,
+//     where the backend can ask for one (store.UnchangedRemover).
 //
 // GC takes no lock for a dry run, which deletes nothing, and never
 // creates a store that does not exist.

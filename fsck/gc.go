@@ -96,8 +96,10 @@ type GCReport struct {
 func GC(ctx context.Context, st *registry.Store, transcripts []string, opts GCOptions) (GCReport, error) {
 	rep := GCReport{Store: st.Dir(), Transcripts: len(transcripts), Removed: opts.Remove,
 		ElsewhereIn: []string{}, GoneIn: []string{}, Collected: []Collected{}}
+	var lock store.Lock
 	if opts.Remove {
-		lock, err := st.LockExclusive(ctx, func() {
+		var err error
+		lock, err = st.LockExclusive(ctx, func() {
 			if opts.Waiting != nil {
 				opts.Waiting(st.Dir())
 			}
@@ -155,6 +157,11 @@ func GC(ctx context.Context, st *registry.Store, transcripts []string, opts GCOp
 	var removed []store.Digest
 	for _, o := range doomed {
 		if opts.Remove {
+			// A lease not renewed in time may be taken as expired by a
+			// writer, which may then deduplicate onto what is left.
+			if err := lock.Held(); err != nil {
+				return rep, err
+			}
 			ok, err := remove(ctx, st, o.d, opts)
 			if err != nil {
 				return rep, err
@@ -170,6 +177,9 @@ func GC(ctx context.Context, st *registry.Store, transcripts []string, opts GCOp
 	}
 	if opts.Remove {
 		if err := st.Flush(ctx); err != nil {
+			return rep, err
+		}
+		if err := lock.Held(); err != nil {
 			return rep, err
 		}
 		stale := func(registry.Record) bool { return false }
@@ -198,7 +208,9 @@ func young(fi store.FileInfo, opts GCOptions) bool {
 
 // remove deletes a doomed object unless it has been touched since the
 // scan, by a writer that does not take the store's lock: the look just
-// before the deletion narrows that race from the whole scan to an instant.
+// before the deletion narrows that race from the whole scan to an
+// instant, and a backend that deletes on condition (S3's
+// If-Match-Last-Modified-Time, where the server honours it) closes it.
 // It reports whether it deleted the object; one gone already counts as
 // deleted.
 func remove(ctx context.Context, st *registry.Store, d store.Digest, opts GCOptions) (bool, error) {
@@ -209,15 +221,13 @@ func remove(ctx context.Context, st *registry.Store, d store.Digest, opts GCOpti
 	case errors.Is(err, store.ErrNotFile):
 		// Not an object at all: removing it is what a collector of
 		// unreferenced objects does with it.
+		return true, st.Remove(ctx, d)
 	case err != nil:
 		return false, err
 	case young(fi, opts):
 		return false, nil
 	}
-	if err := st.Remove(ctx, d); err != nil {
-		return false, err
-	}
-	return true, nil
+	return st.RemoveUnchanged(ctx, d, fi)
 }
 
 // compact drops from the registry the records of the objects removed and
@@ -232,9 +242,9 @@ func compact(ctx context.Context, st *registry.Store, removed []store.Digest, st
 	}
 	named := func(r registry.Record) bool { return !stale(r) }
 	if _, locked := store.As[store.Locker](st.Backend()); !locked {
-		// No lock keeps writers out (object storage): a record appended
-		// after the objects were listed names an object the listing did
-		// not see. Only the records of what this collector removed go.
+		// No lock keeps writers out: a record appended after the objects
+		// were listed names an object the listing did not see. Only the
+		// records of what this collector removed go.
 		return st.Compact(func(r registry.Record) bool {
 			d, err := store.ParseDigest(r.Hash)
 			return err != nil || !deleted[d] && named(r)

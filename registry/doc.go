@@ -133,17 +133,18 @@
 //
 // # Locking
 //
-// A local store's lock is a flock(2) lock on a file in its folder (see
-// store.Locker and package store/local): a Store that writes (Put,
-// PutSum, PutStream, Append) takes it shared before its first
-// write looks for an object, and keeps it until Release, so that a
-// collector, which takes it exclusively (LockExclusive), never runs
-// between a writer's finding or writing an object and the transcript that
-// refers to it being in place, nor while a writer appends to its segment;
-// see package fsck, # Collection. Writers do not hinder one another. An
-// object found (to deduplicate onto it) has its modification time set to
-// now before anything refers to it, for collectors that do not take the
-// lock and count a grace period instead. Readers take no lock.
+// A local store's lock is a flock(2) lock on a file in its folder, an S3
+// store's a set of leases (see store.Locker and packages store/local and
+// store/s3): a Store that writes (Put, PutSum, PutStream, Append) takes
+// it shared before its first write looks for an object, and keeps it
+// until Release, so that a collector, which takes it exclusively
+// (LockExclusive), never runs between a writer's finding or writing an
+// object and the transcript that refers to it being in place, nor while a
+// writer appends to its segment; see package fsck, # Collection. Writers
+// do not hinder one another. An object found (to deduplicate onto it)
+// has its modification time set to now before anything refers to it, for
+// collectors that do not take the lock and count a grace period instead.
+// Readers take no lock.
 //
 // Temporary files of writers killed before their rename are hidden
 // (".<name>.tmp-<digits>") and removed by RemoveStaleTemps once they are

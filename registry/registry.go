@@ -170,7 +170,7 @@ func (s *Store) Append(ctx context.Context, recs []Record) error {
 	}
 	// A record keeps its artifact from a collector only once the registry
 	// holds it: until then the lock does (see holdShared).
-	if err := s.holdShared(); err != nil {
+	if err := s.holdShared(ctx); err != nil {
 		return err
 	}
 	// The objects the records name are durable before the records are.

@@ -3,7 +3,6 @@ package registry
 import (
 	"context"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -92,9 +91,9 @@ func (s *Store) Release() error {
 }
 
 // holdShared takes the store's lock shared, where its backend has one.
-func (s *Store) holdShared() error {
+func (s *Store) holdShared(ctx context.Context) error {
 	if l, ok := store.As[store.Locker](s.b); ok {
-		return l.HoldShared()
+		return l.HoldShared(ctx)
 	}
 	return nil
 }
@@ -102,12 +101,18 @@ func (s *Store) holdShared() error {
 // LockExclusive takes the store's lock exclusively, for a collector (see
 // store.Locker). A backend with no lock gives a no-op lock: its collector
 // relies on the grace period alone.
-func (s *Store) LockExclusive(ctx context.Context, waiting func()) (io.Closer, error) {
+func (s *Store) LockExclusive(ctx context.Context, waiting func()) (store.Lock, error) {
 	if l, ok := store.As[store.Locker](s.b); ok {
 		return l.LockExclusive(ctx, waiting)
 	}
-	return io.NopCloser(nil), nil
+	return noLock{}, nil
 }
+
+// noLock is the lock of a backend that has none.
+type noLock struct{}
+
+func (noLock) Held() error  { return nil }
+func (noLock) Close() error { return nil }
 
 // notLinked refuses a path that is a symbolic link.
 func notLinked(path string) error {

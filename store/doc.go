@@ -9,6 +9,9 @@
 //	objects/<hh>/<64 hex>      artifact bytes; <hh> = the first two hex characters
 //	registry/<writer>.jsonl    registry segments (package registry)
 //
+// and the store's lock (see Locker), which is no file of a kind: a local
+// store's lock file, an S3 store's leases below locks/, which expire.
+//
 // # Backends
 //
 // A Backend saves, loads (a byte range), stats, lists, removes and touches

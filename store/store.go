@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"math/rand/v2"
 	"path"
 	"path/filepath"
 	"sort"
@@ -25,16 +26,67 @@ var (
 
 // Locker is a Backend that keeps a lock for its store: writers hold it
 // shared from their first write until Release, a collector exclusively
-// (see registry's package doc, # Locking). A Backend that is no Locker
-// (object storage) relies on the collector's grace alone.
+// (see registry's package doc, # Locking). A local store's lock is a
+// file's flock(2), which the kernel drops with its holder; an S3 store's
+// is a set of leases, which expire (see package store/s3). A Backend that
+// is no Locker relies on the collector's grace alone.
 type Locker interface {
-	// HoldShared takes the lock shared, once, until Release.
-	HoldShared() error
+	// HoldShared takes the lock shared, once, until Release, waiting while
+	// a collector holds it, until ctx is done. Once it is held, HoldShared
+	// returns at once: nil while it surely still is, an error wrapping
+	// ErrLockLost once it may not be (a lease that could not be renewed
+	// in time), and that error until Release.
+	HoldShared(ctx context.Context) error
 	// Release gives up the shared lock; a later HoldShared takes it again.
 	Release() error
 	// LockExclusive takes the lock exclusively, waiting (calling waiting
-	// once when it starts to) while writers hold it, until ctx is done.
-	LockExclusive(ctx context.Context, waiting func()) (io.Closer, error)
+	// once when it starts to) while writers or another collector hold
+	// it, until ctx is done.
+	LockExclusive(ctx context.Context, waiting func()) (Lock, error)
+}
+
+// Lock is a lock LockExclusive took.
+type Lock interface {
+	// Held returns nil while the lock is surely held, and an error
+	// wrapping ErrLockLost once it may not be: a collector checks it
+	// before each deletion.
+	Held() error
+	// Close gives the lock up.
+	Close() error
+}
+
+// LockWait is how a Locker waits before its next try: it calls *waiting,
+// if not nil, and sets it to nil, so that its caller is told once that it
+// waits; then it sleeps about delay (between half and all of it, so that
+// two that backed off from each other do not meet again), or until ctx is
+// done, and returns ctx's error.
+func LockWait(ctx context.Context, waiting *func(), delay time.Duration) error {
+	if *waiting != nil {
+		(*waiting)()
+		*waiting = nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(delay/2 + rand.N(delay/2+1)):
+		return nil
+	}
+}
+
+// ErrLockLost is the error of a lock whose holder can no longer be sure
+// it holds it: a lease that could not be renewed in time, which others
+// may take as expired.
+var ErrLockLost = errors.New("lost the store's lock")
+
+// UnchangedRemover is a Backend that can delete a file on the condition
+// that it is still as a Stat described it: a collector's deletion then
+// spares an object a writer touched after the collector looked.
+type UnchangedRemover interface {
+	// RemoveUnchanged deletes h unless its modification time is no
+	// longer seen's (a Stat's of h), and reports whether it deleted it
+	// (a file already gone counts as deleted). Where the server cannot
+	// tell, it deletes h.
+	RemoveUnchanged(ctx context.Context, h Handle, seen FileInfo) (bool, error)
 }
 
 // Sweeper is a Backend that can hold temporary files of writers that
@@ -165,7 +217,7 @@ func (s *Store) put(ctx context.Context, d Digest, write func(io.Writer) error, 
 	// between this Store's finding it and the transcript that refers to it
 	// being in place.
 	if l, ok := As[Locker](s.b); ok {
-		if err := l.HoldShared(); err != nil {
+		if err := l.HoldShared(ctx); err != nil {
 			return false, err
 		}
 	}
@@ -429,6 +481,18 @@ func (s *Store) Size(ctx context.Context, d Digest) (int64, error) {
 func (s *Store) Remove(ctx context.Context, d Digest) error {
 	s.forget(d)
 	return s.b.Remove(ctx, ObjectHandle(d))
+}
+
+// RemoveUnchanged deletes object d unless it was touched or written since
+// seen, its Stat, where the Backend can tell (see UnchangedRemover), and
+// reports whether it deleted it.
+func (s *Store) RemoveUnchanged(ctx context.Context, d Digest, seen FileInfo) (bool, error) {
+	r, ok := As[UnchangedRemover](s.b)
+	if !ok {
+		return true, s.Remove(ctx, d)
+	}
+	s.forget(d)
+	return r.RemoveUnchanged(ctx, ObjectHandle(d), seen)
 }
 
 // Each calls fn for every object of the store, in no set order, and bad

@@ -9,6 +9,8 @@ import (
 	"github.com/transcript-tool/transcript-tool/fsck"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
+	storepkg "github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/store/s3"
 )
 
 func gcCommand(st streams) *cli.Command {
@@ -17,11 +19,11 @@ func gcCommand(st streams) *cli.Command {
 		Usage:     "delete artifacts that no given transcript refers to (a dry run unless --yes)",
 		ArgsUsage: "PATH...",
 		Description: "Lists the artifacts of each store that none of the given transcripts refers to;\n" +
-			"--yes deletes them, holding the store's lock so that no migration runs meanwhile\n" +
-			"(gc waits for those running). Kept regardless: artifacts the registry records for a\n" +
-			"transcript that was not given and still exists; unless --prune-missing, artifacts it\n" +
-			"records only for transcripts that no longer exist (moved, or deleted) and artifacts\n" +
-			"it has no record of (its tail lost, or a run killed before its records); and\n" +
+			"--yes deletes them, holding the store's lock (in S3, a lease) so that no migration\n" +
+			"runs meanwhile (gc waits for those running). Kept regardless: artifacts the registry\n" +
+			"records for a transcript that was not given and still exists; unless --prune-missing,\n" +
+			"artifacts it records only for transcripts that no longer exist (moved, or deleted) and\n" +
+			"artifacts it has no record of (its tail lost, or a run killed before its records); and\n" +
 			"artifacts younger than --grace, for writers that take no lock (older versions).\n" +
 			"Every transcript is read before anything is deleted; one that cannot be read stops gc.",
 		Flags: []cli.Flag{
@@ -59,6 +61,9 @@ func gcCommand(st streams) *cli.Command {
 				store, err := openStore(g.store)
 				if err != nil {
 					return err
+				}
+				if _, ok := storepkg.As[*s3.Backend](store.Backend()); ok && grace < fsck.MinGrace && opts.Remove {
+					st.warnf("--grace %s on %s: a migration by an earlier version of transcript-tool, which takes no lease, may lose the artifacts it has just stored or found there", grace, g.store)
 				}
 				rep, err := fsck.GC(c.Context, store, g.transcripts, opts)
 				if err != nil {

@@ -75,6 +75,19 @@ func TestS3Store(t *testing.T) {
 			assert.Equal(t, exitOK, gc.code, gc.stderr)
 			assert.Contains(t, gc.stdout, "would delete 0 of", "nothing is unreferenced")
 			assert.Regexp(t, `kept [1-9][0-9]* referenced`, gc.stdout)
+
+			// A grace under the minimum needs --force; forced, gc --yes
+			// says what it risks in S3, and leaves no lease behind.
+			gc = runCLI(t, "gc", "--store", url, "--grace", "0s", "--yes", filepath.Join(dir, "s"))
+			assert.Equal(t, exitUsage, gc.code)
+			assert.Contains(t, gc.stderr, "transcript-tool: error: --grace 0s is shorter than 10m0s")
+			assert.Contains(t, gc.stderr, "hint: add --force")
+			gc = runCLI(t, "gc", "--store", url, "--grace", "0s", "--force", "--yes", filepath.Join(dir, "s"))
+			assert.Equal(t, exitOK, gc.code, gc.stderr)
+			assert.Contains(t, gc.stdout, "deleted 0 of")
+			assert.Equal(t, "transcript-tool: warning: --grace 0s on "+url+": a migration by an earlier version of transcript-tool, "+
+				"which takes no lease, may lose the artifacts it has just stored or found there\n", gc.stderr)
+			assert.Empty(t, newObjects(t, srv, bucket).keys("team/store/locks/"), "a lease is left")
 		})
 	}
 }

@@ -55,8 +55,9 @@ type Request struct {
 	N      int
 	Method string
 	// Key is the request's path: /BUCKET/KEY.
-	Key   string
-	Query url.Values
+	Key    string
+	Query  url.Values
+	Header http.Header
 }
 
 // Proxy is a fault-injecting HTTP proxy in front of a Server.
@@ -145,7 +146,7 @@ func (p *Proxy) next(r *http.Request) Fault {
 	if p.fault == nil {
 		return Fault{}
 	}
-	req := Request{N: p.n, Method: r.Method, Key: r.URL.Path, Query: r.URL.Query()}
+	req := Request{N: p.n, Method: r.Method, Key: r.URL.Path, Query: r.URL.Query(), Header: r.Header}
 	f := p.fault(req)
 	if f != (Fault{}) {
 		p.faults = append(p.faults, fmt.Sprintf("%d %s %s: %s", req.N, req.Method, req.Key, f))

@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"go/build"
+	"io/fs"
 	"net"
 	"net/http/httptest"
 	"os"
@@ -22,12 +23,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 )
@@ -57,7 +60,16 @@ type Server struct {
 	// Dir is the folder versitygw keeps its buckets in (a bucket is a
 	// subfolder), or "" for gofakes3.
 	Dir string
+	// clock is gofakes3's time, which Age moves; nil for versitygw.
+	clock *clock
 }
+
+// clock is the time of a gofakes3 server: the real time moved by an
+// offset, which Age sets while it rewrites objects.
+type clock struct{ offset atomic.Int64 }
+
+func (c *clock) Now() time.Time                  { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *clock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 
 // Config returns an aws.Config that reaches s with its credentials, as
 // the standard environment would (see Env).
@@ -114,11 +126,60 @@ func (s *Server) Bucket(t testing.TB, prefix string) string {
 }
 
 // Gofakes3 starts an in-process gofakes3 server with memory storage.
+// Its clock is the real time but while Age rewrites objects, so it
+// checks no skew of the requests' signing times.
 func Gofakes3(t testing.TB) *Server {
-	faker := gofakes3.New(s3mem.New(), gofakes3.WithLogger(gofakes3.DiscardLog()))
+	c := &clock{}
+	faker := gofakes3.New(s3mem.New(s3mem.WithTimeSource(c)), gofakes3.WithTimeSource(c),
+		gofakes3.WithTimeSkewLimit(0), gofakes3.WithLogger(gofakes3.DiscardLog()))
 	srv := httptest.NewServer(faker.Server())
 	t.Cleanup(srv.Close)
-	return &Server{Name: "gofakes3", Endpoint: srv.URL}
+	return &Server{Name: "gofakes3", Endpoint: srv.URL, clock: c}
+}
+
+// Age makes the LastModified of every object under prefix in bucket at,
+// as if they had been written then: versitygw's files get at as their
+// modification time, gofakes3's objects are copied onto themselves with
+// its clock set back. No other request to s may run meanwhile.
+func (s *Server) Age(t testing.TB, bucket, prefix string, at time.Time) {
+	t.Helper()
+	if s.clock == nil {
+		root := filepath.Join(s.Dir, bucket)
+		err := filepath.WalkDir(filepath.Join(root, filepath.FromSlash(prefix)), func(p string, e fs.DirEntry, err error) error {
+			if err != nil || !e.Type().IsRegular() {
+				return err
+			}
+			return os.Chtimes(p, at, at)
+		})
+		if err != nil {
+			t.Fatalf("%s: age %s/%s: %v", s.Name, bucket, prefix, err)
+		}
+		return
+	}
+	client := awss3.NewFromConfig(s.Config(), func(o *awss3.Options) { o.UsePathStyle = true })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s.clock.offset.Store(int64(time.Until(at)))
+	defer s.clock.offset.Store(0)
+	p := awss3.NewListObjectsV2Paginator(client, &awss3.ListObjectsV2Input{Bucket: &bucket, Prefix: &prefix})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			t.Fatalf("%s: age %s/%s: %v", s.Name, bucket, prefix, err)
+		}
+		for _, o := range page.Contents {
+			head, err := client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &bucket, Key: o.Key})
+			if err == nil {
+				_, err = client.CopyObject(ctx, &awss3.CopyObjectInput{
+					Bucket: &bucket, Key: o.Key, CopySource: aws.String(bucket + "/" + aws.ToString(o.Key)),
+					MetadataDirective: types.MetadataDirectiveReplace, Metadata: head.Metadata, ContentType: head.ContentType,
+				})
+			}
+			if err != nil {
+				t.Fatalf("%s: age %s/%s: %v", s.Name, bucket, aws.ToString(o.Key), err)
+			}
+		}
+	}
 }
 
 // FindVersitygw returns the versitygw binary: on PATH, or where go

@@ -1,6 +1,7 @@
 package local_test
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/transcript-tool/transcript-tool/store"
@@ -10,4 +11,11 @@ import (
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Backend { return local.New(t.TempDir()) })
+}
+
+func TestLocker(t *testing.T) {
+	storetest.RunLocker(t, func(t *testing.T) func() store.Backend {
+		dir := filepath.Join(t.TempDir(), "artifacts")
+		return func() store.Backend { return local.New(dir) }
+	})
 }

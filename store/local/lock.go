@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -26,29 +25,36 @@ const LockFile = "lock"
 // starts to wait), until ctx is done. A store whose folder does not exist
 // gives an error wrapping fs.ErrNotExist: it has nothing to collect, and a
 // collector must not create it.
-func (l *Local) LockExclusive(ctx context.Context, waiting func()) (io.Closer, error) {
+func (l *Local) LockExclusive(ctx context.Context, waiting func()) (store.Lock, error) {
 	f, err := l.openLock()
 	if err != nil {
 		return nil, err
 	}
+	if err := lockWaiting(ctx, f, unix.LOCK_EX, waiting); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return flockLock{f}, nil
+}
+
+// flockLock is a lock the kernel holds for as long as its file is open:
+// it is never lost.
+type flockLock struct{ *os.File }
+
+// Held returns nil: the kernel keeps the lock until Close.
+func (flockLock) Held() error { return nil }
+
+// lockWaiting applies how (LOCK_SH or LOCK_EX) to f's lock, polling while
+// another holds it in a way that excludes it (calling waiting once, if it
+// is not nil, when it starts to wait), until ctx is done.
+func lockWaiting(ctx context.Context, f *os.File, how int, waiting func()) error {
 	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
-		err := flock(f, unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return f, nil
-		}
+		err := flock(f, how|unix.LOCK_NB)
 		if !errors.Is(err, unix.EWOULDBLOCK) {
-			f.Close()
-			return nil, err
+			return err
 		}
-		if waiting != nil {
-			waiting()
-			waiting = nil
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(delay):
+		if err := store.LockWait(ctx, &waiting, delay); err != nil {
+			return err
 		}
 	}
 }
@@ -56,8 +62,9 @@ func (l *Local) LockExclusive(ctx context.Context, waiting func()) (io.Closer, e
 // HoldShared takes the store's lock shared for this Local's writes, once:
 // it is held from the first write until Release, so that no collector runs
 // between a writer's finding an object and the transcript that refers to
-// it being in place. It waits while a collector holds the lock.
-func (l *Local) HoldShared() error {
+// it being in place. It waits while a collector holds the lock, until ctx
+// is done.
+func (l *Local) HoldShared(ctx context.Context) error {
 	l.lockMu.Lock()
 	defer l.lockMu.Unlock()
 	if l.shared != nil {
@@ -70,7 +77,7 @@ func (l *Local) HoldShared() error {
 	if err != nil {
 		return err
 	}
-	if err := flock(f, unix.LOCK_SH); err != nil {
+	if err := lockWaiting(ctx, f, unix.LOCK_SH, nil); err != nil {
 		f.Close()
 		return err
 	}

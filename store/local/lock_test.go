@@ -16,44 +16,6 @@ import (
 	"github.com/transcript-tool/transcript-tool/store/faulty"
 )
 
-// TestLockExcludesWriters: a Local that has written holds the store's
-// lock shared until Release, which keeps a collector out; a collector
-// holding it keeps writers waiting; writers do not hinder one another.
-func TestLockExcludesWriters(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "artifacts")
-	a, b := New(dir), New(dir)
-	mustPut(t, store.New(a), []byte("written by a"))
-	sb := store.New(b)
-	mustPut(t, sb, []byte("written by b")) // writers share the lock
-
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	waited := 0
-	_, err := a.LockExclusive(ctx, func() { waited++ })
-	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Equal(t, 1, waited)
-
-	require.NoError(t, a.Release())
-	require.NoError(t, b.Release())
-	lock, err := New(dir).LockExclusive(context.Background(), func() { t.Error("waited for no writer") })
-	require.NoError(t, err)
-
-	// A writer waits for the collector, then goes on.
-	done := make(chan error)
-	go func() {
-		_, _, err := sb.Put(context.Background(), []byte("written while collecting"))
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		t.Fatalf("a write went on while the lock was held exclusively: %v", err)
-	case <-time.After(50 * time.Millisecond):
-	}
-	require.NoError(t, lock.Close())
-	require.NoError(t, <-done)
-	require.NoError(t, b.Release())
-}
-
 // TestHoldSharedThroughWrapper: a Store over a wrapped Local (a fault
 // injector's) still takes the lock: it finds the Locker through the
 // wrapper (store.As).

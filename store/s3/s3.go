@@ -6,7 +6,8 @@
 // Its keys are the local store's paths below PREFIX (see store.Key):
 // PREFIX/objects/<hh>/<64 hex> and PREFIX/registry/<name>, so that a plain
 // copy of a local store into the bucket (aws s3 sync) is a valid S3 store,
-// and back.
+// and back. PREFIX/locks/ holds the leases of the store's lock while
+// writers and collectors hold them (see # Locking); List never sees them.
 //
 // # Configuration
 //
@@ -32,8 +33,21 @@
 // and, where the server answered, its HTTP status. A Backend may be used
 // from several goroutines at once.
 //
-// S3 has no locks: a collector relies on its grace period alone, which
-// Touch renews by making the object's LastModified now.
+// # Locking
+//
+// S3 has no locks, so the Backend is a store.Locker made of leases:
+// PREFIX/locks/shared-<id> for each writer from its first write until
+// Release, PREFIX/locks/exclusive-<id> for a collector. Each is rewritten
+// by its holder while held and counts for a minute after its last
+// rewrite, by the server's clock: the lease of a process that died keeps
+// collectors waiting a minute at most. A holder that could not renew its
+// lease for half that stops relying on it (store.ErrLockLost). The
+// protocol, and why a writer and a collector never both go on, is in
+// lease.go. Collectors of earlier versions take no lease; for them, and
+// for the writers of earlier versions, Touch renews an object's
+// LastModified, which a collector's grace period counts from, and
+// RemoveUnchanged deletes an object only if its LastModified is still the
+// one the collector saw, where the server honours the condition.
 package s3
 
 import (
@@ -47,6 +61,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -105,6 +120,14 @@ type Backend struct {
 	// confirm without asking the server; Remove forgets them. A run keeps
 	// one entry per distinct artifact, as Store does.
 	saved map[savedKey]struct{}
+
+	// lockMu guards shared, the lease this Backend's writes hold from
+	// the first until Release (see lease.go).
+	lockMu sync.Mutex
+	shared *lease
+	// unconditional is set once the server refused a conditional
+	// deletion as not implemented (see RemoveUnchanged).
+	unconditional atomic.Bool
 }
 
 // savedKey is a handle in fewer bytes than a Handle: an object's name as
@@ -476,17 +499,47 @@ func (b *Backend) info(k store.Kind, o types.Object) (fi store.FileInfo, ok bool
 // Remove deletes h (DeleteObject; S3 answers the same for a key that is
 // not there).
 func (b *Backend) Remove(ctx context.Context, h store.Handle) error {
+	_, err := b.remove(ctx, h, nil)
+	return err
+}
+
+// RemoveUnchanged deletes h if its LastModified is still seen's (a Stat's:
+// within its second), with DeleteObject's If-Match-Last-Modified-Time,
+// and reports false when the server refused for a precondition that
+// failed (a Touch or a Save since). A server that ignores the header
+// (gofakes3) deletes h all the same; one that refuses it as not
+// implemented gets an unconditional DeleteObject, then and from then on.
+func (b *Backend) RemoveUnchanged(ctx context.Context, h store.Handle, seen store.FileInfo) (bool, error) {
+	if b.unconditional.Load() {
+		return b.remove(ctx, h, nil)
+	}
+	at := seen.ModTime.Truncate(time.Second)
+	removed, err := b.remove(ctx, h, &at)
+	if httpStatus(err) == http.StatusNotImplemented {
+		b.unconditional.Store(true)
+		return b.remove(ctx, h, nil)
+	}
+	return removed, err
+}
+
+// remove deletes h, if modified is not nil only if its LastModified is
+// still that, and reports whether it did.
+func (b *Backend) remove(ctx context.Context, h store.Handle, modified *time.Time) (bool, error) {
 	key, err := b.key(h)
 	if err != nil {
-		return err
+		return false, err
 	}
 	b.mu.Lock()
 	delete(b.saved, keyOf(h))
 	b.mu.Unlock()
-	if _, err := b.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &b.bucket, Key: &key}); err != nil && !notExist(err) {
-		return b.fail("remove", key, err)
+	_, err = b.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &b.bucket, Key: &key, IfMatchLastModifiedTime: modified})
+	switch {
+	case err == nil || notExist(err):
+		return true, nil
+	case modified != nil && PreconditionFailed(err):
+		return false, nil
 	}
-	return nil
+	return false, b.fail("remove", key, err)
 }
 
 // Touch makes h's LastModified now by copying h onto itself with its

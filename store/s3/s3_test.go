@@ -513,3 +513,166 @@ func TestFlush(t *testing.T) {
 	put(t, b, h, data)
 	require.NoError(t, s3.New(s3.NewClient(proxy.Config()), bucket, "p").Flush(ctx, h))
 }
+
+// TestLocker runs the suite of store.Locker against each server: the
+// store's lock made of leases.
+func TestLocker(t *testing.T) {
+	for _, srv := range s3test.Servers(t) {
+		t.Run(srv.Name, func(t *testing.T) {
+			bucket := srv.Bucket(t, "locker")
+			client := s3.NewClient(srv.Config())
+			var n atomic.Int32
+			storetest.RunLocker(t, func(t *testing.T) func() store.Backend {
+				prefix := fmt.Sprintf("runs/%d", n.Add(1))
+				return func() store.Backend { return s3.New(client, bucket, prefix) }
+			})
+		})
+	}
+}
+
+// TestLeaseOfTheDead: the lease of a writer that died, never removed,
+// keeps a collector waiting no longer than the lease's time to live (and
+// the second LastModified may be off by), and is removed by it.
+func TestLeaseOfTheDead(t *testing.T) {
+	const ttl = 3 * time.Second
+	s3.SetLeaseTTL(t, ttl, 100*time.Millisecond)
+	for _, srv := range s3test.Servers(t) {
+		t.Run(srv.Name, func(t *testing.T) {
+			bucket := srv.Bucket(t, "dead")
+			client := s3.NewClient(srv.Config())
+			dead := s3.New(client, bucket, "p")
+			_, _, err := store.New(dead).Put(ctx, []byte("written by a writer that dies"))
+			require.NoError(t, err)
+			died := time.Now()
+			dead.Die()
+			require.Len(t, keys(t, client, bucket, "p/locks/"), 1)
+
+			waited := 0
+			c, cancel := context.WithTimeout(ctx, 3*ttl)
+			defer cancel()
+			lock, err := s3.New(client, bucket, "p").LockExclusive(c, func() { waited++ })
+			require.NoError(t, err)
+			took := time.Since(died)
+			t.Logf("the collector went on %v after the writer died", took.Round(time.Millisecond))
+			assert.Equal(t, 1, waited)
+			assert.Greater(t, took, ttl-time.Second, "a live lease was taken as expired")
+			assert.Less(t, took, ttl+3*time.Second, "the dead writer's lease held the collector past its time")
+			require.NoError(t, lock.Close())
+			assert.Empty(t, keys(t, client, bucket, "p/locks/"), "the dead lease and the collector's are removed")
+		})
+	}
+}
+
+// TestLeaseLost: a writer whose lease cannot be renewed (every request
+// to its key fails) stops relying on it half a time to live after its
+// last renewal: a write fails, saying so, until Release; a later write
+// takes a new lease. A collector's lock says so too.
+func TestLeaseLost(t *testing.T) {
+	const ttl = 1200 * time.Millisecond
+	s3.SetLeaseTTL(t, ttl, 50*time.Millisecond)
+	srv := s3test.Gofakes3(t)
+	bucket := srv.Bucket(t, "lost")
+	var failing atomic.Bool
+	proxy := s3test.NewProxy(t, srv, func(r s3test.Request) s3test.Fault {
+		if failing.Load() && strings.Contains(r.Key, "/locks/") {
+			return s3test.Fault{Status: 403}
+		}
+		return s3test.Fault{}
+	})
+	b := s3.New(s3.NewClient(proxy.Config(), fastRetries), bucket, "p")
+	s := store.New(b)
+	_, _, err := s.Put(ctx, []byte("before"))
+	require.NoError(t, err)
+	collector := s3.New(s3.NewClient(proxy.Config(), fastRetries), bucket, "q")
+	lock, err := collector.LockExclusive(ctx, nil)
+	require.NoError(t, err)
+
+	failing.Store(true)
+	time.Sleep(ttl / 2)
+	_, _, err = s.Put(ctx, []byte("after"))
+	require.ErrorIs(t, err, store.ErrLockLost)
+	assert.ErrorContains(t, err, "s3://"+bucket+"/p/locks/shared-")
+	assert.ErrorContains(t, err, "HTTP 403")
+	assert.ErrorIs(t, lock.Held(), store.ErrLockLost)
+
+	failing.Store(false)
+	time.Sleep(ttl / 6)
+	_, _, err = s.Put(ctx, []byte("after"))
+	require.ErrorIs(t, err, store.ErrLockLost, "lost until Release, though renewals work again")
+	require.NoError(t, b.Release())
+	_, _, err = s.Put(ctx, []byte("after"))
+	require.NoError(t, err)
+	require.NoError(t, b.Release())
+	require.NoError(t, lock.Close())
+}
+
+// TestRemoveUnchanged: a conditional deletion spares an object touched
+// since its Stat where the server honours If-Match-Last-Modified-Time
+// (versitygw), and deletes it where the server ignores it (gofakes3);
+// one that answers 501 gets an unconditional deletion.
+func TestRemoveUnchanged(t *testing.T) {
+	for _, srv := range s3test.Servers(t) {
+		t.Run(srv.Name, func(t *testing.T) {
+			bucket := srv.Bucket(t, "unchanged")
+			b := s3.New(s3.NewClient(srv.Config()), bucket, "p")
+			data := []byte("an old artifact")
+			h := store.ObjectHandle(store.Sum(data))
+			put(t, b, h, data)
+			srv.Age(t, bucket, "p/objects/", time.Now().Add(-48*time.Hour))
+			seen, err := b.Stat(ctx, h)
+			require.NoError(t, err)
+			require.NoError(t, b.Touch(ctx, h))
+
+			removed, err := b.RemoveUnchanged(ctx, h, seen)
+			require.NoError(t, err)
+			_, statErr := b.Stat(ctx, h)
+			if srv.Name == "versitygw" {
+				assert.False(t, removed, "touched since: kept")
+				require.NoError(t, statErr)
+				now, err := b.Stat(ctx, h)
+				require.NoError(t, err)
+				removed, err = b.RemoveUnchanged(ctx, h, now)
+				require.NoError(t, err)
+				assert.True(t, removed, "unchanged since: deleted")
+				_, statErr = b.Stat(ctx, h)
+			} else {
+				assert.True(t, removed, "the condition is ignored")
+			}
+			assert.ErrorIs(t, statErr, store.ErrNotExist)
+		})
+	}
+
+	srv := s3test.Gofakes3(t)
+	bucket := srv.Bucket(t, "unconditional")
+	proxy := s3test.NewProxy(t, srv, func(r s3test.Request) s3test.Fault {
+		if r.Method == "DELETE" && r.Header.Get("X-Amz-If-Match-Last-Modified-Time") != "" {
+			return s3test.Fault{Status: 501}
+		}
+		return s3test.Fault{}
+	})
+	b := s3.New(s3.NewClient(proxy.Config()), bucket, "p")
+	for i, data := range [][]byte{[]byte("an artifact"), []byte("another")} {
+		h := store.ObjectHandle(store.Sum(data))
+		put(t, b, h, data)
+		seen, err := b.Stat(ctx, h)
+		require.NoError(t, err)
+		removed, err := b.RemoveUnchanged(ctx, h, seen)
+		require.NoError(t, err)
+		assert.True(t, removed)
+		_, err = b.Stat(ctx, h)
+		assert.ErrorIs(t, err, store.ErrNotExist)
+		assert.Len(t, proxy.Faults(), 1, "%d: asked on condition once", i)
+	}
+}
+
+// keys lists the keys below prefix in bucket.
+func keys(t *testing.T, client *awss3.Client, bucket, prefix string) []string {
+	t.Helper()
+	out, err := client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &bucket, Prefix: &prefix})
+	require.NoError(t, err)
+	var ks []string
+	for _, o := range out.Contents {
+		ks = append(ks, aws.ToString(o.Key))
+	}
+	return ks
+}
