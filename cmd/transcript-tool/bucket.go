@@ -24,7 +24,8 @@ import (
 // prefix in S3 is written to DIR/BUCKET/PREFIX before it is uploaded.
 type remote struct {
 	mu      sync.Mutex
-	dir     string // "" until something is fetched
+	scratch *bucket.Scratch
+	dir     string // scratch's, "" until something is fetched
 	client  *bucket.Client
 	objects map[string]bucket.Object // by the path of the local copy
 }
@@ -43,18 +44,18 @@ func (r *remote) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "transcript-tool-s3-")
+	scratch, err := bucket.NewScratch()
 	if err != nil {
 		return err
 	}
-	r.dir, r.client, r.objects = dir, client, map[string]bucket.Object{}
+	r.scratch, r.dir, r.client, r.objects = scratch, scratch.Dir, client, map[string]bucket.Object{}
 	return nil
 }
 
 // close removes the local copies.
 func (r *remote) close() {
-	if r.dir != "" {
-		_ = os.RemoveAll(r.dir)
+	if r.scratch != nil {
+		_ = r.scratch.Remove()
 	}
 }
 
