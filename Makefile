@@ -83,6 +83,10 @@ clean:
 # and of rehydrate restoring it; and of show and recall of the original.
 # TMPDIR must have room for the line: a
 # compressed transcript's long lines are kept there while they are read.
+# Then the bounds of scripts/memcheck-bounds.sh, where the input would
+# choose the memory: 8 rollouts declaring 128 MiB zstd windows at
+# --jobs 8 (256 MiB), and a registry line of 300 MB (REGLINE) under
+# verify, ls, cat and recall (64 MiB).
 MEMLINE ?= 46000000
 memcheck: build
 	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
@@ -99,4 +103,5 @@ memcheck: build
 	/usr/bin/time -f "$$f recall: %M KiB peak RSS, %e s" $(BIN) --progress never recall $$dir/orig$${f#big} >/dev/null && \
 	/usr/bin/time -f "$$f rehydrate: %M KiB peak RSS, %e s" $(BIN) --progress never rehydrate $$dir/$$f | cmp - $$dir/orig.jsonl && \
 	echo "$$f round trip: identical" || exit 1; \
-	done
+	done; \
+	GO=$(GO) ./scripts/memcheck-bounds.sh $(BIN)
