@@ -6,6 +6,9 @@
 // # Guarantees
 //
 // Objects stream to and from files: memory does not grow with their size.
+// Those files are kept in a folder of the run's in $TMPDIR (NewScratch),
+// locked while the run lives, which the next run removes if the run was
+// killed before it could.
 // Replace writes an object only if it still holds the bytes Fetch read
 // (PutObject with If-Match: the ETag fetched), so that a transcript an
 // agent rewrote or appended to meanwhile is left as that agent wrote it,

@@ -146,16 +146,21 @@ func (sc *scenario) run(t *testing.T, root string) migrate.Summary {
 }
 
 // small is the sweep's tree: two sessions that share two payloads in one
-// directory, and in a subdirectory (with its own store) a session and a
+// directory, and in a subdirectory (with its own store) a session whose
+// name is longer than a temporary file's may be (see safefile) and a
 // transcript with nothing to externalize.
 func small() map[string][]byte {
 	return map[string][]byte{
-		"a.jsonl":     testsession.Pi("a", 2, payload),
-		"b.jsonl":     testsession.Pi("b", 3, payload),
-		"sub/c.jsonl": testsession.Pi("c", 1, payload+1),
-		"sub/d.jsonl": testsession.Pi("d", 1, 100),
+		"a.jsonl":         testsession.Pi("a", 2, payload),
+		"b.jsonl":         testsession.Pi("b", 3, payload),
+		"sub/" + longName: testsession.Pi("c", 1, payload+1),
+		"sub/d.jsonl":     testsession.Pi("d", 1, 100),
 	}
 }
+
+// longName is a transcript's name of 120 bytes, as agents' session names
+// with a title in them may be.
+var longName = strings.Repeat("a-long-session-title-", 5) + "123456789012345.jsonl"
 
 // large is the soak's tree: more sessions, more shared payloads, more
 // directories.

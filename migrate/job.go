@@ -128,11 +128,15 @@ func (j *job) run(ctx context.Context, res *FileResult) error {
 	if err != nil {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
+	release = sync.OnceFunc(release)
 	defer release()
 	reread, err := j.lines(dr, at, w)
 	if err != nil {
 		return err
 	}
+	// The source's decoder holds a share of the run's budget of zstd
+	// windows, which recompressing the output (see encoder) takes from.
+	release()
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", dest, err)
 	}

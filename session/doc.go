@@ -20,7 +20,9 @@
 // transcript's long lines are read back from an unlinked scratch file in
 // the system's temporary directory, which no run leaves behind. A
 // compressed transcript that declares a zstd window over 128 MiB is
-// refused. Collect refuses a symbolic link to a file named on the command
+// refused as such (ErrWindowTooLarge), and the windows being decoded at
+// once, by every goroutine of the process, add up to 128 MiB at most: a
+// decoder waits for its share, so that --jobs does not multiply them. Collect refuses a symbolic link to a file named on the command
 // line and follows none found while walking. Lock never waits: a
 // transcript another run holds is refused with ErrBusy.
 //

@@ -148,6 +148,9 @@ func Detect(src *os.File, zst bool, name string) (format.Format, string, error) 
 	defer r.Release()
 	for n := 0; n < detectLines; n++ {
 		l, err := r.Next()
+		if errors.Is(err, ErrWindowTooLarge) {
+			return nil, "", err
+		}
 		if err != nil {
 			break
 		}

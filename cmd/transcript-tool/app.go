@@ -150,7 +150,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			err = perr
 		}
 	}
-	return exitCode(st, err)
+	code := exitCode(st, err)
+	if code == exitOK && rem.failures() > 0 {
+		code = exitProblems // objects that were not fetched, reported by collect
+	}
+	return code
 }
 
 // plainDefaults makes the help show defaults as people write them: none

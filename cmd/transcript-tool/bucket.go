@@ -25,9 +25,11 @@ import (
 // prefix in S3 is written to DIR/BUCKET/PREFIX before it is uploaded.
 type remote struct {
 	mu      sync.Mutex
-	dir     string // "" until something is fetched
+	scratch *bucket.Scratch
+	dir     string // scratch's, "" until something is fetched
 	client  *bucket.Client
 	objects map[string]bucket.Object // by the path of the local copy
+	failed  int                      // objects that could not be fetched
 }
 
 // fetchers bounds the objects fetched at once.
@@ -44,18 +46,18 @@ func (r *remote) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "transcript-tool-s3-")
+	scratch, err := bucket.NewScratch()
 	if err != nil {
 		return err
 	}
-	r.dir, r.client, r.objects = dir, client, map[string]bucket.Object{}
+	r.scratch, r.dir, r.client, r.objects = scratch, scratch.Dir, client, map[string]bucket.Object{}
 	return nil
 }
 
 // close removes the local copies.
 func (r *remote) close() {
-	if r.dir != "" {
-		_ = os.RemoveAll(r.dir)
+	if r.scratch != nil {
+		_ = r.scratch.Remove()
 	}
 }
 
@@ -106,8 +108,10 @@ func (r *remote) list(ctx context.Context, url string) ([]session.Input, error) 
 }
 
 // fetch fetches the objects among inputs to their copies, with the sizes
-// read.
-func (r *remote) fetch(ctx context.Context, inputs []session.Input) error {
+// read, and returns the inputs fetched, and local ones: an object that
+// cannot be fetched fails alone, its error in failed, and the others go
+// on.
+func (r *remote) fetch(ctx context.Context, inputs []session.Input) (fetched []session.Input, failed []error) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, fetchers)
 	errs := make([]error, len(inputs))
@@ -133,12 +137,25 @@ func (r *remote) fetch(ctx context.Context, inputs []session.Input) error {
 		}()
 	}
 	wg.Wait()
-	for _, err := range errs {
+	for i, err := range errs {
 		if err != nil {
-			return err
+			failed = append(failed, err)
+			continue
 		}
+		fetched = append(fetched, inputs[i])
 	}
-	return nil
+	r.mu.Lock()
+	r.failed += len(failed)
+	r.mu.Unlock()
+	return fetched, failed
+}
+
+// failures returns how many objects could not be fetched: the run has
+// failed for them, whatever it did with the others.
+func (r *remote) failures() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failed
 }
 
 func (r *remote) object(path string) (bucket.Object, bool) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -150,7 +151,10 @@ func human(n int64) string {
 }
 
 // collect finds the transcripts under paths, fetching those of s3://
-// PATHs in the shard to local copies (see remote), and checks that no two
+// PATHs in the shard to local copies (see remote): one that cannot be
+// fetched is reported and left out, and the run then ends with
+// exitProblems at least (see run), unless none could be fetched, which is
+// fatal. It checks that no two
 // of them would be written to the same file under *out (out nil for a
 // command that writes none). An --out prefix in S3 becomes the local
 // folder uploaded to it.
@@ -179,8 +183,13 @@ func collect(ctx context.Context, st streams, paths []string, out *string, shard
 		st.warnf("no transcript in %s (files *.jsonl and *.jsonl.zst; stores, hidden and temporary files are skipped)", strings.Join(paths, ", "))
 	}
 	inputs = session.TakeShard(inputs, shard)
-	if err := st.remote.fetch(ctx, inputs); err != nil {
-		return nil, fatal(err, "")
+	n := len(inputs)
+	inputs, failed := st.remote.fetch(ctx, inputs)
+	if len(failed) == n && n > 0 {
+		return nil, fatal(errors.Join(failed...), "")
+	}
+	for _, err := range failed {
+		st.errorf("%v", err)
 	}
 	if out == nil {
 		return inputs, nil
