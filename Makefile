@@ -10,7 +10,7 @@ build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/transcript-tool
 
 test:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 # Peak memory of migrate and rehydrate of a line of MEMLINE_S3 bytes whose
 # payload goes to S3: a versitygw on loopback (see .ci/run), started for
