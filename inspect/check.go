@@ -211,7 +211,7 @@ func Check(ctx context.Context, inputs []session.Input, opts CheckOptions, repor
 			return totals, ctx.Err()
 		}
 		if err != nil {
-			f := Finding{Kind: KindUnreadable, File: in.Path, Message: err.Error()}
+			f := Finding{Kind: KindUnreadable, File: in.Name(), Message: err.Error()}
 			totals.add(f)
 			report(f)
 		}
@@ -298,9 +298,9 @@ func (c *checked) drain(emit func(Finding)) error {
 
 // checkFile checks one transcript, passing its findings to c.
 func checkFile(ctx context.Context, in session.Input, opts CheckOptions, c *checked) error {
-	path := in.Path
+	path := in.Name()
 	report := c.found
-	t, fm, err := open(path, opts.Format)
+	t, fm, err := open(in, opts.Format)
 	if err != nil {
 		return err
 	}
@@ -309,7 +309,7 @@ func checkFile(ctx context.Context, in session.Input, opts CheckOptions, c *chec
 		report(Finding{Kind: KindFile, File: path, Size: t.Size, Limit: opts.MaxFile,
 			Message: fmt.Sprintf("file of %d bytes; limit %d", t.Size, opts.MaxFile)})
 	}
-	refs := references{dir: session.StoreFor(cmp.Or(opts.Store, in.Store), path), off: opts.NoReferences}
+	refs := references{dir: session.StoreFor(cmp.Or(opts.Store, in.Store), in.Path), off: opts.NoReferences}
 	var sites []format.Site
 	names := newToolNames()
 	threshold := opts.MaxInline

@@ -78,13 +78,13 @@ func scan(ctx context.Context, t *session.Transcript, threshold int, small bool,
 			return nil
 		}
 		if err != nil {
-			return &transcript.InputError{Path: t.Path, Line: next.Num, Offset: next.Offset, Err: err}
+			return &transcript.InputError{Path: t.Name, Line: next.Num, Offset: next.Offset, Err: err}
 		}
 		l = line{Line: tl}
 		next.Num, next.Offset = tl.Num+1, tl.Offset+lineLen(&l)
 		if tl.Long {
 			if err := readLong(t, &l, threshold, small); err != nil {
-				return &transcript.InputError{Path: t.Path, Line: tl.Num, Offset: tl.Offset, Err: err}
+				return &transcript.InputError{Path: t.Name, Line: tl.Num, Offset: tl.Offset, Err: err}
 			}
 		}
 		if err := fn(&l); err != nil {
@@ -161,10 +161,10 @@ func lineLen(l *line) int64 {
 // excluded.
 func textLen(l *line) int64 { return lineLen(l) - int64(len(l.EOL)) }
 
-// open opens the transcript at path with the named format, or the one
+// open opens the transcript in with the named format, or the one
 // detected; format is nil for a file of no known format.
-func open(path, name string) (*session.Transcript, format.Format, error) {
-	t, err := session.Open(path, name)
+func open(in session.Input, name string) (*session.Transcript, format.Format, error) {
+	t, err := session.OpenInput(in, name)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -176,7 +176,7 @@ func Stats(ctx context.Context, inputs []session.Input, opts StatsOptions) (Stat
 			return s.rep, ctx.Err()
 		}
 		if err != nil {
-			s.rep.Findings = append(s.rep.Findings, Finding{Kind: KindUnreadable, File: in.Path, Message: err.Error()})
+			s.rep.Findings = append(s.rep.Findings, Finding{Kind: KindUnreadable, File: in.Name(), Message: err.Error()})
 		}
 		if opts.Progress != nil {
 			opts.Progress.Add(in.Size)
@@ -217,8 +217,8 @@ type lineImages struct {
 }
 
 func (s *stats) file(ctx context.Context, in session.Input) error {
-	path := in.Path
-	t, fm, err := open(path, s.opts.Format)
+	path := in.Name()
+	t, fm, err := open(in, s.opts.Format)
 	if err != nil {
 		return err
 	}
@@ -228,7 +228,7 @@ func (s *stats) file(ctx context.Context, in session.Input) error {
 	if fm == nil {
 		fs.format = UnknownFormat
 	}
-	storeDir := session.StoreFor(cmp.Or(s.opts.Store, in.Store), path)
+	storeDir := session.StoreFor(cmp.Or(s.opts.Store, in.Store), in.Path)
 	store := s.stores[storeDir]
 	if store == nil {
 		if store, err = registry.Open(storeDir); err != nil {

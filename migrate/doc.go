@@ -26,6 +26,13 @@
 // the rename fails, the file is reported failed, yet it is the complete
 // migrated transcript and its backup stays.
 //
+// A transcript that is no file of its own (an object in a bucket, rows of
+// an agent's database: session.Remote) is fetched to a local copy when a
+// worker takes it, rewritten there like any file, and put back with
+// Remote.Replace, which writes only if the original is still what was
+// fetched; a run holds at most --jobs + 1 such copies at once, and results
+// and registry records name the transcript, not its copy.
+//
 // A failure in one file is recorded in its FileResult and the other files go
 // on. Progress is reported through the Progress interface, never to a
 // terminal.

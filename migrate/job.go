@@ -59,7 +59,7 @@ type job struct {
 // in res. The output is in place when it returns nil, unless done said
 // not to commit it.
 func (j *job) run(ctx context.Context, res *FileResult) error {
-	path, dest := j.in.Path, j.dest
+	path, dest, name := j.in.Path, j.dest, j.in.Name()
 	src, err := os.Open(path)
 	if err != nil {
 		return err
@@ -86,7 +86,7 @@ func (j *job) run(ctx context.Context, res *FileResult) error {
 	state := &session.AgentState{}
 	if write && inPlace {
 		if state, err = session.LockAgentState(path); err != nil {
-			return fmt.Errorf("%s: %w; left untouched", path, err)
+			return fmt.Errorf("%s: %w; left untouched", name, err)
 		}
 		defer state.Release()
 	}
@@ -104,7 +104,7 @@ func (j *job) run(ctx context.Context, res *FileResult) error {
 		}
 		out, err = safefile.Create(dest, fi.Mode().Perm())
 		if err != nil {
-			return fmt.Errorf("create output for %s: %w", path, err)
+			return fmt.Errorf("create output for %s: %w", name, err)
 		}
 		defer out.Abort()
 		keepOwner(out.OS(), fi)
@@ -126,7 +126,7 @@ func (j *job) run(ctx context.Context, res *FileResult) error {
 	defer releaseW()
 	dr, at, release, err := session.Source(src, progressReader{src, j.progress}, zst)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
+		return fmt.Errorf("read %s: %w", name, err)
 	}
 	release = sync.OnceFunc(release)
 	defer release()
@@ -165,7 +165,7 @@ func (j *job) run(ctx context.Context, res *FileResult) error {
 		if bak != "" {
 			_ = os.Remove(bak)
 		}
-		return fmt.Errorf("%s: %w; left untouched", path, err)
+		return fmt.Errorf("%s: %w; left untouched", name, err)
 	}
 	if err := out.CommitNoDirSync(); err != nil {
 		if bak != "" {

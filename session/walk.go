@@ -25,6 +25,9 @@ type Input struct {
 	// or "" for session.StoreFor's: a transcript fetched from S3 has its
 	// store in its bucket, not beside its local copy.
 	Store string
+	// Remote, when set, is where the transcript lives, Path its local
+	// copy in a Copies folder, there once it is fetched (see Remote).
+	Remote Remote
 }
 
 // Collect expands paths into transcripts: files as given, directories

@@ -1,4 +1,4 @@
-package bucket
+package session
 
 import (
 	"os"
@@ -11,27 +11,29 @@ import (
 )
 
 // scratchPrefix starts the name of every folder of local copies a run
-// makes in the system's temporary directory; a folder still being made
-// ends in scratchNew.
+// makes in the system's temporary directory (earlier versions' started
+// with oldScratchPrefix); a folder still being made ends in scratchNew.
 const (
-	scratchPrefix = "transcript-tool-s3-"
-	scratchNew    = ".new"
+	scratchPrefix    = "transcript-tool-copies-"
+	oldScratchPrefix = "transcript-tool-s3-"
+	scratchNew       = ".new"
 )
 
-// Scratch is the folder of a run's local copies of objects, in the
-// system's temporary directory ($TMPDIR), locked for as long as the run
-// lives, so that a run killed before it removed its folder leaves it to
-// the next one: every Scratch first removes the folders no run holds.
-type Scratch struct {
+// Copies is the folder of a run's local copies of transcripts that are
+// no files of their own (see Remote), in the system's temporary directory
+// ($TMPDIR), locked for as long as the run lives, so that a run killed
+// before it removed its folder leaves it to the next one: every Copies
+// first removes the folders no run holds.
+type Copies struct {
 	Dir  string
 	lock *os.File
 }
 
-// NewScratch removes the folders of local copies that killed runs left,
+// NewCopies removes the folders of local copies that killed runs left,
 // then makes and locks a new one.
-func NewScratch() (*Scratch, error) {
+func NewCopies() (*Copies, error) {
 	tmp := os.TempDir()
-	sweepScratch(tmp)
+	sweepCopies(tmp)
 	// Locked under a name the sweep leaves alone, then renamed: a folder
 	// is never seen under its final name before it is locked.
 	dir, err := os.MkdirTemp(tmp, scratchPrefix+"*"+scratchNew)
@@ -42,7 +44,7 @@ func NewScratch() (*Scratch, error) {
 	if err == nil {
 		final := strings.TrimSuffix(dir, scratchNew)
 		if err = os.Rename(dir, final); err == nil {
-			return &Scratch{Dir: final, lock: lock}, nil
+			return &Copies{Dir: final, lock: lock}, nil
 		}
 		lock.Close()
 	}
@@ -51,7 +53,7 @@ func NewScratch() (*Scratch, error) {
 }
 
 // Remove removes the folder and its lock.
-func (s *Scratch) Remove() error {
+func (s *Copies) Remove() error {
 	err := os.RemoveAll(s.Dir)
 	s.lock.Close()
 	return err
@@ -71,18 +73,18 @@ func lockDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// sweepScratch removes the folders of local copies in tmp that no run
+// sweepCopies removes the folders of local copies in tmp that no run
 // holds: those of runs killed before they removed theirs. One still being
 // made is left until it is older than safefile.StaleAge: its run may lock
 // it yet. What cannot be removed is left for the next run.
-func sweepScratch(tmp string) {
+func sweepCopies(tmp string) {
 	entries, err := os.ReadDir(tmp)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if !e.IsDir() || !strings.HasPrefix(name, scratchPrefix) {
+		if !e.IsDir() || !strings.HasPrefix(name, scratchPrefix) && !strings.HasPrefix(name, oldScratchPrefix) {
 			continue
 		}
 		dir := filepath.Join(tmp, name)

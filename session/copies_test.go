@@ -1,4 +1,4 @@
-package bucket
+package session
 
 import (
 	"os"
@@ -12,10 +12,10 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
 )
 
-// TestScratch: a run's folder of local copies is removed by the next run
+// TestCopies: a run's folder of local copies is removed by the next run
 // once no run holds it (its run was killed), never while one does; one
 // still being made is left to its run unless it is stale.
-func TestScratch(t *testing.T) {
+func TestCopies(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	mk := func(name string, age time.Duration) string {
@@ -31,7 +31,7 @@ func TestScratch(t *testing.T) {
 	stale := mk(scratchPrefix+"3"+scratchNew, 2*safefile.StaleAge)
 	other := mk("transcript-tool-other", 2*safefile.StaleAge)
 
-	live, err := NewScratch()
+	live, err := NewCopies()
 	require.NoError(t, err)
 	assert.Equal(t, tmp, filepath.Dir(live.Dir))
 	assert.NoDirExists(t, killed, "a killed run's folder was left")
@@ -39,7 +39,7 @@ func TestScratch(t *testing.T) {
 	assert.DirExists(t, making, "a folder still being made was removed")
 	assert.DirExists(t, other)
 
-	next, err := NewScratch()
+	next, err := NewCopies()
 	require.NoError(t, err)
 	assert.DirExists(t, live.Dir, "a live run's folder was removed")
 	assert.NotEqual(t, live.Dir, next.Dir)
@@ -49,7 +49,7 @@ func TestScratch(t *testing.T) {
 	// The run ends without removing its folder, as a killed one would:
 	// its lock goes with it.
 	live.lock.Close()
-	again, err := NewScratch()
+	again, err := NewCopies()
 	require.NoError(t, err)
 	assert.NoDirExists(t, live.Dir, "the folder of a run that ended was left")
 	require.NoError(t, again.Remove())
