@@ -17,8 +17,8 @@ import (
 // with the length of a line.
 type line struct {
 	transcript.Line
-	// sk is the skeleton of a long line, and src reads the line's bytes
-	// (offset 0 its first byte).
+	// sk is the skeleton of a long line, and src reads a long line's
+	// bytes (offset 0 its first byte), whatever its skeleton.
 	sk  *transcript.Skeleton
 	src *io.SectionReader
 	// tooLarge is set, and Text nil, for a long line whose skeleton
@@ -102,6 +102,7 @@ var holdLong = false
 func readLong(t *session.Transcript, l *line, threshold int, small bool) error {
 	o := session.SkeletonOptions(threshold)
 	sk, src, err := t.ReadLong(l.Line, o)
+	l.src = src
 	if errors.Is(err, transcript.ErrSkeletonTooLarge) {
 		marked, merr := externalizer.HasMarkerIn(io.NewSectionReader(src, 0, l.Len))
 		if merr != nil {
@@ -146,6 +147,20 @@ func readWhole(l *line, src io.ReaderAt) error {
 	}
 	l.Long = false
 	return nil
+}
+
+// writeOriginal writes l as it is in its transcript, end of line
+// included.
+func writeOriginal(w io.Writer, l *line) error {
+	if l.Long {
+		if _, err := io.Copy(w, io.NewSectionReader(l.src, 0, l.Len)); err != nil {
+			return err
+		}
+	} else if _, err := w.Write(l.Text); err != nil {
+		return err
+	}
+	_, err := w.Write(l.EOL)
+	return err
 }
 
 // lineLen is the number of bytes of l in its transcript, end of line

@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/count"
@@ -253,10 +255,23 @@ func (s *stats) file(ctx context.Context, in session.Input) error {
 		},
 		Open: store.Opener(ctx),
 	}
+	// A compressed transcript is predicted on disk, as migrate reports
+	// it: its output is compressed as migrate compresses it, and counted.
+	var zout *zstdCount
+	if session.Compressed(in.Path) {
+		if zout, err = newZstdCount(); err != nil {
+			return err
+		}
+	}
 	var all, big []format.Site
 	err = scan(ctx, t, s.opts.Threshold, false, func(l *line) error {
 		n := lineLen(l)
 		fs.sav.BytesBefore += n
+		if zout != nil && (fm == nil || fs.failed || l.tooLarge || l.tooDeep) {
+			if err := writeOriginal(zout, l); err != nil {
+				return err
+			}
+		}
 		if l.tooLarge || l.tooDeep {
 			// migrate copies such a line as it is. One too deep is not
 			// JSON, as it is when read whole.
@@ -303,7 +318,11 @@ func (s *stats) file(ctx context.Context, in session.Input) error {
 			return nil
 		}
 		imgs = lineImages{}
-		saved, changed, err := rewrite(x, l, start)
+		var out io.Writer
+		if zout != nil {
+			out = zout
+		}
+		saved, changed, err := rewrite(x, l, start, out)
 		if err != nil {
 			// migrate fails the whole file: none of it is saved.
 			fs.failed = true
@@ -323,6 +342,20 @@ func (s *stats) file(ctx context.Context, in session.Input) error {
 	if err != nil {
 		return err
 	}
+	if zout != nil {
+		after, err := zout.close()
+		if err != nil {
+			return err
+		}
+		// What the output takes at zstd's default level is what migrate
+		// writes when that is smaller; when it is not, migrate compresses
+		// harder, which this does not try. A file migrate would fail on
+		// it leaves as it is.
+		fs.sav.BytesBefore, fs.sav.Saved = t.Size, t.Size-after
+		if fs.failed {
+			fs.sav.Saved = 0
+		}
+	}
 	if fm == nil {
 		fs.notes = append(fs.notes, Finding{Kind: KindNote, File: path,
 			Message: "unknown transcript format: counted by lines and bytes only; migrate would leave it"})
@@ -331,20 +364,43 @@ func (s *stats) file(ctx context.Context, in session.Input) error {
 	return nil
 }
 
-// rewrite rewrites l as migrate would, into nothing, and returns the bytes
-// that saves (negative for a line that grows) and whether migrate changes
-// the line. A long line is rewritten from its skeleton, reading its
+// rewrite rewrites l as migrate would and returns the bytes that saves
+// (negative for a line that grows) and whether migrate changes the line;
+// with w set, it writes there the line as migrate would write it, end of
+// line included. A long line is rewritten from its skeleton, reading its
 // payloads back from the file.
-func rewrite(x *externalizer.Externalizer, l *line, start int) (saved int64, changed bool, err error) {
+func rewrite(x *externalizer.Externalizer, l *line, start int, w io.Writer) (saved int64, changed bool, err error) {
 	if l.sk == nil {
 		res, err := x.Rewrite(l.Text, start)
-		if err != nil || res.Line == nil {
+		if err != nil {
 			return 0, false, err
+		}
+		if w != nil {
+			text := l.Text
+			if res.Line != nil {
+				text = res.Line
+			}
+			if _, err := w.Write(text); err != nil {
+				return 0, false, err
+			}
+			if _, err := w.Write(l.EOL); err != nil {
+				return 0, false, err
+			}
+		}
+		if res.Line == nil {
+			return 0, false, nil
 		}
 		return int64(len(l.Text) - len(res.Line)), true, nil
 	}
 	var out count.Writer
-	res, err := x.RewriteBig(&out, &externalizer.BigLine{Skeleton: l.sk, Src: l.src}, start)
+	var to io.Writer = &out
+	if w != nil {
+		to = io.MultiWriter(&out, w)
+	}
+	res, err := x.RewriteBig(to, &externalizer.BigLine{Skeleton: l.sk, Src: l.src}, start)
+	if w != nil && err == nil {
+		_, err = w.Write(l.EOL)
+	}
 	if errors.Is(err, externalizer.ErrNeedWhole) {
 		// As migrate does, with the whole line.
 		whole := &line{Line: l.Line}
@@ -352,12 +408,35 @@ func rewrite(x *externalizer.Externalizer, l *line, start int) (saved int64, cha
 		if _, err := l.src.ReadAt(whole.Text, 0); err != nil {
 			return 0, false, err
 		}
-		return rewrite(x, whole, start)
+		return rewrite(x, whole, start, w)
 	}
 	if err != nil || len(res.Artifacts) == 0 {
 		return 0, false, err
 	}
 	return l.Len - out.N, true, nil
+}
+
+// zstdCount counts the bytes of what is written to it once compressed as
+// migrate compresses a transcript at first (session.Encoder at zstd's
+// default level).
+type zstdCount struct {
+	n count.Writer
+	e *zstd.Encoder
+}
+
+func newZstdCount() (*zstdCount, error) {
+	z := &zstdCount{}
+	e, err := session.Encoder(&z.n, zstd.SpeedDefault)
+	z.e = e
+	return z, err
+}
+
+func (z *zstdCount) Write(p []byte) (int, error) { return z.e.Write(p) }
+
+// close ends the stream and returns its compressed size.
+func (z *zstdCount) close() (int64, error) {
+	err := z.e.Close()
+	return z.n.N, err
 }
 
 // artifactImageTokens is imageTokens for image artifact a, whose bytes

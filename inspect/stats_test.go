@@ -4,16 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -271,4 +274,39 @@ func copyFile(t *testing.T, from, to string) {
 	_, err = io.Copy(out, in)
 	require.NoError(t, err)
 	require.NoError(t, out.Close())
+}
+
+// TestStatsPredictsCompressed: of a compressed transcript (a Codex rollout
+// Codex compressed itself), stats predicts the saving on disk, as migrate
+// reports it, not of the decompressed lines.
+func TestStatsPredictsCompressed(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rollout.jsonl.zst")
+	// Tool outputs that compress no better than hex: moving them saves on
+	// disk too.
+	rng := rand.New(rand.NewPCG(1, 2))
+	lines := []string{`{"timestamp":"2025-01-01T00:00:00.000Z","type":"session_meta","payload":{"id":"cx-1","cwd":"/w"}}`}
+	for i := range 4 {
+		out := make([]byte, 6000)
+		for j := range out {
+			out[j] = "0123456789abcdef"[rng.IntN(16)]
+		}
+		lines = append(lines, fmt.Sprintf(`{"timestamp":"2025-01-01T00:00:0%d.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_%d","output":%q}}`, i+1, i, out))
+	}
+	plain := strings.Join(lines, "\n") + "\n"
+	var z bytes.Buffer
+	e, err := zstd.NewWriter(&z, zstd.WithEncoderLevel(zstd.SpeedDefault))
+	require.NoError(t, err)
+	_, err = e.Write([]byte(plain))
+	require.NoError(t, err)
+	require.NoError(t, e.Close())
+	require.NoError(t, os.WriteFile(path, z.Bytes(), 0o644))
+
+	rep := stats(t, inspect.StatsOptions{Threshold: threshold}, dir)
+	sum := migrateTree(t, dir)
+	require.Equal(t, 1, sum.Migrated)
+	assert.Equal(t, int64(z.Len()), rep.Migrate.BytesBefore, "bytes on disk")
+	assert.Equal(t, sum.BytesBefore-sum.BytesAfter, rep.Migrate.Saved)
+	assert.Positive(t, rep.Migrate.Saved)
+	assert.Less(t, rep.Migrate.Saved, int64(len(plain))-int64(z.Len()), "not the decompressed bytes")
 }

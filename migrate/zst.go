@@ -26,7 +26,7 @@ func encoder(w io.Writer, zst bool, atMost int64) (io.WriteCloser, func(), error
 		return flushCloser{bw}, release, nil
 	}
 	if atMost <= 0 {
-		e, err := zstdWriter(w, zstd.SpeedDefault)
+		e, err := session.Encoder(w, zstd.SpeedDefault)
 		return e, func() {}, err
 	}
 	f, err := session.Scratch()
@@ -34,19 +34,11 @@ func encoder(w io.Writer, zst bool, atMost int64) (io.WriteCloser, func(), error
 		return nil, nil, err
 	}
 	b := &boundedEncoder{w: w, atMost: atMost, file: f, n: &count.Writer{W: f}}
-	if b.Encoder, err = zstdWriter(b.n, zstd.SpeedDefault); err != nil {
+	if b.Encoder, err = session.Encoder(b.n, zstd.SpeedDefault); err != nil {
 		_ = f.Close()
 		return nil, nil, err
 	}
 	return b, func() { _ = f.Close() }, nil
-}
-
-// zstdWriter returns an encoder at level. Its memory is its window's
-// (8 MiB at every level) and tables, which zstd.WithLowerEncoderMem
-// allocates as they are used, for the same output: 9 MiB at the default
-// level instead of 17, per job.
-func zstdWriter(w io.Writer, level zstd.EncoderLevel) (*zstd.Encoder, error) {
-	return zstd.NewWriter(w, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(level), zstd.WithLowerEncoderMem(true))
 }
 
 // recompressions bounds the outputs compressed again at the best level
@@ -95,7 +87,7 @@ func recompress(w io.Writer, r io.Reader) error {
 		return err
 	}
 	defer release()
-	e, err := zstdWriter(w, zstd.SpeedBestCompression)
+	e, err := session.Encoder(w, zstd.SpeedBestCompression)
 	if err != nil {
 		return err
 	}

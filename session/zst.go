@@ -478,3 +478,12 @@ func Scratch() (*os.File, error) {
 	}
 	return f, nil
 }
+
+// Encoder returns a zstd encoder at level, as migrate writes a compressed
+// transcript and stats predicts its size. Its memory is its window's
+// (8 MiB at every level) and tables, which zstd.WithLowerEncoderMem
+// allocates as they are used, for the same output: 9 MiB at the default
+// level instead of 17.
+func Encoder(w io.Writer, level zstd.EncoderLevel) (*zstd.Encoder, error) {
+	return zstd.NewWriter(w, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(level), zstd.WithLowerEncoderMem(true))
+}
