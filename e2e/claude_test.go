@@ -12,7 +12,7 @@ import (
 )
 
 // claudePin is the Claude Code release the test drives.
-const claudePin = "@anthropic-ai/claude-code@2.1.328"
+const claudePin = "@anthropic-ai/claude-code@2.1.332"
 
 // claudeSessionID is the id the test gives the session (--session-id), so
 // that it knows where Claude Code writes it and what to resume.
@@ -22,8 +22,12 @@ const claudeSessionID = "0e2e0000-0000-4000-8000-000000000001"
 // migrates ~/.claude/projects in place, and resumes the session with
 // `--resume ID`; its Read and Bash open the placeholder's path.
 func TestClaudeCode(t *testing.T) {
-	bin := agentBin(t, claudePin, "claude")
-	runE2E(t, agentCase{
+	forEachPin(t, claudePin, func(t *testing.T, pin string) { runE2E(t, claudeCase(findAgent(t, pin, "claude"))) })
+}
+
+// claudeCase is Claude Code's part in the end-to-end flow.
+func claudeCase(claude agent) agentCase {
+	return agentCase{
 		Tools: agentTools{
 			Shell: func(command string) toolCall {
 				return toolCall{Name: "Bash", Input: map[string]any{"command": command, "description": "Run the command"}}
@@ -66,12 +70,12 @@ func TestClaudeCode(t *testing.T) {
 			}
 			env := []string{"HOME=" + r.Home, "ANTHROPIC_BASE_URL=" + r.URL, "ANTHROPIC_API_KEY=x",
 				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
-			runAgent(t, r.Work.Dir, env, agentTimeout, bin, args...)
+			runAgent(t, claude, r.Work.Dir, env, agentTimeout, args...)
 			if r.Session == "" {
 				require.FileExists(t, filepath.Join(claudeProjectDir(r.Home, r.Work.Dir), claudeSessionID+".jsonl"))
 			}
 		},
-	})
+	}
 }
 
 var notAlnum = regexp.MustCompile(`[^A-Za-z0-9]`)

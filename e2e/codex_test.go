@@ -14,7 +14,8 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-const codexPin = "@openai/codex@0.169.0"
+// codexPin is the Codex release the tests drive.
+const codexPin = "@openai/codex@0.171.0"
 
 // codexMarker ends the large output, and nothing else: not its first
 // line, which a placeholder's summary shows, nor the command, which cuts it
@@ -27,7 +28,11 @@ const codexMarker = "MARKER-codex-large-output-7f3a"
 // fraction of the bytes, and opens a placeholder's path with Codex's own
 // shell tool to get the output back.
 func TestCodexResumesMigratedSession(t *testing.T) {
-	codex := agentBin(t, codexPin, "codex")
+	forEachPin(t, codexPin, testCodexResume)
+}
+
+func testCodexResume(t *testing.T, pin string) {
+	codex := findAgent(t, pin, "codex")
 	api := newResponsesAPI(t)
 	home := codexHome(t, api)
 	work := t.TempDir()
@@ -156,10 +161,10 @@ env_key = "STANDIN_API_KEY"
 
 // runCodex runs Codex with its home in home and nothing of the
 // developer's own.
-func runCodex(t *testing.T, codex, home, dir string, args ...string) {
+func runCodex(t *testing.T, codex agent, home, dir string, args ...string) {
 	t.Helper()
 	env := []string{"CODEX_HOME=" + home, "HOME=" + filepath.Dir(home), "STANDIN_API_KEY=stand-in"}
-	runAgent(t, dir, env, 60*time.Second, codex, args...)
+	runAgent(t, codex, dir, env, 60*time.Second, args...)
 }
 
 // rolloutThread returns the thread id that ends a rollout's file name.

@@ -6,25 +6,38 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// piPin is the pi release the test drives.
-const piPin = "@mariozechner/pi-coding-agent@0.73.1"
+// piPins are the pi releases the tests drive: the last under the package's
+// first name, and the first of its new one, which needs Node 22.
+var piPins = []string{"@mariozechner/pi-coding-agent@0.73.1", "@earendil-works/pi-coding-agent@1.5.2"}
+
+// forEachPi runs test for each pi release of piPins (and the latest
+// installed, see agentPins), as a subtest named by the package.
+func forEachPi(t *testing.T, test func(t *testing.T, pi agent)) {
+	for _, pin := range piPins {
+		name, _ := splitPin(pin)
+		t.Run(strings.Split(name, "/")[0], func(t *testing.T) {
+			forEachPin(t, pin, func(t *testing.T, pin string) { test(t, findAgent(t, pin, "pi")) })
+		})
+	}
+}
 
 // TestPi has pi write a session against the stand-in, migrates
 // ~/.pi/agent/sessions in place, and resumes the session with
 // `--session FILE`: pi runs in the session header's cwd, and its read
 // tool and bash open the placeholder's path.
 func TestPi(t *testing.T) {
-	runE2E(t, piCase(agentBin(t, piPin, "pi")))
+	forEachPi(t, func(t *testing.T, pi agent) { runE2E(t, piCase(pi)) })
 }
 
-// piCase is pi's part in the end-to-end flow, bin its executable.
-func piCase(bin string) agentCase {
+// piCase is pi's part in the end-to-end flow.
+func piCase(pi agent) agentCase {
 	return agentCase{
 		Tools: agentTools{
 			Shell: func(command string) toolCall {
@@ -54,7 +67,7 @@ func piCase(bin string) agentCase {
 			if r.Session != "" {
 				args = append(args, "--session", r.Session)
 			}
-			runAgent(t, r.Work.Dir, []string{"HOME=" + r.Home}, agentTimeout, bin, append(args, "-p", r.Prompt)...)
+			runAgent(t, pi, r.Work.Dir, []string{"HOME=" + r.Home}, agentTimeout, append(args, "-p", r.Prompt)...)
 		},
 	}
 }
@@ -66,7 +79,11 @@ func piCase(bin string) agentCase {
 // marker, and writes the header's version 3. The references must still
 // resolve and rehydrate must still restore the payload.
 func TestPiUpgradeOfMigratedSession(t *testing.T) {
-	c := piCase(agentBin(t, piPin, "pi"))
+	forEachPi(t, testPiUpgrade)
+}
+
+func testPiUpgrade(t *testing.T, pi agent) {
+	c := piCase(pi)
 	root := t.TempDir()
 	w := newWorkload(t, root)
 	home := filepath.Join(root, "home")
