@@ -3,11 +3,13 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -134,4 +136,68 @@ func piV1Session(t *testing.T, cwd, output string) []byte {
 		b.Write(append(line, '\n'))
 	}
 	return b.Bytes()
+}
+
+// editHead starts the text a context edit puts in place of the shell
+// output in TestPiContextEdit.
+const editHead = "[shell output edited by an extension: its last 300 lines]"
+
+// TestPiContextEdit resumes a migrated session holding a context_edit
+// that carries tool output: pi (0.87 and later) applies context edits when
+// it loads a session, so the model is shown the edit's content in place
+// of the shell output it replaces, and, migrated, a placeholder whose
+// path the agent opens. pi 0.73.1, which has no context edits, keeps the
+// entry and resumes with the original output.
+func TestPiContextEdit(t *testing.T) {
+	forEachPi(t, func(t *testing.T, pi agent) {
+		c := piCase(pi)
+		c.Edit = appendContextEdit
+		twin, migrated := runE2E(t, c)
+		_, version := splitPin(pi.Pin)
+		if v, err := parseVersion(version); err == nil && v.less(semver{0, 87}) {
+			assert.NotContains(t, string(twin.Requests[0].Body), editHead, "pi %s has no context edits", version)
+			return
+		}
+		// A line of the edit's text, which is not in its placeholder.
+		const inEdit = "shell output line 0450 of the e2e workload"
+		assert.Contains(t, string(twin.Requests[0].Body), editHead, "pi applies the context edit of the unmigrated session")
+		assert.Contains(t, string(twin.Requests[0].Body), inEdit)
+		assert.NotContains(t, string(migrated.Requests[0].Body), inEdit, "the edit's text is an artifact")
+		seen, _ := firstPlaceholder(migrated.Requests[0].Req)
+		assert.Contains(t, seen, "\nsummary: "+editHead, "the model is shown the placeholder of the edit's text")
+	})
+}
+
+// appendContextEdit appends to a pi session a context_edit, as an
+// extension makes one, that replaces the content of the shell output's
+// tool result with the output's last 300 lines, under editHead: the
+// workload's marker stays the last line.
+func appendContextEdit(t *testing.T, w workload, session string) {
+	t.Helper()
+	data, err := os.ReadFile(session)
+	require.NoError(t, err)
+	var target, leaf, output string
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var e struct {
+			ID      string     `json:"id"`
+			Message apiMessage `json:"message"`
+		}
+		require.NoError(t, json.Unmarshal(line, &e))
+		leaf = e.ID
+		if b := e.Message.Blocks(); e.Message.Role == "toolResult" && len(b) > 0 && strings.Contains(b[0].Text, w.Marker) {
+			target, output = e.ID, b[0].Text
+		}
+	}
+	require.NotEmpty(t, target, "no tool result holds the shell output")
+	lines := strings.Split(strings.TrimSuffix(output, "\n"), "\n")
+	edit, err := json.Marshal(map[string]any{
+		"type": "context_edit", "id": "0e2ec0de", "parentId": leaf, "timestamp": time.Now().UTC().Format(time.RFC3339Nano),
+		"targetId": target, "replacement": map[string]any{"content": []any{map[string]any{
+			"type": "text", "text": editHead + "\n" + strings.Join(lines[len(lines)-300:], "\n")}}},
+	})
+	require.NoError(t, err)
+	f, err := os.OpenFile(session, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.Write(append(edit, '\n'))
+	require.NoError(t, errors.Join(err, f.Close()))
 }

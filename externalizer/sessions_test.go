@@ -294,9 +294,45 @@ var siteCheckers = map[string]func(root transcript.Value, c siteCheck){
 }
 
 // piPayloads: tool result content and details (but an artifactRef),
-// command output, and image blocks.
+// command output, and image blocks, in a message, a compaction's system
+// message or a custom message; and what a context edit replaces a
+// message's content with: a string, and the text and image blocks of an
+// array.
 func piPayloads(root transcript.Value, c siteCheck) {
-	if typ, _ := root.Get("type"); !typ.IsString("message") {
+	images := func(content transcript.Value) {
+		content.Elems(func(_ int, e transcript.Value) bool {
+			if typ, _ := e.Get("type"); typ.IsString("image") {
+				c.whole("image block", e)
+			}
+			return true
+		})
+	}
+	typ, _ := root.Get("type")
+	switch {
+	case typ.IsString("compaction"):
+		sys, _ := root.Get("systemMessage")
+		content, _ := sys.Get("content")
+		images(content)
+		return
+	case typ.IsString("custom_message"):
+		content, _ := root.Get("content")
+		images(content)
+		return
+	case typ.IsString("context_edit"):
+		content, _ := Pointer{"replacement", "content"}.Resolve(root)
+		if content.Kind() == transcript.String {
+			c.whole("replacement", content)
+		}
+		images(content)
+		content.Elems(func(_ int, e transcript.Value) bool {
+			if typ, _ := e.Get("type"); typ.IsString("text") {
+				text, _ := e.Get("text")
+				c.whole("replacement text", text)
+			}
+			return true
+		})
+		return
+	case !typ.IsString("message"):
 		return
 	}
 	msg, _ := root.Get("message")
@@ -319,12 +355,7 @@ func piPayloads(root transcript.Value, c siteCheck) {
 		output, _ := msg.Get("output")
 		c.strings("output", output)
 	}
-	content.Elems(func(_ int, e transcript.Value) bool {
-		if typ, _ := e.Get("type"); typ.IsString("image") {
-			c.whole("image block", e)
-		}
-		return true
-	})
+	images(content)
 }
 
 // claudePayloads: the content of tool_result blocks and image blocks in a

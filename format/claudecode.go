@@ -43,6 +43,26 @@ var claudeTypes = map[string]bool{
 	"custom-title": true,
 }
 
+// claudeKnown are the types of the lines of Claude Code 2.1.332: those
+// its transcript writer routes (teleported-from, of earlier versions,
+// besides).
+var claudeKnown = map[string]bool{
+	"user": true, "assistant": true, "attachment": true, "system": true, "progress": true,
+	"summary": true, "custom-title": true, "ended-by-model": true, "continued-in": true, "ai-title": true,
+	"last-prompt": true, "tag": true, "relocated": true, "agent-name": true, "agent-color": true,
+	"agent-setting": true, "pr-link": true, "frame-link": true, "artifact-comment-monitor": true,
+	"artifact-autoreact-ledger": true, "bridge-session": true, "history-suppression": true,
+	"file-history-snapshot": true, "file-history-delta": true, "attribution-snapshot": true, "mode": true,
+	"permission-mode": true, "isolation-latch": true, "session-owner": true, "dev-mods": true,
+	"memory-mode": true, "atis-latch": true, "tools-used": true, "data-flow-records": true,
+	"data-flow-incomplete": true, "derived-from": true, "worktree-state": true, "cost-state": true,
+	"queue-operation": true, "content-replacement": true, "api-request-shape": true,
+	"api-request-blob": true, "api-request": true, "api-request-resumed": true, "fork-context-ref": true,
+	"observer-ref": true, "resume-head-vouch": true, "teleported-from": true,
+}
+
+func (claudeCode) Knows(entry transcript.Value) bool { return knownType(entry, "type", claudeKnown) }
+
 func (claudeCode) Session(entry transcript.Value) string {
 	id, _ := entry.Get("sessionId")
 	return id.Text()

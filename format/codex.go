@@ -40,6 +40,34 @@ func (c codex) Session(entry transcript.Value) string {
 	return ""
 }
 
+// codexItems are the types of rollout lines of Codex 0.171 (RolloutItem);
+// id_allocation, whose shape is not known, among them, and
+// codexResponseItems those of the response items that the legacy format
+// has bare.
+var (
+	codexItems = map[string]bool{
+		"session_meta": true, "response_item": true, "event_msg": true, "turn_context": true,
+		"compacted": true, "dynamic_tools_updated": true, "inter_agent_communication": true,
+		"inter_agent_communication_metadata": true, "token_usage_record": true, "world_state": true,
+		"security_risk_score": true, "realtime_item": true, "id_allocation": true,
+	}
+	codexResponseItems = map[string]bool{
+		"message": true, "reasoning": true, "function_call": true, "function_call_output": true,
+		"custom_tool_call": true, "custom_tool_call_output": true, "local_shell_call": true,
+		"web_search_call": true, "image_generation_call": true, "tool_search_call": true,
+		"tool_search_output": true, "ghost_snapshot": true, "compaction": true, "other": true,
+	}
+)
+
+func (codex) Knows(entry transcript.Value) bool {
+	if _, ok := entry.Get("payload"); ok {
+		return knownType(entry, "type", codexItems)
+	}
+	_, instructions := entry.Get("instructions")
+	_, state := entry.Get("record_type")
+	return instructions || state || knownType(entry, "type", codexResponseItems)
+}
+
 // codexOutputs are the exec_command_end fields that hold command output.
 var codexOutputs = []string{"stdout", "stderr", "aggregated_output", "formatted_output"}
 

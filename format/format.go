@@ -27,6 +27,11 @@ type Format interface {
 	Detect(entry transcript.Value) bool
 	// Session returns the session id that entry carries, or "".
 	Session(entry transcript.Value) string
+	// Knows reports whether entry is of a kind the format knows: false
+	// for an entry of a type the agent added after the format was
+	// written, which the tool passes through as it is and stats counts
+	// as not understood.
+	Knows(entry transcript.Value) bool
 	// Sites appends to dst the payload sites of entry whose JSON bytes
 	// reach threshold, in document order, none inside another.
 	Sites(entry transcript.Value, threshold int, dst []Site) []Site
@@ -123,4 +128,11 @@ func Detect(entry transcript.Value) (Format, bool) {
 		}
 	}
 	return nil, false
+}
+
+// knownType reports whether the string member key of entry is one of
+// types.
+func knownType(entry transcript.Value, key string, types map[string]bool) bool {
+	t, _ := entry.Get(key)
+	return t.Kind() == transcript.String && t.Len() <= 66 && types[t.Text()]
 }

@@ -81,6 +81,13 @@ func TestPi(t *testing.T) {
 		{"custom role",
 			[]string{`{"type":"message","message":{"role":"hookMessage","customType":"lint","content":"all clear"}}`},
 			"hookMessage · lint\n  all clear\n"},
+		{"pi 1.x context edits and usage",
+			[]string{
+				`{"type":"context_edit","id":"e1","targetId":"r1","replacement":{"content":[{"type":"text","text":"shorter"}]}}`,
+				`{"type":"context_edit","id":"e2","targetId":"r2","replacement":null}`,
+				`{"type":"usage","id":"u1","kind":"cache_warm","provider":"anthropic","model":"claude-sonnet-4-5","usage":{}}`,
+			},
+			"context edit · replaces r1\n  shorter\ncontext edit · omits r2\nusage · cache_warm · claude-sonnet-4-5\n"},
 		{"unknown entry",
 			[]string{`{"type":"tomorrow","x":1}`},
 			"line 1: pi entry of unknown type \"tomorrow\" (25 bytes)\n"},

@@ -1,0 +1,127 @@
+package externalizer
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/transcript-tool/transcript-tool/transcript"
+)
+
+// migratedValue returns the value at p of the one migrated line out.
+func migratedValue(t *testing.T, out []byte, p Pointer) transcript.Value {
+	t.Helper()
+	root, err := transcript.Parse(bytes.TrimSuffix(out, []byte("\n")), 0)
+	require.NoError(t, err)
+	v, ok := p.Resolve(root)
+	require.True(t, ok, "%s does not resolve in %s", p, out)
+	return v
+}
+
+// TestPi1Sites: the entries pi 0.87 and later write. A context_edit's
+// replacement content, which pi puts in the model's context instead of
+// the content of an earlier message, is a site: whole when it is a
+// string, and in an array the text of each text block and each image
+// block, so that an assistant's tool calls stay; a compaction's system
+// message and a custom_message give up their images; and the prompt
+// sections and tool declarations of a system message, which are the
+// model's system prompt, stay.
+func TestPi1Sites(t *testing.T) {
+	const header = `{"type":"session","version":3,"id":"s1","timestamp":"2026-11-26T00:00:00.000Z","cwd":"/w"}` + "\n"
+	text := jsonString(t, payloadText)
+	img := base64.StdEncoding.EncodeToString(pngBytes)
+	image := `{"type":"image","data":"` + img + `","mimeType":"image/png"}`
+	sections := jsonString(t, strings.Repeat("You are an expert coding assistant. ", 200))
+	tools := `[` + strings.Repeat(`{"name":"read","description":"Read a file.","parameters":{"type":"object"}},`, 60) + `{"name":"bash"}]`
+	system := `{"role":"system","content":"","sections":{"preamble":` + sections + `},"toolsAdded":` + tools + `,"timestamp":1}`
+	tests := []struct {
+		name, line string
+		sites      []Pointer // the values replaced, in document order
+		kept       []Pointer // large values left as they are
+	}{
+		{"context_edit string", `{"type":"context_edit","id":"e1","parentId":"p","timestamp":"t","targetId":"r1","replacement":{"content":` + text + `}}`,
+			[]Pointer{{"replacement", "content"}}, nil},
+		{"context_edit blocks", `{"type":"context_edit","id":"e1","parentId":"p","timestamp":"t","targetId":"a1","replacement":{"content":[{"type":"text","text":` + text +
+			`},{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"ls"}},` + image + `]}}`,
+			[]Pointer{{"replacement", "content", "0", "text"}, {"replacement", "content", "2"}}, nil},
+		{"context_edit omission", `{"type":"context_edit","id":"e1","parentId":"p","timestamp":"t","targetId":"r1","replacement":null}`, nil, nil},
+		{"compaction with a system message", `{"type":"compaction","id":"c1","parentId":"p","timestamp":"t","summary":"s","firstKeptEntryId":"c1","tokensBefore":9,"systemMessage":` +
+			strings.Replace(system, `"content":""`, `"content":[{"type":"text","text":"look"},`+image+`]`, 1) + `}`,
+			[]Pointer{{"systemMessage", "content", "1"}}, []Pointer{{"systemMessage", "sections"}, {"systemMessage", "toolsAdded"}}},
+		{"system message", `{"type":"message","id":"m1","parentId":"p","timestamp":"t","message":` + system + `}`,
+			nil, []Pointer{{"message", "sections"}, {"message", "toolsAdded"}}},
+		{"custom_message image", `{"type":"custom_message","id":"m1","parentId":"p","timestamp":"t","customType":"screenshot","content":[` + image + `],"display":true}`,
+			[]Pointer{{"content", "0"}}, nil},
+		{"an entry type of a later pi", `{"type":"context_snapshot","id":"x1","parentId":"p","timestamp":"t","message":{"role":"toolResult","toolName":"bash","content":` + text + `}}`,
+			nil, []Pointer{{"message", "content"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			input := []byte(header + tt.line + "\n")
+			out, store := roundTrip(t, piFormat, 4096, input)
+			checkMigrated(t, piFormat, 4096, input, out, store)
+			checkNoSiteMissed(t, piFormat, 4096, out)
+			line := out[len(header):]
+			if len(tt.sites) == 0 {
+				assert.Equal(t, tt.line+"\n", string(line), "the line is kept as it is")
+				return
+			}
+			root, err := transcript.Parse(bytes.TrimSuffix(line, []byte("\n")), 0)
+			require.NoError(t, err)
+			mk, ok := markerOf(t, root)
+			require.True(t, ok)
+			var at []string
+			for _, e := range mk.Edits {
+				at = append(at, e.At)
+			}
+			var want []string
+			for _, p := range tt.sites {
+				want = append(want, p.String())
+			}
+			assert.Equal(t, want, at, "the sites replaced")
+			for _, p := range tt.kept {
+				orig := migratedValue(t, []byte(tt.line), p)
+				assert.Equal(t, string(orig.Raw()), string(migratedValue(t, line, p).Raw()), "%s is kept", p)
+			}
+			assert.True(t, json.Valid(bytes.TrimSuffix(line, []byte("\n"))))
+		})
+	}
+}
+
+// TestKnows: each format tells the entries of the kinds it knows from
+// those of kinds an agent added later, which stats counts as not
+// understood.
+func TestKnows(t *testing.T) {
+	for _, tt := range []struct {
+		f     Format
+		line  string
+		knows bool
+	}{
+		{piFormat, `{"type":"context_edit","id":"e","targetId":"r","replacement":null}`, true},
+		{piFormat, `{"type":"usage","id":"u","kind":"cache_warm"}`, true},
+		{piFormat, `{"type":"message","message":{"role":"system","content":""}}`, true},
+		{piFormat, `{"type":"context_snapshot","id":"x"}`, false},
+		{piFormat, `{"id":"x"}`, false},
+		{claudeCodeFormat, `{"type":"content-replacement","sessionId":"s","replacements":[]}`, true},
+		{claudeCodeFormat, `{"type":"progress","sessionId":"s","data":{"type":"bash_progress"}}`, true},
+		{claudeCodeFormat, `{"type":"hologram","sessionId":"s"}`, false},
+		{codexFormat, `{"timestamp":"t","type":"id_allocation","payload":{}}`, true},
+		{codexFormat, `{"timestamp":"t","type":"world_state","payload":{"full":true}}`, true},
+		{codexFormat, `{"timestamp":"t","type":"telemetry","payload":{}}`, false},
+		{codexFormat, `{"id":"s","timestamp":"t","instructions":null}`, true},
+		{codexFormat, `{"record_type":"state"}`, true},
+		{codexFormat, `{"type":"function_call_output","call_id":"c","output":"ok"}`, true},
+		{codexFormat, `{"type":"hologram"}`, false},
+		{chatFormat, `{"role":"tool","content":"ok"}`, true},
+		{chatFormat, `{"role":"narrator","content":"ok"}`, false},
+	} {
+		v, err := transcript.Parse([]byte(tt.line), 0)
+		require.NoError(t, err)
+		assert.Equal(t, tt.knows, tt.f.Knows(v), "%s: %s", tt.f.Name(), tt.line)
+	}
+}
