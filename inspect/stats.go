@@ -140,7 +140,11 @@ type StatsReport struct {
 	EntryTypes []Group   `json:"entryTypes"` // by format as in Formats, then by bytes
 	Tools      []Group   `json:"tools"`      // likewise
 	Largest    []Payload `json:"largest"`    // largest first
-	Migrate    Savings   `json:"migrate"`
+	// NotUnderstood are the lines of a known format whose entry type the
+	// format does not know (one an agent added later): migrate passes
+	// them through as they are. By format as in Formats, then by bytes.
+	NotUnderstood []Group `json:"notUnderstood"`
+	Migrate       Savings `json:"migrate"`
 	// Findings are notes (a file of unknown format; a file migrate would
 	// fail on) and files that could not be read, which are left out of
 	// every count.
@@ -162,7 +166,7 @@ func Stats(ctx context.Context, inputs []session.Input, opts StatsOptions) (Stat
 		opts.Threshold = externalizer.DefaultThreshold
 	}
 	s := &stats{opts: opts, stores: map[string]*registry.Store{},
-		formats: newTally(), types: newTally(), tools: newTally()}
+		formats: newTally(), types: newTally(), tools: newTally(), unknown: newTally()}
 	s.rep.Threshold = opts.Threshold
 	s.rep.Findings = []Finding{}
 	for _, in := range inputs {
@@ -183,9 +187,9 @@ func Stats(ctx context.Context, inputs []session.Input, opts StatsOptions) (Stat
 
 // stats is the state of one run of Stats.
 type stats struct {
-	opts                  StatsOptions
-	rep                   StatsReport
-	formats, types, tools *tally
+	opts                           StatsOptions
+	rep                            StatsReport
+	formats, types, tools, unknown *tally
 	// stores holds the stores met, by location: deduplication is per
 	// store, over the whole run (see Store.Plan).
 	stores map[string]*registry.Store
@@ -196,6 +200,7 @@ type stats struct {
 type fileStats struct {
 	format                string
 	formats, types, tools *tally
+	unknown               *tally // the lines the format does not know
 	largest               []Payload
 	sav                   Savings
 	changed, failed       bool
@@ -218,7 +223,7 @@ func (s *stats) file(ctx context.Context, in session.Input) error {
 		return err
 	}
 	defer t.Close()
-	fs := &fileStats{format: t.Format, formats: newTally(), types: newTally(), tools: newTally(),
+	fs := &fileStats{format: t.Format, formats: newTally(), types: newTally(), tools: newTally(), unknown: newTally(),
 		digests: map[store.Digest]int64{}, names: newToolNames()}
 	if fm == nil {
 		fs.format = UnknownFormat
@@ -290,7 +295,11 @@ func (s *stats) file(ctx context.Context, in session.Input) error {
 			fs.largest = top(fs.largest, Payload{File: path, Line: l.Num, Site: oneLine(site.Path.String()), Tool: tool, Size: size}, s.opts.Top)
 		}
 		fs.formats.get(fs.format, "").add(line)
-		fs.types.get(fs.format, entryType(l.Text[start:], root, perr)).add(line)
+		typ := entryType(l.Text[start:], root, perr)
+		fs.types.get(fs.format, typ).add(line)
+		if fm != nil && obj && !fm.Knows(root) {
+			fs.unknown.get(fs.format, typ).add(line)
+		}
 		for _, tool := range tools {
 			fs.tools.get(fs.format, tool).add(Counts{Lines: 1, Bytes: n})
 		}
@@ -385,6 +394,7 @@ func (s *stats) add(ctx context.Context, fs *fileStats, store *registry.Store) {
 	s.formats.get(fs.format, "").Files++
 	s.types.merge(fs.types)
 	s.tools.merge(fs.tools)
+	s.unknown.merge(fs.unknown)
 	for _, p := range fs.largest {
 		s.rep.Largest = top(s.rep.Largest, p, s.opts.Top)
 	}
@@ -433,6 +443,7 @@ func (s *stats) finish() {
 	}
 	s.rep.EntryTypes = s.types.sorted(rank)
 	s.rep.Tools = s.tools.sorted(rank)
+	s.rep.NotUnderstood = s.unknown.sorted(rank)
 	if s.rep.Largest == nil {
 		s.rep.Largest = []Payload{}
 	}
