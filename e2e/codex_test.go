@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"database/sql"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
@@ -225,4 +227,64 @@ func assertThreadHistory(t *testing.T, home, thread, rollout, callID string) {
 	assert.Equal(t, fi.Size(), next, "Codex read the rollout to its end")
 	t.Logf("thread history: %d turns, call_big's item %d bytes, %s's item %d bytes, read up to byte %d of %d",
 		len(turns), bigItem, callID, size, next, fi.Size())
+}
+
+// TestCodexCompressedRollout: a rollout Codex compressed itself, as its
+// compression of idle rollouts writes it (one zstd frame at level 3 with
+// its content size and checksum, mtime and mode kept, the plain file
+// gone), migrates in place and rehydrates to its JSONL bytes; Codex
+// resumes the migrated one, which it decompresses back to a plain
+// rollout, and shows the model the placeholder.
+func TestCodexCompressedRollout(t *testing.T) {
+	forEachPin(t, codexPin, func(t *testing.T, pin string) {
+		codex := findAgent(t, pin, "codex")
+		api := newResponsesAPI(t)
+		home := codexHome(t, api)
+		work := t.TempDir()
+		big := fmt.Sprintf("seq -f 'row %%05g of the large shell output' 1 1800; m=%s; echo $m%s", codexMarker[:12], codexMarker[12:])
+		api.Script(reply(execCommand("call_big", big)), reply(assistantMessage("Done.")))
+		runCodex(t, codex, home, work, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "Run the command.")
+		api.Requests()
+		rollouts, err := filepath.Glob(filepath.Join(home, "sessions", "*", "*", "*", "rollout-*.jsonl"))
+		require.NoError(t, err)
+		require.Len(t, rollouts, 1)
+		rollout := rollouts[0]
+		plain, err := os.ReadFile(rollout)
+		require.NoError(t, err)
+		fi, err := os.Stat(rollout)
+		require.NoError(t, err)
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(true))
+		require.NoError(t, err)
+		compressed := enc.EncodeAll(plain, nil)
+		require.NoError(t, os.WriteFile(rollout+".zst", compressed, fi.Mode().Perm()))
+		require.NoError(t, os.Chtimes(rollout+".zst", fi.ModTime(), fi.ModTime()))
+		require.NoError(t, os.Remove(rollout))
+
+		runTool(t, "migrate", filepath.Join(home, "sessions"))
+		migrated, err := os.ReadFile(rollout + ".zst")
+		require.NoError(t, err)
+		t.Logf("rollout: %d bytes, compressed %d, migrated %d", len(plain), len(compressed), len(migrated))
+		assert.NoFileExists(t, rollout)
+		assert.Equal(t, plain, runTool(t, "rehydrate", rollout+".zst"), "rehydrate gives the JSONL bytes back")
+
+		api.Script(func(req responsesRequest) []map[string]any {
+			out, ok := req.functionOutput("call_big")
+			require.True(t, ok, "the resumed request holds the large output's call")
+			assert.Contains(t, out, placeholderHead, "the model is shown the placeholder")
+			assert.NotContains(t, out, codexMarker)
+			return []map[string]any{assistantMessage("Seen.")}
+		})
+		runCodex(t, codex, home, work, "exec", "resume", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+			rolloutThread(t, rollout), "Show me the output again.")
+		require.Len(t, api.Requests(), 1)
+		resumed, err := os.ReadFile(rollout)
+		require.NoError(t, err, "Codex decompressed the rollout it resumed")
+		d, err := zstd.NewReader(nil)
+		require.NoError(t, err)
+		defer d.Close()
+		migratedPlain, err := d.DecodeAll(migrated, nil)
+		require.NoError(t, err)
+		assert.True(t, bytes.HasPrefix(resumed, migratedPlain), "Codex resumed the migrated rollout and appended to it")
+		t.Logf("verify: %s", runTool(t, "verify", filepath.Join(home, "sessions")))
+	})
 }

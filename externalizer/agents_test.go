@@ -125,3 +125,16 @@ func TestKnows(t *testing.T) {
 		assert.Equal(t, tt.knows, tt.f.Knows(v), "%s: %s", tt.f.Name(), tt.line)
 	}
 }
+
+// TestCodexOpaqueItems: the rollout items Codex 0.171 added, whose
+// shapes are not known (id_allocation) or hold no payload, pass through
+// as they are, however large.
+func TestCodexOpaqueItems(t *testing.T) {
+	text := jsonString(t, payloadText)
+	input := []byte(`{"timestamp":"t","type":"session_meta","payload":{"id":"s"}}` + "\n" +
+		`{"timestamp":"t","ordinal":3,"type":"id_allocation","payload":{"generated":` + text + `,"output":` + text + `}}` + "\n" +
+		`{"timestamp":"t","ordinal":4,"type":"world_state","payload":{"full":true,"state":` + text + `}}` + "\n")
+	out, store := roundTrip(t, codexFormat, 4096, input)
+	assert.Equal(t, string(input), string(out))
+	assert.Empty(t, store)
+}

@@ -145,6 +145,12 @@ func TestClaudeCode(t *testing.T) {
 
 func TestCodex(t *testing.T) {
 	runFormatCases(t, "codex", []formatCase{
+		{"Codex 0.171 items",
+			[]string{
+				`{"timestamp":"2026-11-26T00:00:00Z","ordinal":7,"type":"id_allocation","payload":{"next_item_ordinal":42,"generated":[1,2]}}`,
+				`{"timestamp":"2026-11-26T00:00:01Z","ordinal":8,"type":"token_usage_record","payload":{"input_tokens":9}}`,
+			},
+			"2026-11-26 00:00:00 id allocation · {\"next_item_ordinal\":42,\"generated\":[1,2]}\n2026-11-26 00:00:01 token usage record · {\"input_tokens\":9}\n"},
 		{"results named by calls made and by calls of a compacted history",
 			[]string{
 				`{"timestamp":"t1","type":"response_item","payload":{"type":"local_shell_call","call_id":"c","action":{"type":"exec","command":["ls"]}}}`,
