@@ -34,37 +34,16 @@ func TestCodexResumesMigratedSession(t *testing.T) {
 }
 
 func testCodexResume(t *testing.T, pin string) {
-	codex := findAgent(t, pin, "codex")
-	api := newResponsesAPI(t)
-	home := codexHome(t, api)
-	work := t.TempDir()
-
-	big := fmt.Sprintf("seq -f 'row %%05g of the large shell output' 1 1800; m=%s; echo $m%s", codexMarker[:12], codexMarker[12:])
 	twin := "seq -f 'twin row %05g, the same output twice' 1 1500"
-	api.Script(
-		reply(execCommand("call_big", big)),
+	run := newCodexRollout(t, pin, []responsesStep{
+		reply(execCommand("call_big", bigCommand)),
 		reply(execCommand("call_twin1", twin)),
 		reply(execCommand("call_twin2", twin)),
 		reply(execCommand("call_fail", "echo about to fail >&2; ls /no/such/dir; exit 3")),
 		reply(assistantMessage("All four commands ran.")),
-	)
-	runCodex(t, codex, home, work, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "Run the commands.")
-	api.Requests()
-	rollouts, err := filepath.Glob(filepath.Join(home, "sessions", "*", "*", "*", "rollout-*.jsonl"))
-	require.NoError(t, err)
-	require.Len(t, rollouts, 1, "Codex writes one rollout")
-	rollout := rollouts[0]
+	}, "Run the commands.")
+	codex, api, home, work, rollout := run.codex, run.api, run.home, run.work, run.rollout
 	thread := rolloutThread(t, rollout)
-
-	// The unmigrated twin: a copy of the whole CODEX_HOME, resumed first,
-	// then put back in place for the migration. Both resume at the same
-	// path because Codex finds a rollout by its absolute path
-	// (state_5.sqlite) and tells the model where its home's skills are: a
-	// copy elsewhere gets one more developer message and no rollout.
-	twinHome := filepath.Join(t.TempDir(), "codex-home")
-	copyTree(t, home, twinHome)
-	original, err := os.ReadFile(rollout)
-	require.NoError(t, err)
 
 	// The resumed turn: the model opens the path of the large output's
 	// placeholder with exec_command, when there is one, then ends the turn.
@@ -85,18 +64,8 @@ func testCodexResume(t *testing.T, pin string) {
 			thread, "Show me the first output again.")
 		return api.Requests()
 	}
-	before := resume()
-	require.NoError(t, os.RemoveAll(home))
-	copyTree(t, twinHome, home)
-
-	// Migrate in place with the default store, as a user would; migrate
-	// resets Codex's thread history of the rollout.
-	runTool(t, "migrate", filepath.Join(home, "sessions"))
-	migrated, err := os.ReadFile(rollout)
-	require.NoError(t, err)
-	t.Logf("rollout: %d bytes, migrated in place: %d bytes", len(original), len(migrated))
+	before, original, migrated := run.twinThenMigrate(t, resume)
 	require.Less(t, len(migrated), len(original), "migrate shrinks the rollout")
-	assert.Equal(t, original, runTool(t, "rehydrate", rollout), "rehydrate gives the original bytes back")
 	// Each output is written twice, in an item_completed event and after
 	// a header in the function_call_output: the large output once, the
 	// twin command's twice, make six references to two objects.
@@ -139,6 +108,60 @@ func testCodexResume(t *testing.T, pin string) {
 	// (d) Codex's thread history holds the resumed turn, and no offset
 	// points past the rollout.
 	assertThreadHistory(t, home, thread, rollout, "call_cat")
+}
+
+// bigCommand prints a large output that ends with codexMarker.
+var bigCommand = fmt.Sprintf("seq -f 'row %%05g of the large shell output' 1 1800; m=%s; echo $m%s", codexMarker[:12], codexMarker[12:])
+
+// codexRun is a Codex home in which Codex wrote one rollout.
+type codexRun struct {
+	codex               agent
+	api                 *responsesAPI
+	home, work, rollout string
+}
+
+// newCodexRollout has Codex release pin run `codex exec` once in a new
+// home and working folder, with args (a prompt and more), against a new
+// stand-in answering steps, and returns the rollout it wrote.
+func newCodexRollout(t *testing.T, pin string, steps []responsesStep, args ...string) codexRun {
+	t.Helper()
+	r := codexRun{codex: findAgent(t, pin, "codex"), api: newResponsesAPI(t), work: t.TempDir()}
+	r.home = codexHome(t, r.api)
+	r.api.Script(steps...)
+	runCodex(t, r.codex, r.home, r.work, append([]string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"}, args...)...)
+	r.api.Requests()
+	rollouts, err := filepath.Glob(filepath.Join(r.home, "sessions", "*", "*", "*", "rollout-*.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, rollouts, 1, "Codex writes one rollout")
+	r.rollout = rollouts[0]
+	return r
+}
+
+// twinThenMigrate resumes the rollout unmigrated with resume, migrates
+// its home's sessions in place with the default store, as a user would
+// (migrate resets Codex's thread history of the rollout), and checks that
+// rehydrate gives the original bytes back. It returns the unmigrated
+// resume's requests and the rollout's bytes before and after the
+// migration. The unmigrated twin resumes at the same path, its home
+// copied first and put back after, because Codex finds a rollout by its
+// absolute path (state_5.sqlite) and tells the model where its home's
+// skills are: a copy elsewhere gets one more developer message and no
+// rollout.
+func (r codexRun) twinThenMigrate(t *testing.T, resume func() []responsesRequest) (twin []responsesRequest, original, migrated []byte) {
+	t.Helper()
+	original, err := os.ReadFile(r.rollout)
+	require.NoError(t, err)
+	saved := filepath.Join(t.TempDir(), "codex-home")
+	copyTree(t, r.home, saved)
+	twin = resume()
+	require.NoError(t, os.RemoveAll(r.home))
+	copyTree(t, saved, r.home)
+	runTool(t, "migrate", filepath.Join(r.home, "sessions"))
+	migrated, err = os.ReadFile(r.rollout)
+	require.NoError(t, err)
+	t.Logf("rollout: %d bytes, migrated in place: %d bytes (%.1f%%)", len(original), len(migrated), 100*float64(len(migrated))/float64(len(original)))
+	assert.Equal(t, original, runTool(t, "rehydrate", r.rollout), "rehydrate gives the original bytes back")
+	return twin, original, migrated
 }
 
 // codexHome writes a CODEX_HOME whose config points Codex at api.
@@ -237,18 +260,8 @@ func assertThreadHistory(t *testing.T, home, thread, rollout, callID string) {
 // rollout, and shows the model the placeholder.
 func TestCodexCompressedRollout(t *testing.T) {
 	forEachPin(t, codexPin, func(t *testing.T, pin string) {
-		codex := findAgent(t, pin, "codex")
-		api := newResponsesAPI(t)
-		home := codexHome(t, api)
-		work := t.TempDir()
-		big := fmt.Sprintf("seq -f 'row %%05g of the large shell output' 1 1800; m=%s; echo $m%s", codexMarker[:12], codexMarker[12:])
-		api.Script(reply(execCommand("call_big", big)), reply(assistantMessage("Done.")))
-		runCodex(t, codex, home, work, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "Run the command.")
-		api.Requests()
-		rollouts, err := filepath.Glob(filepath.Join(home, "sessions", "*", "*", "*", "rollout-*.jsonl"))
-		require.NoError(t, err)
-		require.Len(t, rollouts, 1)
-		rollout := rollouts[0]
+		run := newCodexRollout(t, pin, []responsesStep{reply(execCommand("call_big", bigCommand)), reply(assistantMessage("Done."))}, "Run the command.")
+		codex, api, home, work, rollout := run.codex, run.api, run.home, run.work, run.rollout
 		plain, err := os.ReadFile(rollout)
 		require.NoError(t, err)
 		fi, err := os.Stat(rollout)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	storepkg "github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -137,4 +138,66 @@ func TestCodexOpaqueItems(t *testing.T) {
 	out, store := roundTrip(t, codexFormat, 4096, input)
 	assert.Equal(t, string(input), string(out))
 	assert.Empty(t, store)
+}
+
+// TestImagePlaceholders: an image wherever an agent keeps it (a user's
+// message, a compacted history, a tool's output) is stored as its bytes,
+// and its placeholder is of a type the agent's API takes in its place (an
+// input_image becomes an input_text, an image block a text block) and
+// tells the model which of the agent's tools shows it the image again, on
+// the artifact's path. The same image in several places is one artifact.
+func TestImagePlaceholders(t *testing.T) {
+	b64 := base64.StdEncoding.EncodeToString(pngBytes)
+	url := `"data:image/png;base64,` + b64 + `"`
+	codexUser := `{"type":"message","role":"user","content":[{"type":"input_text","text":"<image name=[Image #1]>"},{"type":"input_image","image_url":` + url + `,"detail":"high"},{"type":"input_text","text":"Look."}]}`
+	id := storepkg.Sum(pngBytes).String()
+	path := testPath(storepkg.Sum(pngBytes))
+	tests := []struct {
+		name   string
+		f      Format
+		lines  []string
+		at     Pointer // of the last line's placeholder
+		want   string  // its JSON
+		shared int     // the artifacts of all the lines
+	}{
+		{"codex user message", codexFormat, []string{`{"timestamp":"t","type":"response_item","payload":` + codexUser + `}`},
+			Pointer{"payload", "content", "1"},
+			`{"type":"input_text","text":"[Image omitted: stored as artifact ` + id + ` (image/png, 4808 bytes); call view_image with path ` + path + ` to see it again]"}`, 1},
+		{"codex compactions and the prompt's event", codexFormat, []string{
+			`{"timestamp":"t","type":"response_item","payload":` + codexUser + `}`,
+			`{"timestamp":"t","type":"event_msg","payload":{"type":"user_message","message":"Look.","images":[` + url + `]}}`,
+			`{"timestamp":"t","type":"compacted","payload":{"message":"one","replacement_history":[` + codexUser + `]}}`,
+			`{"timestamp":"t","type":"compacted","payload":{"message":"two","replacement_history":[` + codexUser + `]}}`},
+			Pointer{"payload", "replacement_history", "0", "content", "1"},
+			`{"type":"input_text","text":"[Image omitted: stored as artifact ` + id + ` (image/png, 4808 bytes); call view_image with path ` + path + ` to see it again]"}`, 1},
+		{"codex legacy item", codexFormat, []string{`{"id":"s","timestamp":"t","instructions":null}`, codexUser},
+			Pointer{"content", "1", "type"}, `"input_text"`, 1},
+		{"claude-code user message", claudeCodeFormat, []string{`{"parentUuid":"u0","sessionId":"s1","type":"user","message":{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + b64 + `"}},{"type":"text","text":"Look."}]}}`},
+			Pointer{"message", "content", "0"},
+			`{"type":"text","text":"[Image omitted: stored as artifact ` + id + ` (image/png, 4808 bytes); call Read with file_path ` + path + ` to see it again]"}`, 1},
+		{"pi user message", piFormat, []string{`{"type":"session","version":3,"id":"s"}`, `{"type":"message","id":"m1","message":{"role":"user","content":[{"type":"text","text":"Look."},{"type":"image","data":"` + b64 + `","mimeType":"image/png"}]}}`},
+			Pointer{"message", "content", "1"},
+			`{"type":"text","text":"[Image omitted: stored as artifact ` + id + ` (image/png, 4808 bytes); call read with path ` + path + ` to see it again]"}`, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			input := []byte(strings.Join(tt.lines, "\n") + "\n")
+			out, store := roundTrip(t, tt.f, 4096, input)
+			checkMigrated(t, tt.f, 4096, input, out, store)
+			checkNoSiteMissed(t, tt.f, 4096, out)
+			assert.Len(t, store, tt.shared)
+			assert.Equal(t, pngBytes, store[storepkg.Sum(pngBytes)], "the image's bytes")
+			lines := bytes.Split(bytes.TrimSuffix(out, []byte("\n")), []byte("\n"))
+			assert.Equal(t, tt.want, string(migratedValue(t, lines[len(lines)-1], tt.at).Raw()))
+			assert.Less(t, len(out), len(input)/5)
+		})
+	}
+
+	t.Run("codex tool output", func(t *testing.T) {
+		input := []byte(`{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"call_img","output":[{"type":"input_image","image_url":` + url + `,"detail":"high"}]}}` + "\n")
+		out, store := roundTrip(t, codexFormat, 4096, input)
+		checkMigrated(t, codexFormat, 4096, input, out, store)
+		hint := migratedValue(t, out, Pointer{"payload", "output", "0", "text"}).Text()
+		assert.Contains(t, hint, "\npath: "+path+"\nimage: call view_image with path "+path+" to see it again")
+	})
 }

@@ -395,14 +395,25 @@ func claudePayloads(root transcript.Value, c siteCheck) {
 	}
 }
 
-// codexPayloads: the output of function and custom tool call outputs,
-// bare (legacy), in a response_item or in a compacted history; the output
-// fields of exec_command_end.
+// codexPayloads: the output of function and custom tool call outputs and
+// the input_image items of messages, bare (legacy), in a response_item or
+// in a compacted history; the output fields of exec_command_end; the
+// images of a user_message event.
 func codexPayloads(root transcript.Value, c siteCheck) {
 	output := func(item transcript.Value) {
-		if typ, _ := item.Get("type"); typ.IsString("function_call_output") || typ.IsString("custom_tool_call_output") {
+		typ, _ := item.Get("type")
+		switch {
+		case typ.IsString("function_call_output"), typ.IsString("custom_tool_call_output"):
 			out, _ := item.Get("output")
 			c.whole("output", out)
+		case typ.IsString("message"):
+			content, _ := item.Get("content")
+			content.Elems(func(_ int, e transcript.Value) bool {
+				if t, _ := e.Get("type"); t.IsString("input_image") {
+					c.whole("input_image", e)
+				}
+				return true
+			})
 		}
 	}
 	payload, ok := root.Get("payload")
@@ -415,6 +426,13 @@ func codexPayloads(root transcript.Value, c siteCheck) {
 	case typ.IsString("response_item"):
 		output(payload)
 	case typ.IsString("event_msg"):
+		if pt, _ := payload.Get("type"); pt.IsString("user_message") {
+			images, _ := payload.Get("images")
+			images.Elems(func(_ int, e transcript.Value) bool {
+				c.whole("image", e)
+				return true
+			})
+		}
 		if pt, _ := payload.Get("type"); pt.IsString("exec_command_end") {
 			for _, k := range []string{"stdout", "stderr", "aggregated_output", "formatted_output"} {
 				if v, _ := payload.Get(k); v.Kind() == transcript.String {

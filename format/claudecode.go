@@ -75,7 +75,7 @@ const toolUseResultDepth = 4
 func (claudeCode) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 	var e [5]transcript.Value
 	entry.Fields(e[:], "uuid", "timestamp", "type", "message", "toolUseResult")
-	base := Site{Entry: e[0].Text(), CreatedAt: e[1].Text()}
+	base := Site{Entry: e[0].Text(), CreatedAt: e[1].Text(), ViewTool: "Read", ViewArg: "file_path"}
 	t := e[2]
 	switch {
 	case t.IsString("user"), t.IsString("assistant"):

@@ -73,17 +73,17 @@ var codexOutputs = []string{"stdout", "stderr", "aggregated_output", "formatted_
 
 func (codex) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 	ts, _ := entry.Get("timestamp")
-	base := Site{CreatedAt: ts.Text(), TextType: "input_text"}
+	base := Site{CreatedAt: ts.Text(), TextType: "input_text", ViewTool: "view_image", ViewArg: "path"}
 	t, _ := entry.Get("type")
 	payload, hasPayload := entry.Get("payload")
 	if !hasPayload {
 		// Legacy: the entry is the response item itself.
-		return codexOutput(entry, nil, threshold, base, dst)
+		return codexItem(entry, nil, threshold, base, dst)
 	}
 	at := Pointer{"payload"}
 	switch {
 	case t.IsString("response_item"):
-		return codexOutput(payload, at, threshold, base, dst)
+		return codexItem(payload, at, threshold, base, dst)
 	case t.IsString("event_msg"):
 		pt, _ := payload.Get("type")
 		switch {
@@ -102,6 +102,19 @@ func (codex) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 			base.ToolCallID = id.Text()
 			base = codexCommand(item, base)
 			payload, at = item, at.Key("item")
+		case pt.IsString("user_message"):
+			// The data: URLs of the images of a prompt, again, for the
+			// history a resumed session shows.
+			images, _ := payload.Get("images")
+			images.Elems(func(i int, v transcript.Value) bool {
+				if v.Kind() == transcript.String && v.Len() >= threshold {
+					s := base
+					s.Path, s.Value = at.Key("images").Index(i), v
+					dst = append(dst, s)
+				}
+				return true
+			})
+			return dst
 		default:
 			return dst
 		}
@@ -117,17 +130,40 @@ func (codex) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 	case t.IsString("compacted"):
 		history, _ := payload.Get("replacement_history")
 		history.Elems(func(i int, item transcript.Value) bool {
-			dst = codexOutput(item, at.Key("replacement_history").Index(i), threshold, base, dst)
+			dst = codexItem(item, at.Key("replacement_history").Index(i), threshold, base, dst)
 			return true
 		})
 	}
 	return dst
 }
 
-// codexOutput finds the output of a function or custom tool call output
-// item at path at.
-func codexOutput(item transcript.Value, at Pointer, threshold int, base Site, dst []Site) []Site {
+// codexItem finds the payloads of a response item at path at: the output
+// of a function or custom tool call, and the images of a message.
+func codexItem(item transcript.Value, at Pointer, threshold int, base Site, dst []Site) []Site {
 	it, _ := item.Get("type")
+	if !it.IsString("message") {
+		return codexOutput(item, it, at, threshold, base, dst)
+	}
+	// An image is an input_image item of the content, whose image_url
+	// holds the image as a data: URL: it becomes an input_text item, which
+	// the Responses API takes wherever it takes the other.
+	content, _ := item.Get("content")
+	content.Elems(func(i int, c transcript.Value) bool {
+		if c.Len() >= threshold {
+			if t, _ := c.Get("type"); t.IsString("input_image") {
+				s := base
+				s.Path, s.Value, s.Shape = at.Key("content").Index(i), c, ShapeImageBlock
+				dst = append(dst, s)
+			}
+		}
+		return true
+	})
+	return dst
+}
+
+// codexOutput finds the output of a function or custom tool call output
+// item of type it at path at.
+func codexOutput(item, it transcript.Value, at Pointer, threshold int, base Site, dst []Site) []Site {
 	if !it.IsString("function_call_output") && !it.IsString("custom_tool_call_output") {
 		return dst
 	}

@@ -78,6 +78,12 @@ type Site struct {
 	// array or object payload: "text" unless the format names it
 	// otherwise (Codex: "input_text").
 	TextType string
+	// ViewTool is the tool of the format's agent that shows the model an
+	// image file, and ViewArg the argument that takes its path (Codex:
+	// view_image, path): a placeholder of an image tells the model to
+	// call it on the artifact's path to see the image again. "" for a
+	// format of no one agent.
+	ViewTool, ViewArg string
 	// Image is set for a string site that holds base64 image data of
 	// media type Media (Claude Code's toolUseResult.file.base64), so that
 	// it is stored as the image's bytes, as the same image in a content

@@ -41,7 +41,7 @@ const detailsDepth = 3
 func (pi) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 	var e [7]transcript.Value
 	entry.Fields(e[:], "type", "message", "id", "timestamp", "systemMessage", "replacement", "content")
-	base := Site{Entry: e[2].Text(), CreatedAt: e[3].Text()}
+	base := Site{Entry: e[2].Text(), CreatedAt: e[3].Text(), ViewTool: "read", ViewArg: "path"}
 	switch t := e[0]; {
 	case t.IsString("message"):
 		return piMessage(e[1], Pointer{"message"}, threshold, base, dst)
