@@ -31,7 +31,7 @@ func TestCodexScreenshotInCompactions(t *testing.T) {
 		shotPath := filepath.Join(t.TempDir(), "screenshot.png")
 		require.NoError(t, os.WriteFile(shotPath, shot, 0o644))
 		run := newCodexRollout(t, pin, []responsesStep{reply(assistantMessage("I see the screenshot."))}, "Look at this screenshot.", "-i", shotPath)
-		codex, api, home, work, rollout := run.codex, run.api, run.home, run.work, run.rollout
+		home, rollout := run.home, run.rollout
 		appendCompactions(t, rollout, 2)
 
 		// The resumed turn: the model looks at the placeholder's path with
@@ -60,12 +60,7 @@ func TestCodexScreenshotInCompactions(t *testing.T) {
 			args, _ := json.Marshal(map[string]string{"path": m[1]})
 			return []map[string]any{{"type": "function_call", "call_id": "call_img", "name": "view_image", "arguments": string(args)}}
 		}
-		resume := func() []responsesRequest {
-			api.Script(look, look)
-			runCodex(t, codex, home, work, "exec", "resume", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
-				rolloutThread(t, rollout), "Look at the screenshot again.")
-			return api.Requests()
-		}
+		resume := func() []responsesRequest { return run.resume(t, "Look at the screenshot again.", look, look) }
 		twin, original, migrated := run.twinThenMigrate(t, resume)
 		require.Equal(t, 3, bytes.Count(original, []byte(`"type":"input_image"`)), "the screenshot in the user message and in two compactions")
 		t.Logf("screenshot: %d bytes", len(shot))

@@ -42,7 +42,7 @@ func testCodexResume(t *testing.T, pin string) {
 		reply(execCommand("call_fail", "echo about to fail >&2; ls /no/such/dir; exit 3")),
 		reply(assistantMessage("All four commands ran.")),
 	}, "Run the commands.")
-	codex, api, home, work, rollout := run.codex, run.api, run.home, run.work, run.rollout
+	home, rollout := run.home, run.rollout
 	thread := rolloutThread(t, rollout)
 
 	// The resumed turn: the model opens the path of the large output's
@@ -58,12 +58,7 @@ func testCodexResume(t *testing.T, pin string) {
 		}
 		return []map[string]any{assistantMessage("The output is above.")}
 	}
-	resume := func() []responsesRequest {
-		api.Script(recall, recall)
-		runCodex(t, codex, home, work, "exec", "resume", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
-			thread, "Show me the first output again.")
-		return api.Requests()
-	}
+	resume := func() []responsesRequest { return run.resume(t, "Show me the first output again.", recall, recall) }
 	before, original, migrated := run.twinThenMigrate(t, resume)
 	require.Less(t, len(migrated), len(original), "migrate shrinks the rollout")
 	// Each output is written twice, in an item_completed event and after
@@ -125,8 +120,24 @@ type codexRun struct {
 // stand-in answering steps, and returns the rollout it wrote.
 func newCodexRollout(t *testing.T, pin string, steps []responsesStep, args ...string) codexRun {
 	t.Helper()
+	r := newCodexHome(t, pin)
+	r.exec(t, steps, args...)
+	return r
+}
+
+// newCodexHome returns a new home and working folder for Codex release
+// pin, and its stand-in, with no rollout yet.
+func newCodexHome(t *testing.T, pin string) codexRun {
+	t.Helper()
 	r := codexRun{codex: findAgent(t, pin, "codex"), api: newResponsesAPI(t), work: t.TempDir()}
 	r.home = codexHome(t, r.api)
+	return r
+}
+
+// exec runs `codex exec` with args against the stand-in answering steps,
+// and sets r.rollout to the rollout Codex wrote.
+func (r *codexRun) exec(t *testing.T, steps []responsesStep, args ...string) {
+	t.Helper()
 	r.api.Script(steps...)
 	runCodex(t, r.codex, r.home, r.work, append([]string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"}, args...)...)
 	r.api.Requests()
@@ -134,7 +145,16 @@ func newCodexRollout(t *testing.T, pin string, steps []responsesStep, args ...st
 	require.NoError(t, err)
 	require.Len(t, rollouts, 1, "Codex writes one rollout")
 	r.rollout = rollouts[0]
-	return r
+}
+
+// resume runs `codex exec resume` of r's rollout with prompt against the
+// stand-in answering steps, and returns the requests it made.
+func (r codexRun) resume(t *testing.T, prompt string, steps ...responsesStep) []responsesRequest {
+	t.Helper()
+	r.api.Script(steps...)
+	runCodex(t, r.codex, r.home, r.work, "exec", "resume", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+		rolloutThread(t, r.rollout), prompt)
+	return r.api.Requests()
 }
 
 // twinThenMigrate resumes the rollout unmigrated with resume, migrates
@@ -261,7 +281,7 @@ func assertThreadHistory(t *testing.T, home, thread, rollout, callID string) {
 func TestCodexCompressedRollout(t *testing.T) {
 	forEachPin(t, codexPin, func(t *testing.T, pin string) {
 		run := newCodexRollout(t, pin, []responsesStep{reply(execCommand("call_big", bigCommand)), reply(assistantMessage("Done."))}, "Run the command.")
-		codex, api, home, work, rollout := run.codex, run.api, run.home, run.work, run.rollout
+		home, rollout := run.home, run.rollout
 		plain, err := os.ReadFile(rollout)
 		require.NoError(t, err)
 		fi, err := os.Stat(rollout)
@@ -280,16 +300,13 @@ func TestCodexCompressedRollout(t *testing.T) {
 		assert.NoFileExists(t, rollout)
 		assert.Equal(t, plain, runTool(t, "rehydrate", rollout+".zst"), "rehydrate gives the JSONL bytes back")
 
-		api.Script(func(req responsesRequest) []map[string]any {
+		require.Len(t, run.resume(t, "Show me the output again.", func(req responsesRequest) []map[string]any {
 			out, ok := req.functionOutput("call_big")
 			require.True(t, ok, "the resumed request holds the large output's call")
 			assert.Contains(t, out, placeholderHead, "the model is shown the placeholder")
 			assert.NotContains(t, out, codexMarker)
 			return []map[string]any{assistantMessage("Seen.")}
-		})
-		runCodex(t, codex, home, work, "exec", "resume", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
-			rolloutThread(t, rollout), "Show me the output again.")
-		require.Len(t, api.Requests(), 1)
+		}), 1)
 		resumed, err := os.ReadFile(rollout)
 		require.NoError(t, err, "Codex decompressed the rollout it resumed")
 		d, err := zstd.NewReader(nil)

@@ -201,3 +201,54 @@ func TestImagePlaceholders(t *testing.T) {
 		assert.Contains(t, hint, "\npath: "+path+"\nimage: call view_image with path "+path+" to see it again")
 	})
 }
+
+// TestCodexRepeatedInstructions: the AGENTS.md text and developer
+// instructions that Codex up to 0.98 wrote in every turn_context are one
+// artifact each for all the turns; the base instructions of session_meta,
+// which Codex sends to the model when it resumes, and 0.171's world_state
+// stay. (The e2e test of the same name shows Codex resumes such a
+// rollout with the same request.)
+func TestCodexRepeatedInstructions(t *testing.T) {
+	agents := jsonString(t, strings.Repeat("- Keep functions short and test what can fail.\n", 120))
+	developer := jsonString(t, strings.Repeat("Answer as a careful reviewer. ", 200))
+	base := jsonString(t, strings.Repeat("You are Codex, a coding agent. ", 300))
+	turn := `{"timestamp":"t","type":"turn_context","payload":{"cwd":"/w","approval_policy":"never","sandbox_policy":{"type":"danger-full-access"},"model":"gpt-5.2-codex","effort":"high","summary":"auto","user_instructions":` +
+		agents + `,"developer_instructions":` + developer + `,"truncation_policy":{"mode":"tokens","limit":10000}}}`
+	kept := []string{
+		`{"timestamp":"t","type":"session_meta","payload":{"id":"s","cwd":"/w","cli_version":"0.98.0","base_instructions":{"text":` + base + `}}}`,
+		`{"timestamp":"t","ordinal":4,"type":"world_state","payload":{"full":true,"state":{"agents_md":{"directory":"/w","text":` + agents + `}}}}`,
+	}
+	input := []byte(strings.Join(append(kept, turn, turn, turn), "\n") + "\n")
+	out, store := roundTrip(t, codexFormat, 4096, input)
+	checkMigrated(t, codexFormat, 4096, input, out, store)
+	checkNoSiteMissed(t, codexFormat, 4096, out)
+	assert.Len(t, store, 2, "the two texts, once each")
+	lines := strings.Split(string(out), "\n")
+	assert.Equal(t, kept, lines[:2], "session_meta and world_state are kept")
+	assert.NotContains(t, strings.Join(lines[2:], "\n"), agents[1:200])
+	assert.Less(t, len(out), len(input)/2)
+}
+
+// TestClaudeProgressSites: the large strings of a progress line's data,
+// which Claude Code skips when it loads a session, are payloads: a
+// command's output so far and its last lines, a hook's prompt; the tool
+// results of a subagent's message too.
+func TestClaudeProgressSites(t *testing.T) {
+	full := jsonString(t, payloadText)
+	last := jsonString(t, strings.Repeat("the last lines of the output\n", 200))
+	envelope := `"parentUuid":"a1","isSidechain":false,"userType":"external","cwd":"/w","sessionId":"s1","version":"2.1.332","gitBranch":"main","type":"progress",`
+	input := []byte(strings.Join([]string{
+		`{` + envelope + `"data":{"type":"bash_progress","output":` + last + `,"fullOutput":` + full + `,"elapsedTimeSeconds":3,"totalLines":120,"totalBytes":6000,"taskId":"bq1","timeoutMs":120000},"toolUseID":"bash-progress-0","parentToolUseID":"toolu_1","uuid":"p1","timestamp":"t"}`,
+		`{` + envelope + `"data":{"type":"hook_progress","hookEvent":"UserPromptSubmit","hookName":"UserPromptSubmit","command":"./context.sh","promptText":` + full + `},"parentToolUseID":"toolu_1","toolUseID":"toolu_1","uuid":"p2","timestamp":"t"}`,
+		`{` + envelope + `"data":{"type":"agent_progress","message":{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":` + full + `}]}},"prompt":"explore","agentId":"a9"},"toolUseID":"agent_msg_1","parentToolUseID":"toolu_1","uuid":"p3","timestamp":"t"}`,
+	}, "\n") + "\n")
+	out, store := roundTrip(t, claudeCodeFormat, 4096, input)
+	checkMigrated(t, claudeCodeFormat, 4096, input, out, store)
+	checkNoSiteMissed(t, claudeCodeFormat, 4096, out)
+	assert.Equal(t, 2, len(store), "the output, once for all its copies, and its last lines")
+	assert.Less(t, len(out), len(input)/5)
+	for i, p := range []Pointer{{"data", "fullOutput"}, {"data", "promptText"}, {"data", "message", "message", "content", "0", "content"}} {
+		line := bytes.Split(out, []byte("\n"))[i]
+		assert.Contains(t, strings.ToLower(migratedValue(t, line, p).Text()), "omitted", "line %d: %s", i+1, p)
+	}
+}

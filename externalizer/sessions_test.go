@@ -360,7 +360,8 @@ func piPayloads(root transcript.Value, c siteCheck) {
 
 // claudePayloads: the content of tool_result blocks and image blocks in a
 // message, also in a subagent's message of a progress line; the strings of
-// toolUseResult; a command's output so far.
+// toolUseResult; the other strings of a progress line's data (a command's
+// output so far).
 func claudePayloads(root transcript.Value, c siteCheck) {
 	blocks := func(content transcript.Value) {
 		content.Elems(func(_ int, e transcript.Value) bool {
@@ -389,16 +390,19 @@ func claudePayloads(root transcript.Value, c siteCheck) {
 		inner, _ := m.Get("message")
 		content, _ := inner.Get("content")
 		blocks(content)
-		if full, _ := data.Get("fullOutput"); full.Kind() == transcript.String {
-			c.whole("fullOutput", full)
-		}
+		data.Members(func(m transcript.Member) bool {
+			if last, _ := data.Get(m.Key.Text()); last.Start == m.Value.Start && !m.Key.IsString("message") {
+				c.strings("progress data", m.Value)
+			}
+			return true
+		})
 	}
 }
 
 // codexPayloads: the output of function and custom tool call outputs and
 // the input_image items of messages, bare (legacy), in a response_item or
 // in a compacted history; the output fields of exec_command_end; the
-// images of a user_message event.
+// images of a user_message event; the instructions a turn_context repeats.
 func codexPayloads(root transcript.Value, c siteCheck) {
 	output := func(item transcript.Value) {
 		typ, _ := item.Get("type")
@@ -438,6 +442,12 @@ func codexPayloads(root transcript.Value, c siteCheck) {
 				if v, _ := payload.Get(k); v.Kind() == transcript.String {
 					c.whole(k, v)
 				}
+			}
+		}
+	case typ.IsString("turn_context"):
+		for _, k := range []string{"user_instructions", "developer_instructions"} {
+			if v, _ := payload.Get(k); v.Kind() == transcript.String {
+				c.whole(k, v)
 			}
 		}
 	case typ.IsString("compacted"):

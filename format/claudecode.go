@@ -69,8 +69,12 @@ func (claudeCode) Session(entry transcript.Value) string {
 }
 
 // toolUseResultDepth bounds how deep large fields are looked for in a
-// toolUseResult (file.content sits at depth 2).
-const toolUseResultDepth = 4
+// toolUseResult (file.content sits at depth 2), and progressDepth in the
+// data of a progress line.
+const (
+	toolUseResultDepth = 4
+	progressDepth      = 2
+)
 
 func (claudeCode) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 	var e [5]transcript.Value
@@ -118,24 +122,29 @@ func (claudeCode) Sites(entry transcript.Value, threshold int, dst []Site) []Sit
 			dst = blockSites(content, Pointer{"message", "content"}, threshold, base, dst)
 		}
 	case t.IsString("progress"):
+		// Claude Code skips progress lines when it loads a session: what
+		// they hold is never the model's. agent_progress: a subagent's
+		// message, tool results included; bash_progress: the command's
+		// output so far (fullOutput) and its last lines (output); and the
+		// large strings of any other (hook_progress: a hook's command and
+		// prompt).
 		data, ok := entry.Get("data")
 		if !ok || data.Kind() != transcript.Object {
 			return dst
 		}
-		// agent_progress: a subagent's message, tool results included.
-		if m, ok := data.Get("message"); ok {
-			if inner, ok := m.Get("message"); ok {
-				content, _ := inner.Get("content")
-				dst = blockSites(content, Pointer{"data", "message", "message", "content"}, threshold, base, dst)
-			}
+		var d [2]transcript.Value
+		data.Fields(d[:], "type", "message")
+		if inner, ok := d[1].Get("message"); ok {
+			content, _ := inner.Get("content")
+			dst = blockSites(content, Pointer{"data", "message", "message", "content"}, threshold, base, dst)
 		}
-		// bash_progress: the command's output so far.
-		if out, ok := data.Get("fullOutput"); ok && out.Len() >= threshold && out.Kind() == transcript.String {
-			call, _ := entry.Get("parentToolUseID")
-			s := base
-			s.Path, s.Value, s.Tool, s.ToolCallID = Pointer{"data", "fullOutput"}, out, "Bash", call.Text()
-			dst = append(dst, s)
+		call, _ := entry.Get("parentToolUseID")
+		s := base
+		s.ToolCallID = call.Text()
+		if d[0].IsString("bash_progress") {
+			s.Tool = "Bash"
 		}
+		dst = fieldSites(data, Pointer{"data"}, threshold, s, progressDepth, false, dst, "message")
 	}
 	return sortSites(dst)
 }

@@ -127,6 +127,21 @@ func (codex) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 			}
 		}
 		return sortSites(dst)
+	case t.IsString("turn_context"):
+		// The AGENTS.md text and the developer's instructions, which
+		// Codex up to about 0.98 wrote again on every turn and 0.171 does
+		// not read back: it resumes such a rollout with the same
+		// request, the instructions moved or not. (session_meta's
+		// base_instructions stay: Codex sends them as the first
+		// developer message of a resumed session.)
+		for _, k := range []string{"user_instructions", "developer_instructions"} {
+			if v, ok := payload.Get(k); ok && v.Kind() == transcript.String && v.Len() >= threshold {
+				s := base
+				s.Path, s.Value = at.Key(k), v
+				dst = append(dst, s)
+			}
+		}
+		return sortSites(dst)
 	case t.IsString("compacted"):
 		history, _ := payload.Get("replacement_history")
 		history.Elems(func(i int, item transcript.Value) bool {
