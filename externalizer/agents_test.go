@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -251,4 +252,27 @@ func TestClaudeProgressSites(t *testing.T) {
 		line := bytes.Split(out, []byte("\n"))[i]
 		assert.Contains(t, strings.ToLower(migratedValue(t, line, p).Text()), "omitted", "line %d: %s", i+1, p)
 	}
+}
+
+// TestClaudePersistedOutput: when Claude Code stores a large output in
+// its own tool-results/ file, the model sees a <persisted-output>
+// preview, but toolUseResult.stdout still holds the first 30,000
+// characters of the output: that copy is a payload; the preview, which
+// is what the model reads, and the path of Claude Code's file stay.
+func TestClaudePersistedOutput(t *testing.T) {
+	var out strings.Builder
+	for i := 1; out.Len() < 64<<10; i++ {
+		fmt.Fprintf(&out, "shell output line %04d of a long build log\n", i)
+	}
+	stdout := out.String()[:29999]
+	preview := "<persisted-output>\nOutput too large (63.3KB). Full output saved to: /home/dev/.claude/projects/-w/s1/tool-results/bd8vo77z1.txt\n\nPreview (first 2KB):\n" +
+		out.String()[:2000] + "\n...\n</persisted-output>"
+	input := claudeLine(jsonString(t, preview), `{"stdout":`+jsonString(t, stdout)+`,"stderr":"","interrupted":false,"isImage":false,"noOutputExpected":false,`+
+		`"persistedOutputPath":"/home/dev/.claude/projects/-w/s1/tool-results/bd8vo77z1.txt","persistedOutputSize":64813}`)
+	migrated, store := roundTrip(t, claudeCodeFormat, 4096, input)
+	checkMigrated(t, claudeCodeFormat, 4096, input, migrated, store)
+	assert.Equal(t, stdout, string(store[storepkg.Sum([]byte(stdout))]), "stdout is an artifact")
+	assert.Equal(t, preview, migratedValue(t, migrated, Pointer{"message", "content", "0", "content"}).Text(), "the preview stays")
+	assert.Equal(t, "/home/dev/.claude/projects/-w/s1/tool-results/bd8vo77z1.txt", migratedValue(t, migrated, Pointer{"toolUseResult", "persistedOutputPath"}).Text())
+	assert.Less(t, len(migrated), len(input)/5)
 }

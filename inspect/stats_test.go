@@ -296,3 +296,24 @@ func copyFile(t *testing.T, from, to string) {
 	require.NoError(t, err)
 	require.NoError(t, out.Close())
 }
+
+// Claude Code's own tool-results folders are counted per project, a
+// session's once however many of its transcripts (its subagents') are
+// read; they are never inputs.
+func TestStatsToolResults(t *testing.T) {
+	line := `{"type":"user","sessionId":"s","uuid":"u1","parentUuid":null,"message":{"role":"user","content":"hi"}}` + "\n"
+	dir := tree(t, map[string]string{
+		"p1/s1.jsonl":                        line,
+		"p1/s1/tool-results/bq7e2e0a1.txt":   strings.Repeat("x", 100),
+		"p1/s1/tool-results/toolu_01.json":   strings.Repeat("y", 50),
+		"p1/s1/tool-results/toolu_03.jsonl":  line,
+		"p1/s1/subagents/agent-a1b2c3.jsonl": line,
+		"p1/s2.jsonl":                        line,
+		"p1/s2/tool-results/toolu_02.txt":    strings.Repeat("z", 30),
+		"p2/s3.jsonl":                        line,
+	})
+	inputs := collect(t, dir)
+	require.Len(t, inputs, 4, "the tool-results files are not transcripts")
+	rep := stats(t, inspect.StatsOptions{Threshold: threshold}, dir)
+	assert.Equal(t, []inspect.ToolResults{{Project: filepath.Join(dir, "p1"), Files: 4, Bytes: 180 + int64(len(line))}}, rep.ToolResults)
+}

@@ -162,3 +162,43 @@ func TestMigrateRolloutCodexCompressed(t *testing.T) {
 		})
 	}
 }
+
+// TestMigrateLeavesClaudeToolResults: the files Claude Code keeps beside
+// a session, the outputs it stored itself in tool-results/ (.txt, .json
+// of text blocks), are neither transcripts nor touched: after a
+// migration of the project they are there with the same bytes, mode and
+// time, and no result names them.
+func TestMigrateLeavesClaudeToolResults(t *testing.T) {
+	project := filepath.Join(t.TempDir(), ".claude", "projects", "-w")
+	session := filepath.Join(project, "0e2e0000-0000-4000-8000-000000000001.jsonl")
+	output := strings.Repeat("shell output line of a long build log\\n", 900)
+	writeFile(t, session, []byte(`{"parentUuid":"a1","isSidechain":false,"type":"user","sessionId":"0e2e0000-0000-4000-8000-000000000001","uuid":"u1","timestamp":"t",`+
+		`"message":{"role":"user","content":[{"tool_use_id":"toolu_01","type":"tool_result","content":"<persisted-output>\nPreview\n</persisted-output>"}]},`+
+		`"toolUseResult":{"stdout":"`+output+`","stderr":"","persistedOutputPath":"`+project+`/0e2e0000-0000-4000-8000-000000000001/tool-results/bq7e2e0a1.txt"}}`+"\n"), 0o600)
+	sidecars := map[string][]byte{
+		"bq7e2e0a1.txt":  []byte(strings.ReplaceAll(output, `\n`, "\n")),
+		"toolu_01.json":  []byte(`[` + "\n" + `  {"type": "text", "text": "` + output + `"}` + "\n]"),
+		"toolu_02.jsonl": []byte(`{"type":"user","sessionId":"s","message":{"role":"user","content":"` + output + `"}}` + "\n"),
+	}
+	dir := filepath.Join(project, "0e2e0000-0000-4000-8000-000000000001", "tool-results")
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	for name, data := range sidecars {
+		writeFile(t, filepath.Join(dir, name), data, 0o644)
+		require.NoError(t, os.Chtimes(filepath.Join(dir, name), old, old))
+	}
+
+	sum := migrateRun(t, migrate.Options{}, filepath.Join(project, "..", ".."))
+	assert.Equal(t, migrate.StatusMigrated, result(t, sum, session).Status)
+	for _, r := range sum.Results {
+		assert.NotContains(t, r.Path, "tool-results", "a sidecar taken as a transcript")
+	}
+	for name, data := range sidecars {
+		p := filepath.Join(dir, name)
+		assert.Equal(t, data, readFile(t, p), "%s is left as it was", name)
+		fi, err := os.Stat(p)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm(), name)
+		assert.True(t, fi.ModTime().Equal(old), "%s: its time is kept", name)
+	}
+	assert.NotContains(t, string(readFile(t, session)), output[:200], "the session's copy of the output moved")
+}
