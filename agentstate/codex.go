@@ -83,7 +83,7 @@ var (
 	ErrUnknownSchema = errors.New("unknown Codex thread history schema")
 	// ErrMaintenance is the error of a rollout that Codex is compressing
 	// or materializing.
-	ErrMaintenance = errors.New("Codex is compressing or materializing rollouts; try again once it is done")
+	ErrMaintenance = errors.New("a Codex process is compressing or materializing rollouts; try again once it is done")
 )
 
 // BusyTimeout is how long ResetHistory waits for another process's lock
