@@ -137,8 +137,8 @@ func Detect(entry transcript.Value) (Format, bool) {
 }
 
 // knownType reports whether the string member key of entry is one of
-// types.
+// types: none is longer than 64 bytes, so a longer one is not decoded.
 func knownType(entry transcript.Value, key string, types map[string]bool) bool {
 	t, _ := entry.Get(key)
-	return t.Kind() == transcript.String && t.Len() <= 66 && types[t.Text()]
+	return t.Kind() == transcript.String && t.Len() <= 64+len(`""`) && types[t.Text()]
 }
