@@ -19,11 +19,15 @@ MEMLINE_S3 ?= 1000000000
 memcheck-s3: build
 	./scripts/memcheck-s3.sh $(BIN) $(MEMLINE_S3)
 
-# The pinned agents the end-to-end tests in e2e/ drive (Claude Code, Codex,
-# pi), installed from npm into AGENTS_DIR, outside the repository (default
-# ~/.cache/transcript-tool/agents). Without them those tests skip.
+# The agents the end-to-end tests in e2e/ drive (Claude Code, Codex, pi)
+# and the Node releases they need, installed from npm into AGENTS_DIR,
+# outside the repository (default ~/.cache/transcript-tool/agents): the
+# pinned versions, or with AGENTS=latest the newest that install today,
+# which the e2e tests then run against as well. Without the pinned ones
+# those tests skip.
+AGENTS ?= pinned
 agents:
-	./scripts/agents.sh
+	./scripts/agents.sh $(AGENTS)
 
 # The long fault-injection and crash runs: every errno at every file
 # operation, crash sweeps of more trees, and 500 SIGKILLs at random times

@@ -471,7 +471,13 @@ func (x *Externalizer) placeholder(s *Site, siteLen int64, main Artifact, others
 	id := main.Digest.String()
 	path := x.PathFor(main.Digest)
 	var hint string
-	if s.Shape == format.ShapeToolResult {
+	// An image is shown to the model again by the agent's own tool.
+	view := ""
+	if s.ViewTool != "" && strings.HasPrefix(main.Media, "image/") {
+		view = fmt.Sprintf("call %s with %s %s to see it again", s.ViewTool, s.ViewArg, path)
+	}
+	switch {
+	case s.Shape == format.ShapeToolResult:
 		var b strings.Builder
 		b.WriteString("[Tool result omitted: stored as artifact]\n")
 		b.WriteString("id: " + id + "\n")
@@ -481,15 +487,19 @@ func (x *Externalizer) placeholder(s *Site, siteLen int64, main Artifact, others
 		b.WriteString("size: " + strconv.Itoa(main.Size) + " bytes\n")
 		b.WriteString("summary: " + main.Summary + "\n")
 		b.WriteString("path: " + path)
+		if view != "" {
+			b.WriteString("\nimage: " + view)
+		}
 		for _, o := range others {
 			fmt.Fprintf(&b, "\nalso: %s (%d bytes, %s) at %s", o.Digest, o.Size, o.Media, x.PathFor(o.Digest))
 		}
 		hint = b.String()
-	} else {
+	case view != "" && len(others) == 0:
+		hint = fmt.Sprintf("[Image omitted: stored as artifact %s (%s, %d bytes); %s]", id, main.Media, main.Size, view)
+	case len(others) > 0:
+		hint = fmt.Sprintf("[Omitted %d bytes in %d artifacts, the largest %s at %s]", siteLen, len(others)+1, id, path)
+	default:
 		hint = fmt.Sprintf("[Omitted %d bytes (%s): artifact %s at %s]", main.Size, main.Media, id, path)
-		if len(others) > 0 {
-			hint = fmt.Sprintf("[Omitted %d bytes in %d artifacts, the largest %s at %s]", siteLen, len(others)+1, id, path)
-		}
 	}
 	text := transcript.AppendEncoded(nil, []byte(hint), transcript.StyleJS)
 	if s.Head > 0 && s.Value.Kind() == transcript.String {

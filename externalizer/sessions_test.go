@@ -294,9 +294,45 @@ var siteCheckers = map[string]func(root transcript.Value, c siteCheck){
 }
 
 // piPayloads: tool result content and details (but an artifactRef),
-// command output, and image blocks.
+// command output, and image blocks, in a message, a compaction's system
+// message or a custom message; and what a context edit replaces a
+// message's content with: a string, and the text and image blocks of an
+// array.
 func piPayloads(root transcript.Value, c siteCheck) {
-	if typ, _ := root.Get("type"); !typ.IsString("message") {
+	images := func(content transcript.Value) {
+		content.Elems(func(_ int, e transcript.Value) bool {
+			if typ, _ := e.Get("type"); typ.IsString("image") {
+				c.whole("image block", e)
+			}
+			return true
+		})
+	}
+	typ, _ := root.Get("type")
+	switch {
+	case typ.IsString("compaction"):
+		sys, _ := root.Get("systemMessage")
+		content, _ := sys.Get("content")
+		images(content)
+		return
+	case typ.IsString("custom_message"):
+		content, _ := root.Get("content")
+		images(content)
+		return
+	case typ.IsString("context_edit"):
+		content, _ := Pointer{"replacement", "content"}.Resolve(root)
+		if content.Kind() == transcript.String {
+			c.whole("replacement", content)
+		}
+		images(content)
+		content.Elems(func(_ int, e transcript.Value) bool {
+			if typ, _ := e.Get("type"); typ.IsString("text") {
+				text, _ := e.Get("text")
+				c.whole("replacement text", text)
+			}
+			return true
+		})
+		return
+	case !typ.IsString("message"):
 		return
 	}
 	msg, _ := root.Get("message")
@@ -319,17 +355,13 @@ func piPayloads(root transcript.Value, c siteCheck) {
 		output, _ := msg.Get("output")
 		c.strings("output", output)
 	}
-	content.Elems(func(_ int, e transcript.Value) bool {
-		if typ, _ := e.Get("type"); typ.IsString("image") {
-			c.whole("image block", e)
-		}
-		return true
-	})
+	images(content)
 }
 
 // claudePayloads: the content of tool_result blocks and image blocks in a
 // message, also in a subagent's message of a progress line; the strings of
-// toolUseResult; a command's output so far.
+// toolUseResult; the other strings of a progress line's data (a command's
+// output so far).
 func claudePayloads(root transcript.Value, c siteCheck) {
 	blocks := func(content transcript.Value) {
 		content.Elems(func(_ int, e transcript.Value) bool {
@@ -358,20 +390,34 @@ func claudePayloads(root transcript.Value, c siteCheck) {
 		inner, _ := m.Get("message")
 		content, _ := inner.Get("content")
 		blocks(content)
-		if full, _ := data.Get("fullOutput"); full.Kind() == transcript.String {
-			c.whole("fullOutput", full)
-		}
+		data.Members(func(m transcript.Member) bool {
+			if last, _ := data.Get(m.Key.Text()); last.Start == m.Value.Start && !m.Key.IsString("message") {
+				c.strings("progress data", m.Value)
+			}
+			return true
+		})
 	}
 }
 
-// codexPayloads: the output of function and custom tool call outputs,
-// bare (legacy), in a response_item or in a compacted history; the output
-// fields of exec_command_end.
+// codexPayloads: the output of function and custom tool call outputs and
+// the input_image items of messages, bare (legacy), in a response_item or
+// in a compacted history; the output fields of exec_command_end; the
+// images of a user_message event; the instructions a turn_context repeats.
 func codexPayloads(root transcript.Value, c siteCheck) {
 	output := func(item transcript.Value) {
-		if typ, _ := item.Get("type"); typ.IsString("function_call_output") || typ.IsString("custom_tool_call_output") {
+		typ, _ := item.Get("type")
+		switch {
+		case typ.IsString("function_call_output"), typ.IsString("custom_tool_call_output"):
 			out, _ := item.Get("output")
 			c.whole("output", out)
+		case typ.IsString("message"):
+			content, _ := item.Get("content")
+			content.Elems(func(_ int, e transcript.Value) bool {
+				if t, _ := e.Get("type"); t.IsString("input_image") {
+					c.whole("input_image", e)
+				}
+				return true
+			})
 		}
 	}
 	payload, ok := root.Get("payload")
@@ -384,11 +430,24 @@ func codexPayloads(root transcript.Value, c siteCheck) {
 	case typ.IsString("response_item"):
 		output(payload)
 	case typ.IsString("event_msg"):
+		if pt, _ := payload.Get("type"); pt.IsString("user_message") {
+			images, _ := payload.Get("images")
+			images.Elems(func(_ int, e transcript.Value) bool {
+				c.whole("image", e)
+				return true
+			})
+		}
 		if pt, _ := payload.Get("type"); pt.IsString("exec_command_end") {
 			for _, k := range []string{"stdout", "stderr", "aggregated_output", "formatted_output"} {
 				if v, _ := payload.Get(k); v.Kind() == transcript.String {
 					c.whole(k, v)
 				}
+			}
+		}
+	case typ.IsString("turn_context"):
+		for _, k := range []string{"user_instructions", "developer_instructions"} {
+			if v, _ := payload.Get(k); v.Kind() == transcript.String {
+				c.whole(k, v)
 			}
 		}
 	case typ.IsString("compacted"):

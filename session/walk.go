@@ -34,8 +34,9 @@ type Input struct {
 // searched recursively for *.jsonl and *.jsonl.zst. Every path is first
 // given its one name (package canon: absolute, links resolved), so that
 // inputs are named alike however the command line spelled them. Artifact
-// stores (and the registry of a store that is itself walked), hidden and
-// temporary files, and symbolic links found while walking are skipped,
+// stores (and the registry of a store that is itself walked), Claude
+// Code's tool-results folders, hidden and temporary files, and symbolic
+// links found while walking are skipped,
 // but for the agents' homes (.claude, .codex, .pi, .openclaw), of which
 // only the session folders are searched, whether named or found (see
 // agentHome). A path inside a store is refused. A file named twice, or
@@ -92,7 +93,7 @@ func Collect(paths []string) ([]Input, error) {
 						}
 						return filepath.SkipDir
 					}
-					if path != start && (strings.HasPrefix(name, ".") || isStore(path)) ||
+					if path != start && (strings.HasPrefix(name, ".") || isStore(path) || toolResults(path)) ||
 						name == registry.SegmentsDir && isStore(filepath.Dir(path)) {
 						// A store, and the registry of a store walked
 						// itself: its segments are JSONL, never sessions.
@@ -186,6 +187,18 @@ func agentHome(dir string) ([]string, bool) {
 // sessions.
 func notSession(name string) bool {
 	return strings.HasSuffix(name, ".trajectory.jsonl")
+}
+
+// toolResults reports whether dir is the folder in which Claude Code
+// keeps the outputs it stored itself for a session,
+// <project>/<session>/tool-results beside <project>/<session>.jsonl:
+// whatever their names, they are Claude Code's files, never sessions.
+func toolResults(dir string) bool {
+	if filepath.Base(dir) != "tool-results" {
+		return false
+	}
+	fi, err := os.Stat(filepath.Dir(dir) + ".jsonl")
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // isStore reports whether dir is an artifact store (see location.IsStore).
