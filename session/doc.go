@@ -6,12 +6,13 @@
 //
 // Collect walks PATH arguments into transcripts, skipping stores, hidden
 // and temporary files, and searching only the session folders of the
-// agents' homes. StoreFor and Root say where a transcript's default
-// store is. Open reads a transcript, zstd-compressed or not, with its
-// format and session id detected from its first lines; lines longer than
-// LongLine are streamed, never held. Lock and LockAgentState keep other
-// transcript-tool runs, and the agent that owns a transcript, away while
-// it is rewritten in place.
+// agents' homes; a file under several names is taken once. StoreFor and
+// Root say where a transcript's default store is. Open reads a
+// transcript, zstd-compressed or not, with its format and session id
+// detected from its first lines; lines longer than LongLine are streamed,
+// never held. Lock and LockAgentState keep other transcript-tool runs,
+// and the agent that owns a transcript, away while it is rewritten in
+// place.
 //
 // # Guarantees
 //

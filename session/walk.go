@@ -31,17 +31,15 @@ type Input struct {
 // files, and symbolic links found while walking are skipped, but for the
 // agents' homes (.claude, .codex, .pi, .openclaw), of which only the session
 // folders are searched, whether named or found (see agentHome). A file
-// named twice is processed once.
+// named twice, or under two names (hard links), is processed once, under
+// the name found first.
 func Collect(paths []string) ([]Input, error) {
 	var inputs []Input
-	seen := map[string]bool{}
-	add := func(in Input) {
-		abs, err := filepath.Abs(in.Path)
-		if err != nil {
-			abs = in.Path
-		}
-		if !seen[abs] {
-			seen[abs] = true
+	seen := map[fileKey]bool{}
+	add := func(in Input, fi os.FileInfo) {
+		key := keyOf(in.Path, fi)
+		if !seen[key] {
+			seen[key] = true
 			inputs = append(inputs, in)
 		}
 	}
@@ -68,7 +66,7 @@ func Collect(paths []string) ([]Input, error) {
 			if !fi.Mode().IsRegular() {
 				return nil, fmt.Errorf("%s: not a regular file", root)
 			}
-			add(Input{Path: root, Rel: filepath.Base(root), Explicit: true, Size: fi.Size()})
+			add(Input{Path: root, Rel: filepath.Base(root), Explicit: true, Size: fi.Size()}, fi)
 			continue
 		}
 		var walk func(start string) error
@@ -109,7 +107,7 @@ func Collect(paths []string) ([]Input, error) {
 				if err != nil {
 					return err
 				}
-				add(Input{Path: path, Rel: rel, Size: info.Size()})
+				add(Input{Path: path, Rel: rel, Size: info.Size()}, info)
 				return nil
 			})
 		}
