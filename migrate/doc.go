@@ -15,6 +15,10 @@
 // leaves the original transcript or the complete migrated one, and at worst
 // artifacts that nothing references yet.
 //
+// A file with several names (hard links) is refused in place: replacing
+// it under one name would leave the others with the old bytes. Named or
+// found under several names, it is processed once (session.Collect).
+//
 // Before anything is written for a transcript, an exclusive advisory lock
 // is taken on it and the destination directory, the store and its registry
 // are checked to be writable: a transcript that could not be replaced is

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/transcript-tool/transcript-tool/internal/count"
+	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
 	"github.com/transcript-tool/transcript-tool/session"
 )
@@ -72,6 +73,14 @@ func (j *job) run(ctx context.Context, res *FileResult) error {
 	before := idOf(fi)
 	res.BytesBefore = fi.Size()
 	inPlace := j.replace || sameFile(dest, fi)
+	if inPlace {
+		// Replacing the file under one name would split it in two: the
+		// other names would keep the old bytes.
+		if n := otherLinks(path, fi); n > 0 {
+			return fmt.Errorf("%s has %s (hard links), which would keep the old bytes if it were replaced in place; left untouched (write the output elsewhere with --out DIR, or remove the other names)",
+				path, display.Plural(n, "other name"))
+		}
+	}
 	write := !j.dryRun
 	if write && (j.guard || inPlace) {
 		if err := session.Lock(src); err != nil {

@@ -503,6 +503,20 @@ func backup(path string, orig os.FileInfo) (string, error) {
 	return bak, nil
 }
 
+// otherLinks returns how many names the file fi describes has besides
+// path, a backup left by a killed run (path.bak, a link) not counted.
+func otherLinks(path string, fi os.FileInfo) int64 {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || st.Nlink < 2 {
+		return 0
+	}
+	n := int64(st.Nlink) - 1
+	if bfi, err := os.Lstat(path + ".bak"); err == nil && os.SameFile(fi, bfi) {
+		n--
+	}
+	return n
+}
+
 // sameContent reports whether the regular file bak, described by bfi, is
 // the file path (a hard link) or holds the same bytes.
 func sameContent(path string, pfi os.FileInfo, bak string, bfi os.FileInfo) (bool, error) {
