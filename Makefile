@@ -27,13 +27,14 @@ agents:
 
 # The long fault-injection and crash runs: every errno at every file
 # operation, crash sweeps of more trees, and 500 SIGKILLs at random times
-# of larger runs (TT_SOAK_SEED=N repeats one); and 5000 rounds of each gc
-# scenario of fsck (gc racing migrate, a moved tree). Prints the figures,
-# the whole log on failure.
+# of larger runs (TT_SOAK_SEED=N repeats one); 500 rewrites in place of
+# a transcript another process appends to every millisecond; and 5000
+# rounds of each gc scenario of fsck (gc racing migrate, a moved tree).
+# Prints the figures, the whole log on failure.
 soak:
 	@log=$$(mktemp) && trap 'rm -f "$$log"' EXIT && \
 	TT_SOAK=1 $(GO) test -race -count=1 -timeout 60m -run 'Fault|Crash|Soak|^TestGC' -v ./migrate ./fsck >"$$log" 2>&1; st=$$?; \
-	if [ $$st -eq 0 ]; then grep -E '^(ok|--- )|faults injected|crash points|runs killed|whole run|no artifact lost|SOAK_SEED' "$$log"; \
+	if [ $$st -eq 0 ]; then grep -E '^(ok|--- )|faults injected|crash points|runs killed|whole run|no artifact lost|lines appended|SOAK_SEED' "$$log"; \
 	else grep -v -E '^=== (RUN|PAUSE|CONT|NAME)|^    --- PASS' "$$log"; fi; exit $$st
 
 lint:

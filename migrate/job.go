@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -166,25 +167,44 @@ func (j *job) run(ctx context.Context, res *FileResult) error {
 			return err
 		}
 	}
-	if err := state.Reset(ctx); err != nil {
+	// Until the rename, the original is in place: the backup would only
+	// block the next run.
+	dropBackup := func() {
 		if bak != "" {
 			_ = os.Remove(bak)
 		}
+	}
+	if err := state.Reset(ctx); err != nil {
+		dropBackup()
 		return fmt.Errorf("%s: %w; left untouched", path, err)
 	}
-	if err := out.CommitNoDirSync(); err != nil {
-		if bak != "" {
-			// The original is still in place: the backup would only
-			// block the next run.
-			_ = os.Remove(bak)
+	// The state stays reset, its lock held, until the bytes agents
+	// appended meanwhile are carried over too.
+	var rp *replacement
+	if inPlace {
+		if rp, err = replace(path, src, fi, before, out, cw.N, zst, j.dirs); err != nil {
+			dropBackup()
+			return err
 		}
+		defer rp.close()
+	}
+	if err := out.CommitNoDirSync(); err != nil {
+		dropBackup()
 		return fmt.Errorf("replace %s: %w", dest, err)
 	}
 	// From here the output is in place and the backup, if any, is the
 	// only copy of the original's bytes: it stays, whatever happens.
-	if err := j.dirs.Sync(filepath.Dir(dest)); err != nil {
-		return fmt.Errorf("replace %s: %w", dest, err)
+	err = j.dirs.Sync(filepath.Dir(dest))
+	if err != nil {
+		err = fmt.Errorf("replace %s: %w", dest, err)
 	}
-	res.BytesAfter = cw.N
-	return nil
+	if rp != nil {
+		var cerr error
+		res.Carried, cerr = rp.settle()
+		err = errors.Join(err, cerr)
+	}
+	if err == nil {
+		res.BytesAfter = cw.N
+	}
+	return err
 }

@@ -86,9 +86,13 @@ type FileResult struct {
 	Deduplicated int    `json:"deduplicated"`
 	// LongKept counts lines too large to rewrite in bounded memory (see
 	// session.SkeletonOptions), copied as they are.
-	LongKept int    `json:"longLinesKept,omitempty"`
-	Err      error  `json:"-"`
-	Message  string `json:"error,omitempty"`
+	LongKept int `json:"longLinesKept,omitempty"`
+	// Carried counts the bytes an agent appended to the transcript as it
+	// was replaced in place, into the file replaced, which were carried
+	// into the new one (after BytesAfter).
+	Carried int64  `json:"carried,omitempty"`
+	Err     error  `json:"-"`
+	Message string `json:"error,omitempty"`
 }
 
 // Summary totals a run.
