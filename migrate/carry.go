@@ -28,8 +28,10 @@ const (
 	// an entry has it open for microseconds, while one that keeps it open
 	// would go on writing to the file replaced.
 	writerWait = 200 * time.Millisecond
-	// settleWait bounds the wait for the agents writing to a replaced
-	// file to be done with it.
+	// settleWait bounds the waits of a carry: for the agents writing to
+	// a replaced file to be done with it, and for those appending to the
+	// transcript to close it before the bytes are carried into a new one,
+	// which is better than keeping them aside.
 	settleWait = 5 * time.Second
 	// settleQuiet: without a lease, a replaced file that has not grown
 	// for this long is taken to be written to no more.
@@ -219,7 +221,7 @@ func (r *replacement) carry(end int64) error {
 		return err
 	}
 	r.opened = append(r.opened, next)
-	lease, err := waitLease(r.cur, writerWait)
+	lease, err := waitLease(r.cur, settleWait)
 	if err != nil {
 		return err
 	}
