@@ -31,18 +31,19 @@ agents:
 
 # The long fault-injection and crash runs: every errno at every file
 # operation, crash sweeps of more trees, and 500 SIGKILLs at random times
-# of larger runs (TT_SOAK_SEED=N repeats one); 5000 rounds of each gc
-# scenario of fsck (gc racing migrate, a moved tree) on a local store, 500
-# through each S3 server; and 25 SIGKILLs at random times of an in-bucket
-# migrate (transcripts and store in S3, on gofakes3 and versitygw), each
-# run again after, which must leave no temporary in $TMPDIR, the bucket or
-# the store, and lose no byte. Prints the figures, the whole log on
-# failure.
+# of larger runs (TT_SOAK_SEED=N repeats one); 500 rewrites in place of
+# a transcript another process appends to every millisecond; 5000 rounds
+# of each gc scenario of fsck (gc racing migrate, a moved tree) on a local
+# store, 500 through each S3 server; and 25 SIGKILLs at random times of an
+# in-bucket migrate (transcripts and store in S3, on gofakes3 and
+# versitygw), each run again after, which must leave no temporary in
+# $TMPDIR, the bucket or the store, and lose no byte. Prints the figures,
+# the whole log on failure.
 soak:
 	@log=$$(mktemp) && trap 'rm -f "$$log"' EXIT && \
 	TT_SOAK=1 $(GO) test -race -count=1 -timeout 60m -run 'Fault|Crash|Soak|^TestGC' -v ./migrate ./fsck >"$$log" 2>&1 && \
 	TT_SOAK=1 $(GO) test -race -count=1 -timeout 60m -run '^TestSoak' -v ./cmd/transcript-tool >>"$$log" 2>&1; st=$$?; \
-	if [ $$st -eq 0 ]; then grep -E '^(ok|--- )|faults injected|crash points|runs killed|whole run|no artifact lost|SOAK_SEED' "$$log"; \
+	if [ $$st -eq 0 ]; then grep -E '^(ok|--- )|faults injected|crash points|runs killed|whole run|no artifact lost|lines appended|SOAK_SEED' "$$log"; \
 	else grep -v -E '^=== (RUN|PAUSE|CONT|NAME)|^    --- PASS' "$$log"; fi; exit $$st
 
 lint:

@@ -36,17 +36,18 @@ type Input struct {
 // inputs are named alike however the command line spelled them. Artifact
 // stores (and the registry of a store that is itself walked), Claude
 // Code's tool-results folders, hidden and temporary files, and symbolic
-// links found while walking are skipped,
-// but for the agents' homes (.claude, .codex, .pi, .openclaw), of which
-// only the session folders are searched, whether named or found (see
-// agentHome). A path inside a store is refused. A file named twice, or
-// under two names, is processed once.
+// links found while walking are skipped, but for the agents' homes
+// (.claude, .codex, .pi, .openclaw), of which only the session folders are
+// searched, whether named or found (see agentHome). A path inside a store
+// is refused. A file named twice, or under two names (links, hard links),
+// is processed once, under the name found first.
 func Collect(paths []string) ([]Input, error) {
 	var inputs []Input
-	seen := map[string]bool{}
-	add := func(in Input) {
-		if !seen[in.Path] {
-			seen[in.Path] = true
+	seen := map[FileKey]bool{}
+	add := func(in Input, fi os.FileInfo) {
+		key := KeyOf(in.Path, fi)
+		if !seen[key] {
+			seen[key] = true
 			inputs = append(inputs, in)
 		}
 	}
@@ -72,7 +73,7 @@ func Collect(paths []string) ([]Input, error) {
 			}
 			// Named by the user: a link is followed to the file it names,
 			// which is what is rewritten, and Rel keeps the name given.
-			add(Input{Path: root, Rel: filepath.Base(arg), Explicit: true, Size: fi.Size()})
+			add(Input{Path: root, Rel: filepath.Base(arg), Explicit: true, Size: fi.Size()}, fi)
 			continue
 		}
 		var walk func(start string) error
@@ -113,7 +114,7 @@ func Collect(paths []string) ([]Input, error) {
 				if err != nil {
 					return err
 				}
-				add(Input{Path: path, Rel: rel, Size: info.Size()})
+				add(Input{Path: path, Rel: rel, Size: info.Size()}, info)
 				return nil
 			})
 		}
