@@ -153,7 +153,7 @@ func TestRewriteBigLines(t *testing.T) {
 // long enough to be cut to stubs, the long-line rewrite gives exactly what
 // the whole one does.
 func FuzzRewriteBig(f *testing.F) {
-	bigPad := strings.Repeat("payload-", 40)
+	bigPad := strings.Repeat("payload-", 400)
 	for _, s := range fuzzSeeds {
 		f.Add(0, strings.ReplaceAll(s, pad, bigPad))
 	}
