@@ -98,6 +98,33 @@ func TestCheckMigratedTreePasses(t *testing.T) {
 	assert.Zero(t, totals.Violations)
 }
 
+// TestCheckKeptSitesPass: a payload over --max-inline that migrate keeps
+// inline, because its placeholder and marker edit would make the line
+// longer, is no violation, before migrating or after; the large payloads
+// beside it are, until they are moved.
+func TestCheckKeptSitesPass(t *testing.T) {
+	pi := testsession.Header("s") + "\n" +
+		testsession.ToolCall(1) + "\n" + testsession.ToolResult(1, 300) + "\n" +
+		testsession.ToolCall(2) + "\n" + testsession.ToolResult(2, 3000) + "\n"
+	chat := `{"role":"tool","tool_call_id":"c1","content":` + jsonString(text(3, 300)) + "}\n" +
+		`{"role":"tool","tool_call_id":"c2","content":` + jsonString(text(4, 3000)) + "}\n"
+	dir := tree(t, map[string]string{"pi.jsonl": pi, "chat.jsonl": chat})
+	found, _ := check(t, inspect.CheckOptions{MaxInline: threshold}, dir)
+	assert.Equal(t, []where{
+		{inspect.KindInline, "chat.jsonl", 2, "/content", inspect.UnknownTool},
+		{inspect.KindInline, "pi.jsonl", 5, "/message/content", "read"},
+	}, wheres(found))
+
+	migrateTree(t, dir)
+	for name, small := range map[string]string{"pi.jsonl": text(1, 300), "chat.jsonl": text(3, 300)} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		assert.Contains(t, string(data), jsonString(small)[1:len(jsonString(small))-1], "%s: the small payload stays", name)
+	}
+	found, _ = check(t, inspect.CheckOptions{MaxInline: threshold, Store: filepath.Join(dir, session.StoreDirName)}, dir)
+	assert.Empty(t, found)
+}
+
 func TestCheckBrokenReferences(t *testing.T) {
 	dir := tree(t, map[string]string{"pi.jsonl": piSession(), "codex.jsonl": codexSession()})
 	migrateTree(t, dir)
