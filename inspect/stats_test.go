@@ -22,6 +22,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/inspect"
+	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/session"
 )
@@ -137,6 +138,35 @@ func TestStatsPredictsMigrate(t *testing.T) {
 	assert.Zero(t, again.Migrate.Files)
 	assert.Zero(t, again.Migrate.New)
 	assert.Zero(t, again.Total.Payloads, "placeholders are not payloads")
+}
+
+// TestStatsPredictsMigrateAtThresholdOne: at --threshold 1 most sites
+// stay, their placeholders and marker edits being longer than they are;
+// stats, migrate --dry-run and migrate agree on what moves, and the tree
+// does not grow.
+func TestStatsPredictsMigrateAtThresholdOne(t *testing.T) {
+	files := sessions()
+	files["small.jsonl"] = string(testsession.Pi("small", 3, 300))
+	dir := tree(t, files)
+	rep := stats(t, inspect.StatsOptions{Threshold: 1}, dir)
+	opts := migrate.Options{Threshold: 1, Jobs: 1, DryRun: true}
+	dry := migrate.Run(context.Background(), collect(t, dir), opts)
+	opts.DryRun = false
+	sum := migrate.Run(context.Background(), collect(t, dir), opts)
+	require.Zero(t, sum.Failed, "%+v", sum.Results)
+
+	assert.Equal(t, 4, sum.Migrated, "small.jsonl stays as it is")
+	assert.Less(t, sum.BytesAfter, sum.BytesBefore)
+	for _, r := range sum.Results {
+		assert.LessOrEqual(t, r.BytesAfter, r.BytesBefore, r.Path)
+	}
+	m := rep.Migrate
+	assert.Equal(t, sum.BytesBefore-sum.BytesAfter, m.Saved)
+	assert.Equal(t, sum.Migrated, m.Files)
+	assert.Equal(t, sum.Artifacts, m.Artifacts)
+	assert.Equal(t, sum.BytesAfter, dry.BytesAfter)
+	assert.Equal(t, sum.Migrated, dry.Migrated)
+	assert.Equal(t, sum.Artifacts, dry.Artifacts)
 }
 
 // storeBytes is the size of every artifact under dir.

@@ -237,17 +237,17 @@ func TestColor(t *testing.T) {
 // the entry shown as migrated.
 func TestReferences(t *testing.T) {
 	store := registry.New(local.New(t.TempDir()))
-	payload := strings.Repeat("0123456789\n", 30)
-	original := []byte(`{"type":"message","message":{"role":"toolResult","toolName":"read","content":"` + strings.ReplaceAll(payload, "\n", `\n`) + `","details":{"diff":"` + strings.Repeat("d", 300) + `"}}}` + "\n")
+	payload := strings.Repeat("0123456789\n", 150)
+	original := []byte(`{"type":"message","message":{"role":"toolResult","toolName":"read","content":"` + strings.ReplaceAll(payload, "\n", `\n`) + `","details":{"diff":"` + strings.Repeat("d", 1500) + `"}}}` + "\n")
 	migrated := migrateAll(t, "pi", original, 100, store)
 	require.NotEqual(t, string(original), string(migrated))
 
 	text := storepkg.Sum([]byte(payload))
-	diff := storepkg.Sum([]byte(strings.Repeat("d", 300)))
+	diff := storepkg.Sum([]byte(strings.Repeat("d", 1500)))
 	shown := render(t, migrated, Options{Format: "pi", Store: store})
 	assert.Equal(t, "tool result · read\n"+
-		"  ⧉ artifact "+text.String()[:12]+" · 330 bytes text · "+store.Path(text)+"\n"+
-		"  /message/details/diff: ⧉ artifact "+diff.String()[:12]+" · 300 bytes text · "+store.Path(diff)+"\n", shown)
+		"  ⧉ artifact "+text.String()[:12]+" · 1650 bytes text · "+store.Path(text)+"\n"+
+		"  /message/details/diff: ⧉ artifact "+diff.String()[:12]+" · 1500 bytes text · "+store.Path(diff)+"\n", shown)
 
 	assert.Contains(t, render(t, migrated, Options{Format: "pi"}), "⧉ artifact "+text.String()[:12]+" · text\n",
 		"without a store, a reference has no size or path")

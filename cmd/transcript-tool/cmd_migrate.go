@@ -30,7 +30,7 @@ func migrateCommand(st streams) *cli.Command {
 		Flags: []cli.Flag{
 			newStoreFlag(),
 			storeAsFlag(),
-			thresholdFlag("externalize payloads of at least `SIZE` JSON bytes"),
+			thresholdFlag("externalize payloads of at least `SIZE` JSON bytes, each only if that shortens its line"),
 			&cli.StringFlag{Name: "out", Usage: "write migrated transcripts under `DIR`, mirroring relative paths, instead of in place"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "report what would be saved; write nothing"},
 			&cli.BoolFlag{Name: "backup", Usage: "keep each original as FILE.bak"},
