@@ -1,7 +1,9 @@
 package registry
 
 import (
+	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -54,7 +56,7 @@ const indexExt = ".idx"
 var indexMinSize int64 = 1 << 20
 
 // indexVersion is the version of the index format, in its header.
-const indexVersion = 1
+const indexVersion = 2
 
 var indexMagic = []byte("ttregidx")
 
@@ -70,93 +72,138 @@ func fingerprint(k Key) uint64 {
 	return h.Sum64()
 }
 
-// index is a segment's index, loaded.
-type index struct {
-	covered int64   // the segment's bytes it covers, whole lines
-	offs    []int64 // where each line it covers starts, and covered
-	keys    []byte  // 16 bytes a key, sorted: fingerprint, then posting
-	posts   []byte  // lists of line numbers, for keys of several lines
-	always  []uint32
+// The format's fixed sizes: the header (magic, version, length covered,
+// inode, sample SHA-256, numbers of lines, of lines always read and of
+// keys), and a key (fingerprint, line number).
+const (
+	indexHead = 8 + 4 + 8 + 8 + sha256.Size + 8 + 8 + 8
+	keySize   = 8 + 4
+)
+
+// indexSize is the size of an index of nlines lines, nalways of them
+// always read, and nkeys keys: every section is of fixed-size entries, so
+// that a reader finds any entry with one pread.
+func indexSize(nlines, nalways, nkeys int64) int64 {
+	return indexHead + 8*(nlines+1) + 4*nalways + keySize*nkeys + 4
 }
 
-// single marks a posting that is one line's number rather than where its
-// list starts in posts.
-const single = 1 << 63
+// index is a segment's index, open: it is read a few entries at a time,
+// never whole, so that a lookup in a registry of millions of records
+// holds only what it finds.
+type index struct {
+	f                      *os.File
+	covered                int64 // the segment's bytes it covers, whole lines
+	nlines, nalways, nkeys int64
+	buf                    []byte
+}
+
+func (ix *index) close() { ix.f.Close() }
+
+func (ix *index) alwaysAt() int64 { return indexHead + 8*(ix.nlines+1) }
+func (ix *index) keysAt() int64   { return ix.alwaysAt() + 4*ix.nalways }
+
+// read returns the n bytes of the index at off, valid until the next read.
+func (ix *index) read(off int64, n int) ([]byte, error) {
+	ix.buf = slices.Grow(ix.buf[:0], n)[:n]
+	if _, err := ix.f.ReadAt(ix.buf, off); err != nil {
+		return nil, err
+	}
+	return ix.buf, nil
+}
+
+// fpAt returns the fingerprint of key i.
+func (ix *index) fpAt(i int64) (uint64, error) {
+	b, err := ix.read(ix.keysAt()+keySize*i, 8)
+	if err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint64(b), nil
+}
+
+// keysPerRead is how many keys a lookup reads at once past the first.
+const keysPerRead = 4096 / keySize
 
 // lines returns the numbers (from 0) of the lines that may hold a record
 // matching one of keys, in order: those of the keys, and those the index
 // always returns (lines that are not records, or not of an artifact).
 func (ix *index) lines(keys []Key) ([]uint32, error) {
-	out := slices.Clone(ix.always)
-	n := len(ix.keys) / 16
+	var out []uint32
+	for i := int64(0); i < ix.nalways; i += 1024 {
+		b, err := ix.read(ix.alwaysAt()+4*i, 4*int(min(1024, ix.nalways-i)))
+		if err != nil {
+			return nil, err
+		}
+		for ; len(b) > 0; b = b[4:] {
+			out = append(out, binary.LittleEndian.Uint32(b))
+		}
+	}
 	for _, k := range keys {
 		fp := fingerprint(k)
-		lo, hi := 0, n
+		// The first key of fp, by binary search: a pread each step.
+		lo, hi := int64(0), ix.nkeys
 		for lo < hi {
-			m := int(uint(lo+hi) >> 1)
-			if binary.LittleEndian.Uint64(ix.keys[16*m:]) < fp {
+			m := int64(uint64(lo+hi) >> 1)
+			v, err := ix.fpAt(m)
+			if err != nil {
+				return nil, err
+			}
+			if v < fp {
 				lo = m + 1
 			} else {
 				hi = m
 			}
 		}
-		if lo == n || binary.LittleEndian.Uint64(ix.keys[16*lo:]) != fp {
-			continue
+	run:
+		for i := lo; i < ix.nkeys; i += keysPerRead {
+			b, err := ix.read(ix.keysAt()+keySize*i, keySize*int(min(keysPerRead, ix.nkeys-i)))
+			if err != nil {
+				return nil, err
+			}
+			for ; len(b) > 0; b = b[keySize:] {
+				if binary.LittleEndian.Uint64(b) != fp {
+					break run
+				}
+				out = append(out, binary.LittleEndian.Uint32(b[8:]))
+			}
 		}
-		p := binary.LittleEndian.Uint64(ix.keys[16*lo+8:])
-		if p&single != 0 {
-			out = append(out, uint32(p&^single))
-			continue
-		}
-		list, err := decodeList(ix.posts, p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, list...)
 	}
 	slices.Sort(out)
 	out = slices.Compact(out)
-	if len(out) > 0 && int(out[len(out)-1]) >= len(ix.offs)-1 {
+	if len(out) > 0 && int64(out[len(out)-1]) >= ix.nlines {
 		return nil, errors.New("a line past those it covers")
 	}
 	return out, nil
 }
 
-// decodeList decodes the list of line numbers at posts[at:]: its length,
-// then each number less the one before it, as uvarints.
-func decodeList(posts []byte, at uint64) ([]uint32, error) {
-	if at >= uint64(len(posts)) {
-		return nil, errors.New("a list past its end")
+// span returns where line n (from 0) starts and ends.
+func (ix *index) span(n uint32) (off, end int64, err error) {
+	b, err := ix.read(indexHead+8*int64(n), 16)
+	if err != nil {
+		return 0, 0, err
 	}
-	b := posts[at:]
-	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b)) {
-		return nil, errors.New("a bad list")
+	off, end = int64(binary.LittleEndian.Uint64(b)), int64(binary.LittleEndian.Uint64(b[8:]))
+	if off < 0 || end <= off || end > ix.covered {
+		return 0, 0, errors.New("a bad line offset")
 	}
-	b = b[k:]
-	out := make([]uint32, 0, n)
-	var v uint64
-	for range n {
-		d, k := binary.Uvarint(b)
-		if k <= 0 {
-			return nil, errors.New("a bad list")
-		}
-		b, v = b[k:], v+d
-		if v > math.MaxUint32 {
-			return nil, errors.New("a bad list")
-		}
-		out = append(out, uint32(v))
-	}
-	return out, nil
+	return off, end, nil
 }
 
-// indexBuilder makes the index of a segment from its lines, in order.
+// indexBuilder makes the index of a segment from its lines, in order, in
+// bounded memory: past a few MiB, the offsets of lines and sorted runs of
+// keys go to a temporary file, merged when the index is written. Its zero
+// value is ready to use.
 type indexBuilder struct {
-	lens   []uint64
-	ents   []posting
-	always []uint32
-	dec    decoder
-	keys   []uint64 // of the line being added
+	nlines, covered int64
+	always          []uint32
+	offs            []byte    // offsets of lines not yet spilled, 8 bytes each
+	ents            []posting // keys not yet spilled
+	nkeys           int64
+	spill           *os.File // unlinked: gone with the builder, whatever happens
+	spilled         int64
+	offChunks, runs []chunk // where spilled offsets and runs of keys are
+	err             error   // a failure to spill: no index is written
+	dec             decoder
+	keys            []uint64 // of the line being added
 }
 
 type posting struct {
@@ -164,17 +211,68 @@ type posting struct {
 	line uint32
 }
 
+// chunk is a part of a builder's spill file.
+type chunk struct{ off, n int64 }
+
+// The builder's bounds: how many keys, and how many bytes of offsets, it
+// holds before it spills them. Variables for tests.
+var (
+	maxHeldKeys = 1 << 18
+	maxHeldOffs = 1 << 20
+)
+
 // addLong adds the segment's next line when it is over maxLine, of size
 // bytes: it holds no record, and is read each time, to be reported.
 func (b *indexBuilder) addLong(size int64) {
-	b.always = append(b.always, uint32(len(b.lens)))
-	b.lens = append(b.lens, uint64(size))
+	b.always = append(b.always, uint32(b.nlines))
+	b.addLine(size)
+}
+
+// addLine records the offset of the next line, size bytes long.
+func (b *indexBuilder) addLine(size int64) {
+	b.offs = binary.LittleEndian.AppendUint64(b.offs, uint64(b.covered))
+	b.nlines++
+	b.covered += size
+	if len(b.offs) >= maxHeldOffs {
+		b.offChunks = append(b.offChunks, b.write(b.offs))
+		b.offs = b.offs[:0]
+	}
+}
+
+// write appends p to the spill file and returns where it is.
+func (b *indexBuilder) write(p []byte) chunk {
+	if b.err != nil {
+		return chunk{}
+	}
+	if b.spill == nil {
+		f, err := os.CreateTemp("", ".transcript-tool-index-*")
+		if err != nil {
+			b.err = err
+			return chunk{}
+		}
+		os.Remove(f.Name())
+		b.spill = f
+	}
+	c := chunk{b.spilled, int64(len(p))}
+	if _, err := b.spill.WriteAt(p, b.spilled); err != nil {
+		b.err = err
+	}
+	b.spilled += int64(len(p))
+	return c
+}
+
+// close releases the spill file.
+func (b *indexBuilder) close() {
+	if b.spill != nil {
+		b.spill.Close()
+		b.spill = nil
+	}
 }
 
 // add adds the segment's next line, with its newline.
 func (b *indexBuilder) add(line []byte) {
-	n := uint32(len(b.lens))
-	b.lens = append(b.lens, uint64(len(line)))
+	n := uint32(b.nlines)
+	b.addLine(int64(len(line)))
 	var r Record
 	if err := b.dec.decode(line, &r); err != nil || r.Hash == "" {
 		b.always = append(b.always, n)
@@ -203,139 +301,202 @@ func (b *indexBuilder) add(line []byte) {
 	for _, fp := range slices.Compact(b.keys) {
 		b.ents = append(b.ents, posting{fp, n})
 	}
+	if len(b.ents) >= maxHeldKeys {
+		b.spillRun()
+	}
 }
 
-// encode returns the index of the lines added, covering that many bytes
-// of the segment f, the file whose inode is ino.
-func (b *indexBuilder) encode(f io.ReaderAt, ino uint64) ([]byte, error) {
-	var covered int64
-	for _, n := range b.lens {
-		covered += int64(n)
+func comparePostings(x, y posting) int {
+	return cmp.Or(cmp.Compare(x.fp, y.fp), cmp.Compare(x.line, y.line))
+}
+
+// spillRun writes the keys held, sorted, to the spill file as a run.
+func (b *indexBuilder) spillRun() {
+	slices.SortFunc(b.ents, comparePostings)
+	buf := make([]byte, 0, keySize*len(b.ents))
+	for _, p := range b.ents {
+		buf = appendPosting(buf, p)
 	}
-	sum, err := sampleSum(f, covered)
-	if err != nil {
-		return nil, err
+	b.runs = append(b.runs, b.write(buf))
+	b.nkeys += int64(len(b.ents))
+	b.ents = b.ents[:0]
+}
+
+func appendPosting(buf []byte, p posting) []byte {
+	buf = binary.LittleEndian.AppendUint64(buf, p.fp)
+	return binary.LittleEndian.AppendUint32(buf, p.line)
+}
+
+// run is a sorted run of keys being merged, and its next key.
+type run struct {
+	r    *bufio.Reader
+	head posting
+}
+
+// next reads the run's next key, reporting false at its end.
+func (r *run) next() (bool, error) {
+	var k [keySize]byte
+	if _, err := io.ReadFull(r.r, k[:]); err == io.EOF {
+		return false, nil
+	} else if err != nil {
+		return false, err
 	}
-	slices.SortFunc(b.ents, func(x, y posting) int {
-		if x.fp != y.fp {
-			if x.fp < y.fp {
-				return -1
+	r.head = posting{binary.LittleEndian.Uint64(k[:]), binary.LittleEndian.Uint32(k[8:])}
+	return true, nil
+}
+
+// mergeKeys writes every key added, in order, to w: the sorted runs
+// spilled, merged, the keys held being one more.
+func (b *indexBuilder) mergeKeys(w io.Writer) error {
+	if len(b.ents) > 0 && len(b.runs) > 0 {
+		b.spillRun()
+	}
+	if b.err != nil {
+		return b.err
+	}
+	if len(b.runs) == 0 {
+		slices.SortFunc(b.ents, comparePostings)
+		var buf []byte
+		for _, p := range b.ents {
+			buf = appendPosting(buf[:0], p)
+			if _, err := w.Write(buf); err != nil {
+				return err
 			}
-			return 1
 		}
-		return int(int64(x.line) - int64(y.line))
-	})
-	var keys, posts []byte
-	for i := 0; i < len(b.ents); {
-		j := i + 1
-		for j < len(b.ents) && b.ents[j].fp == b.ents[i].fp {
-			j++
+		return nil
+	}
+	runs := make([]*run, 0, len(b.runs))
+	for _, c := range b.runs {
+		r := &run{r: bufio.NewReaderSize(io.NewSectionReader(b.spill, c.off, c.n), 16<<10)}
+		if ok, err := r.next(); err != nil {
+			return err
+		} else if ok {
+			runs = append(runs, r)
 		}
-		keys = binary.LittleEndian.AppendUint64(keys, b.ents[i].fp)
-		if j == i+1 {
-			keys = binary.LittleEndian.AppendUint64(keys, single|uint64(b.ents[i].line))
-		} else {
-			keys = binary.LittleEndian.AppendUint64(keys, uint64(len(posts)))
-			posts = appendList(posts, b.ents[i:j])
+	}
+	var buf []byte
+	for len(runs) > 0 {
+		// A few runs a million keys each: a linear look for the least
+		// head costs less than keeping a heap.
+		least := 0
+		for i, r := range runs {
+			if comparePostings(r.head, runs[least].head) < 0 {
+				least = i
+			}
 		}
-		i = j
+		r := runs[least]
+		buf = appendPosting(buf[:0], r.head)
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+		ok, err := r.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			runs = slices.Delete(runs, least, least+1)
+		}
 	}
-	var lens []byte
-	for _, n := range b.lens {
-		lens = binary.AppendUvarint(lens, n)
+	return nil
+}
+
+// encode writes the index of the lines added, covering that many bytes of
+// the segment f, the file whose inode is ino, to w.
+func (b *indexBuilder) encode(w io.Writer, f io.ReaderAt, ino uint64) error {
+	sum, err := sampleSum(f, b.covered)
+	if err != nil {
+		return err
 	}
-	always := make([]posting, len(b.always))
-	for i, n := range b.always {
-		always[i].line = n
+	if b.err != nil {
+		return b.err
 	}
-	out := append([]byte(nil), indexMagic...)
-	out = binary.LittleEndian.AppendUint32(out, indexVersion)
-	out = binary.LittleEndian.AppendUint64(out, uint64(covered))
-	out = binary.LittleEndian.AppendUint64(out, ino)
-	out = append(out, sum[:]...)
-	out = binary.LittleEndian.AppendUint64(out, uint64(len(b.lens)))
-	for _, sec := range [][]byte{lens, keys, posts, appendList(nil, always)} {
-		out = binary.LittleEndian.AppendUint64(out, uint64(len(sec)))
-		out = append(out, sec...)
+	crc := crc32.New(castagnoli)
+	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 64<<10)
+	head := append([]byte(nil), indexMagic...)
+	head = binary.LittleEndian.AppendUint32(head, indexVersion)
+	head = binary.LittleEndian.AppendUint64(head, uint64(b.covered))
+	head = binary.LittleEndian.AppendUint64(head, ino)
+	head = append(head, sum[:]...)
+	head = binary.LittleEndian.AppendUint64(head, uint64(b.nlines))
+	head = binary.LittleEndian.AppendUint64(head, uint64(len(b.always)))
+	head = binary.LittleEndian.AppendUint64(head, uint64(b.nkeys)+uint64(len(b.ents)))
+	bw.Write(head)
+	for _, c := range b.offChunks {
+		if _, err := io.Copy(bw, io.NewSectionReader(b.spill, c.off, c.n)); err != nil {
+			return err
+		}
 	}
-	return binary.LittleEndian.AppendUint32(out, crc32.Checksum(out, castagnoli)), nil
+	bw.Write(b.offs)
+	bw.Write(binary.LittleEndian.AppendUint64(nil, uint64(b.covered)))
+	var n [4]byte
+	for _, l := range b.always {
+		binary.LittleEndian.PutUint32(n[:], l)
+		bw.Write(n[:])
+	}
+	if err := b.mergeKeys(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	_, err = w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
+	return err
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// appendList appends the list of the lines of ps, in order (see
-// decodeList).
-func appendList(b []byte, ps []posting) []byte {
-	b = binary.AppendUvarint(b, uint64(len(ps)))
-	var last uint32
-	for _, p := range ps {
-		b = binary.AppendUvarint(b, uint64(p.line-last))
-		last = p.line
-	}
-	return b
-}
-
-// decodeIndex returns the index in data, if it is whole and of the
-// segment f, whose inode is ino, as it is now (size bytes).
-func decodeIndex(data []byte, f io.ReaderAt, ino uint64, size int64) (*index, error) {
-	const head = 8 + 4 + 8 + 8 + 32 + 8
-	if len(data) < head+4 || !bytes.Equal(data[:8], indexMagic) {
-		return nil, errors.New("not an index")
-	}
-	body := data[:len(data)-4]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(data)-4:]) {
-		return nil, errors.New("damaged (checksum)")
-	}
-	if v := binary.LittleEndian.Uint32(data[8:]); v != indexVersion {
-		return nil, fmt.Errorf("version %d", v)
-	}
-	ix := &index{covered: int64(binary.LittleEndian.Uint64(data[12:]))}
-	if binary.LittleEndian.Uint64(data[20:]) != ino {
-		return nil, errors.New("of another file")
-	}
-	if ix.covered < 0 || ix.covered > size {
-		return nil, errors.New("covers more than the segment holds")
-	}
-	sum, err := sampleSum(f, ix.covered)
+// openIndex returns the index in xf, if it is whole and of the segment
+// f, whose inode is ino, as it is now (size bytes). It checks the whole
+// index's CRC-32C, reading it a piece at a time.
+func openIndex(xf *os.File, f io.ReaderAt, ino uint64, size int64) (*index, error) {
+	fi, err := xf.Stat()
 	if err != nil {
 		return nil, err
 	}
-	if !bytes.Equal(sum[:], data[28:60]) {
-		return nil, errors.New("of other bytes")
+	if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a file")
 	}
-	nlines := binary.LittleEndian.Uint64(data[60:])
-	rest := body[head:]
-	var secs [4][]byte
-	for i := range secs {
-		if len(rest) < 8 {
-			return nil, errors.New("truncated")
-		}
-		n := binary.LittleEndian.Uint64(rest)
-		if n > uint64(len(rest)-8) {
-			return nil, errors.New("truncated")
-		}
-		secs[i], rest = rest[8:8+n], rest[8+n:]
+	var head [indexHead]byte
+	if _, err := xf.ReadAt(head[:], 0); err != nil || !bytes.Equal(head[:8], indexMagic) {
+		return nil, errors.New("not an index")
 	}
-	if len(rest) != 0 || len(secs[1])%16 != 0 || nlines > uint64(len(secs[0])) {
+	if v := binary.LittleEndian.Uint32(head[8:]); v != indexVersion {
+		return nil, fmt.Errorf("version %d", v)
+	}
+	at := head[12:]
+	u64 := func() int64 {
+		v := binary.LittleEndian.Uint64(at)
+		at = at[8:]
+		return int64(min(v, math.MaxInt64/64))
+	}
+	ix := &index{f: xf, covered: u64()}
+	if uint64(u64()) != ino {
+		return nil, errors.New("of another file")
+	}
+	sum := at[:sha256.Size]
+	at = at[sha256.Size:]
+	ix.nlines, ix.nalways, ix.nkeys = u64(), u64(), u64()
+	if ix.covered < 0 || ix.covered > size {
+		return nil, errors.New("covers more than the segment holds")
+	}
+	if ix.nlines > math.MaxUint32 || ix.nlines > ix.covered || ix.nalways > ix.nlines || ix.nkeys > ix.covered ||
+		indexSize(ix.nlines, ix.nalways, ix.nkeys) != fi.Size() {
 		return nil, errors.New("malformed")
 	}
-	ix.offs = make([]int64, 0, nlines+1)
-	var off int64
-	for b := secs[0]; len(b) > 0; {
-		n, k := binary.Uvarint(b)
-		if k <= 0 || n == 0 || n > uint64(ix.covered) {
-			return nil, errors.New("malformed")
-		}
-		ix.offs = append(ix.offs, off)
-		off, b = off+int64(n), b[k:]
-	}
-	if uint64(len(ix.offs)) != nlines || off != ix.covered {
-		return nil, errors.New("malformed")
-	}
-	ix.offs = append(ix.offs, off)
-	ix.keys, ix.posts = secs[1], secs[2]
-	if ix.always, err = decodeList(secs[3], 0); err != nil {
+	crc := crc32.New(castagnoli)
+	if _, err := io.Copy(crc, io.NewSectionReader(xf, 0, fi.Size()-4)); err != nil {
 		return nil, err
+	}
+	var tail [4]byte
+	if _, err := xf.ReadAt(tail[:], fi.Size()-4); err != nil || binary.LittleEndian.Uint32(tail[:]) != crc.Sum32() {
+		return nil, errors.New("damaged (checksum)")
+	}
+	got, err := sampleSum(f, ix.covered)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(got[:], sum) {
+		return nil, errors.New("of other bytes")
 	}
 	return ix, nil
 }
@@ -398,12 +559,8 @@ func inodeOf(fi os.FileInfo) (uint64, bool) {
 	return st.Ino, true
 }
 
-// maxIndex bounds the index a reader loads, against a file planted under
-// an index's name: an index is far smaller than its segment.
-func maxIndex(size int64) int64 { return 4<<10 + 2*size }
-
-// loadIndex returns the index of rf, a segment of a local store, or nil
-// when it has none that matches it as it is now.
+// loadIndex returns the index of rf, a segment of a local store, open,
+// or nil when it has none that matches it as it is now.
 func loadIndex(rf *regFile) *index {
 	f, ok := rf.f.(*os.File)
 	if !ok || rf.name == RegistryFile || rf.size < indexMinSize {
@@ -417,17 +574,9 @@ func loadIndex(rf *regFile) *index {
 	if err != nil {
 		return nil
 	}
-	defer xf.Close()
-	fi, err := xf.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxIndex(rf.size) {
-		return nil
-	}
-	data := make([]byte, fi.Size())
-	if _, err := io.ReadFull(xf, data); err != nil {
-		return nil
-	}
-	ix, err := decodeIndex(data, f, ino, rf.size)
+	ix, err := openIndex(xf, f, ino, rf.size)
 	if err != nil {
+		xf.Close()
 		return nil
 	}
 	return ix
@@ -444,15 +593,20 @@ func (ix *index) stale(size int64) bool {
 // directory fsynced. An index is a cache: the caller may ignore the
 // error (a store the reader may not write to has none).
 func writeIndex(b *indexBuilder, path string, f *os.File) error {
+	defer b.close()
 	ino, err := inode(f)
 	if err != nil {
 		return err
 	}
-	data, err := b.encode(f, ino)
+	out, err := safefile.Create(indexPath(path), filePerm)
 	if err != nil {
 		return err
 	}
-	return safefile.WriteFile(indexPath(path), data, filePerm)
+	defer out.Abort()
+	if err := b.encode(out, f, ino); err != nil {
+		return err
+	}
+	return out.Commit()
 }
 
 // indexMerged writes the index of the segment a compaction has just
@@ -460,6 +614,7 @@ func writeIndex(b *indexBuilder, path string, f *os.File) error {
 // to have one. It is a cache: a failure leaves the segment without one,
 // and the next reader that looks up records in it makes it.
 func indexMerged(b *indexBuilder, path string) {
+	defer b.close()
 	f, err := openNoFollow(path)
 	if err != nil {
 		return

@@ -233,3 +233,65 @@ func BenchmarkRecordsMatching(b *testing.B) {
 		})
 	}
 }
+
+// TestIndexLookupBounded checks that a lookup through an index reads the
+// entries it needs and not the whole index: what it allocates is a small
+// part of the index's size. (An index loaded whole made it allocate more
+// than the index.)
+func TestIndexLookupBounded(t *testing.T) {
+	s, seg := genStore(t, 60000)
+	checkSame(t, s)
+	fi, err := os.Stat(indexPath(seg))
+	require.NoError(t, err)
+	require.Greater(t, fi.Size(), int64(2<<20))
+	keys := []Key{{FieldID, reggen.ToolCallID(4242)}}
+	n := 0
+	got := allocated(func() {
+		require.NoError(t, s.RecordsMatching(keys, func(r Record, _ Pos) error {
+			if r.ToolCallID == reggen.ToolCallID(4242) {
+				n++
+			}
+			return nil
+		}, nil))
+	})
+	assert.Equal(t, 1, n)
+	assert.Less(t, got, uint64(fi.Size()/8), "allocated %d bytes for an index of %d", got, fi.Size())
+}
+
+// TestIndexBuildSpills checks that an index built in bounded memory, its
+// keys and line offsets spilled to a temporary file in sorted runs and
+// merged, is the one built in memory, byte for byte, and finds the same.
+func TestIndexBuildSpills(t *testing.T) {
+	smallIndexes(t)
+	s, seg := genStore(t, 3000)
+	checkSame(t, s)
+	inMemory, err := os.ReadFile(indexPath(seg))
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(indexPath(seg)))
+
+	oldKeys, oldOffs := maxHeldKeys, maxHeldOffs
+	maxHeldKeys, maxHeldOffs = 1000, 800
+	t.Cleanup(func() { maxHeldKeys, maxHeldOffs = oldKeys, oldOffs })
+	checkSame(t, s)
+	spilled, err := os.ReadFile(indexPath(seg))
+	require.NoError(t, err)
+	assert.Equal(t, inMemory, spilled)
+	checkSame(t, s)
+}
+
+// TestIndexOldVersion checks that an index of the earlier format is
+// replaced, not read.
+func TestIndexOldVersion(t *testing.T) {
+	smallIndexes(t)
+	s, seg := genStore(t, 2000)
+	checkSame(t, s)
+	b, err := os.ReadFile(indexPath(seg))
+	require.NoError(t, err)
+	old := slices.Clone(b)
+	old[8] = 1 // the version
+	require.NoError(t, os.WriteFile(indexPath(seg), old, 0o600))
+	checkSame(t, s)
+	now, err := os.ReadFile(indexPath(seg))
+	require.NoError(t, err)
+	assert.Equal(t, b, now, "written anew")
+}

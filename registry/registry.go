@@ -746,6 +746,9 @@ func (rd *recordReader) file(rf *regFile, keys []Key) error {
 	if keys != nil {
 		ix = loadIndex(rf)
 	}
+	if ix != nil {
+		defer ix.close()
+	}
 	if ix == nil || ix.stale(rf.size) {
 		return rd.whole(rf, keys, nil)
 	}
@@ -755,7 +758,10 @@ func (rd *recordReader) file(rf *regFile, keys []Key) error {
 	}
 	var passed []int64 // the offsets of the lines passed on, ascending
 	for _, n := range lines {
-		off, end := ix.offs[n], ix.offs[n+1]
+		off, end, err := ix.span(n)
+		if err != nil {
+			return fmt.Errorf("registry index %s: %w", indexPath(rf.path), err)
+		}
 		if off < rf.from || (off == 0 && rf.header > 0) {
 			continue
 		}
@@ -790,7 +796,7 @@ func (rd *recordReader) file(rf *regFile, keys []Key) error {
 	// The lines appended since the index was made.
 	tail := *rf
 	if ix.covered > rf.from {
-		tail.from, tail.lines = ix.covered, len(ix.offs)-1
+		tail.from, tail.lines = ix.covered, int(ix.nlines)
 	}
 	_, err = tail.scan(nil, func(line []byte, n int, off int64) error { return rd.emit(rf, line, n, off) },
 		func(n int, off, size int64) error { return rd.tooLong(rf, n, off, size) })
