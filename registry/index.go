@@ -3,7 +3,7 @@ package registry
 import (
 	"bufio"
 	"bytes"
-	"cmp"
+
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
 	"github.com/transcript-tool/transcript-tool/store"
@@ -73,34 +74,35 @@ func fingerprint(k Key) uint64 {
 }
 
 // The format's fixed sizes: the header (magic, version, length covered,
-// inode, sample SHA-256, numbers of lines, of lines always read and of
-// keys), and a key (fingerprint, line number).
+// inode, sample SHA-256, numbers of lines, of lines always read, of keys
+// and of artifacts), and a key (fingerprint, line number).
 const (
-	indexHead = 8 + 4 + 8 + 8 + sha256.Size + 8 + 8 + 8
+	indexHead = 8 + 4 + 8 + 8 + sha256.Size + 4*8
 	keySize   = 8 + 4
 )
 
 // indexSize is the size of an index of nlines lines, nalways of them
-// always read, and nkeys keys: every section is of fixed-size entries, so
-// that a reader finds any entry with one pread.
-func indexSize(nlines, nalways, nkeys int64) int64 {
-	return indexHead + 8*(nlines+1) + 4*nalways + keySize*nkeys + 4
+// always read, nkeys keys and narts artifacts: every section is of
+// fixed-size entries, so that a reader finds any entry with one pread.
+func indexSize(nlines, nalways, nkeys, narts int64) int64 {
+	return indexHead + 8*(nlines+1) + 4*nalways + keySize*nkeys + artSize*narts + 4
 }
 
 // index is a segment's index, open: it is read a few entries at a time,
 // never whole, so that a lookup in a registry of millions of records
 // holds only what it finds.
 type index struct {
-	f                      *os.File
-	covered                int64 // the segment's bytes it covers, whole lines
-	nlines, nalways, nkeys int64
-	buf                    []byte
+	f                             *os.File
+	covered                       int64 // the segment's bytes it covers, whole lines
+	nlines, nalways, nkeys, narts int64
+	buf                           []byte
 }
 
 func (ix *index) close() { ix.f.Close() }
 
 func (ix *index) alwaysAt() int64 { return indexHead + 8*(ix.nlines+1) }
 func (ix *index) keysAt() int64   { return ix.alwaysAt() + 4*ix.nalways }
+func (ix *index) artsAt() int64   { return ix.keysAt() + keySize*ix.nkeys }
 
 // read returns the n bytes of the index at off, valid until the next read.
 func (ix *index) read(off int64, n int) ([]byte, error) {
@@ -117,7 +119,7 @@ func (ix *index) fpAt(i int64) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return binary.LittleEndian.Uint64(b), nil
+	return binary.BigEndian.Uint64(b), nil
 }
 
 // keysPerRead is how many keys a lookup reads at once past the first.
@@ -160,10 +162,10 @@ func (ix *index) lines(keys []Key) ([]uint32, error) {
 				return nil, err
 			}
 			for ; len(b) > 0; b = b[keySize:] {
-				if binary.LittleEndian.Uint64(b) != fp {
+				if binary.BigEndian.Uint64(b) != fp {
 					break run
 				}
-				out = append(out, binary.LittleEndian.Uint32(b[8:]))
+				out = append(out, binary.BigEndian.Uint32(b[8:]))
 			}
 		}
 	}
@@ -189,37 +191,21 @@ func (ix *index) span(n uint32) (off, end int64, err error) {
 }
 
 // indexBuilder makes the index of a segment from its lines, in order, in
-// bounded memory: past a few MiB, the offsets of lines and sorted runs of
-// keys go to a temporary file, merged when the index is written. Its zero
-// value is ready to use.
+// bounded memory: its parts are sorted by sorters that spill past maxHeld
+// bytes each to a temporary file. Its zero value is ready to use; close
+// releases the temporary file.
 type indexBuilder struct {
 	nlines, covered int64
 	always          []uint32
-	offs            []byte    // offsets of lines not yet spilled, 8 bytes each
-	ents            []posting // keys not yet spilled
-	nkeys           int64
-	spill           *os.File // unlinked: gone with the builder, whatever happens
-	spilled         int64
-	offChunks, runs []chunk // where spilled offsets and runs of keys are
-	err             error   // a failure to spill: no index is written
+	sp              spill
+	offs            []byte  // offsets of lines not yet spilled, 8 bytes each
+	offChunks       []chunk // the offsets spilled, in order
+	keys            sorter  // of keySize: fingerprint, line
+	places          sorter  // of placeSize (see addPlaces)
 	dec             decoder
-	keys            []uint64 // of the line being added
+	fps             []uint64 // of the line being added
+	rec             []byte
 }
-
-type posting struct {
-	fp   uint64
-	line uint32
-}
-
-// chunk is a part of a builder's spill file.
-type chunk struct{ off, n int64 }
-
-// The builder's bounds: how many keys, and how many bytes of offsets, it
-// holds before it spills them. Variables for tests.
-var (
-	maxHeldKeys = 1 << 18
-	maxHeldOffs = 1 << 20
-)
 
 // addLong adds the segment's next line when it is over maxLine, of size
 // bytes: it holds no record, and is read each time, to be reported.
@@ -230,44 +216,21 @@ func (b *indexBuilder) addLong(size int64) {
 
 // addLine records the offset of the next line, size bytes long.
 func (b *indexBuilder) addLine(size int64) {
+	if b.keys.sp == nil {
+		b.keys = sorter{size: keySize, sp: &b.sp}
+		b.places = sorter{size: placeSize, sp: &b.sp}
+	}
 	b.offs = binary.LittleEndian.AppendUint64(b.offs, uint64(b.covered))
 	b.nlines++
 	b.covered += size
-	if len(b.offs) >= maxHeldOffs {
-		b.offChunks = append(b.offChunks, b.write(b.offs))
+	if len(b.offs) >= maxHeld {
+		b.offChunks = append(b.offChunks, b.sp.write(b.offs))
 		b.offs = b.offs[:0]
 	}
 }
 
-// write appends p to the spill file and returns where it is.
-func (b *indexBuilder) write(p []byte) chunk {
-	if b.err != nil {
-		return chunk{}
-	}
-	if b.spill == nil {
-		f, err := os.CreateTemp("", ".transcript-tool-index-*")
-		if err != nil {
-			b.err = err
-			return chunk{}
-		}
-		os.Remove(f.Name())
-		b.spill = f
-	}
-	c := chunk{b.spilled, int64(len(p))}
-	if _, err := b.spill.WriteAt(p, b.spilled); err != nil {
-		b.err = err
-	}
-	b.spilled += int64(len(p))
-	return c
-}
-
-// close releases the spill file.
-func (b *indexBuilder) close() {
-	if b.spill != nil {
-		b.spill.Close()
-		b.spill = nil
-	}
-}
+// close releases the builder's temporary file.
+func (b *indexBuilder) close() { b.sp.close() }
 
 // add adds the segment's next line, with its newline.
 func (b *indexBuilder) add(line []byte) {
@@ -278,14 +241,15 @@ func (b *indexBuilder) add(line []byte) {
 		b.always = append(b.always, n)
 		return
 	}
-	if _, err := store.ParseDigest(r.Hash); err != nil {
+	d, err := store.ParseDigest(r.Hash)
+	if err != nil {
 		b.always = append(b.always, n)
 		return
 	}
-	b.keys = b.keys[:0]
+	b.fps = b.fps[:0]
 	key := func(f Field, v string) {
 		if v != "" {
-			b.keys = append(b.keys, fingerprint(Key{f, v}))
+			b.fps = append(b.fps, fingerprint(Key{f, v}))
 		}
 	}
 	key(FieldHash, r.Hash)
@@ -297,107 +261,92 @@ func (b *indexBuilder) add(line []byte) {
 		key(FieldID, p.Entry)
 		return nil
 	})
-	slices.Sort(b.keys)
-	for _, fp := range slices.Compact(b.keys) {
-		b.ents = append(b.ents, posting{fp, n})
+	slices.Sort(b.fps)
+	for _, fp := range slices.Compact(b.fps) {
+		b.rec = binary.BigEndian.AppendUint64(b.rec[:0], fp)
+		b.keys.add(binary.BigEndian.AppendUint32(b.rec, n))
 	}
-	if len(b.ents) >= maxHeldKeys {
-		b.spillRun()
-	}
+	b.addPlaces(d, r, n)
 }
 
-func comparePostings(x, y posting) int {
-	return cmp.Or(cmp.Compare(x.fp, y.fp), cmp.Compare(x.line, y.line))
+// placeSize is the size of a place of an artifact, as the builder sorts
+// them to make the listing: the artifact's digest, a hash of the place
+// (source, entry, site), when it was made and where its record is
+// (timeKey, the line and the place's number in it), and the artifact's
+// size.
+const placeSize = 32 + 16 + 20 + 8
+
+// timeKey returns a record's creation time and position, line n and
+// place i, as bytes whose order is theirs.
+func timeKey(b []byte, createdAt string, n uint32, i int) []byte {
+	t, _ := time.Parse(time.RFC3339Nano, createdAt)
+	b = binary.BigEndian.AppendUint64(b, uint64(t.Unix())^1<<63)
+	b = binary.BigEndian.AppendUint32(b, uint32(t.Nanosecond()))
+	b = binary.BigEndian.AppendUint32(b, n)
+	return binary.BigEndian.AppendUint32(b, uint32(i))
 }
 
-// spillRun writes the keys held, sorted, to the spill file as a run.
-func (b *indexBuilder) spillRun() {
-	slices.SortFunc(b.ents, comparePostings)
-	buf := make([]byte, 0, keySize*len(b.ents))
-	for _, p := range b.ents {
-		buf = appendPosting(buf, p)
-	}
-	b.runs = append(b.runs, b.write(buf))
-	b.nkeys += int64(len(b.ents))
-	b.ents = b.ents[:0]
+// addPlaces adds the places of r, the record of line n, an artifact's.
+func (b *indexBuilder) addPlaces(d store.Digest, r Record, n uint32) {
+	i := 0
+	_ = r.places(func(p Record) error {
+		h := fnv.New128a()
+		for _, v := range []string{p.Source, p.Entry, p.Site} {
+			io.WriteString(h, v)
+			h.Write([]byte{0})
+		}
+		b.rec = append(b.rec[:0], d[:]...)
+		b.rec = h.Sum(b.rec)
+		b.rec = timeKey(b.rec, p.CreatedAt, n, i)
+		b.places.add(binary.BigEndian.AppendUint64(b.rec, uint64(p.Size)))
+		i++
+		return nil
+	})
 }
 
-func appendPosting(buf []byte, p posting) []byte {
-	buf = binary.LittleEndian.AppendUint64(buf, p.fp)
-	return binary.LittleEndian.AppendUint32(buf, p.line)
-}
+// artSize is the size of an artifact of the listing: its newest record's
+// timeKey, every bit flipped so that the newest sorts first, the number
+// of distinct places that refer to it, and its size.
+const artSize = 20 + 4 + 8
 
-// run is a sorted run of keys being merged, and its next key.
-type run struct {
-	r    *bufio.Reader
-	head posting
-}
-
-// next reads the run's next key, reporting false at its end.
-func (r *run) next() (bool, error) {
-	var k [keySize]byte
-	if _, err := io.ReadFull(r.r, k[:]); err == io.EOF {
-		return false, nil
-	} else if err != nil {
-		return false, err
-	}
-	r.head = posting{binary.LittleEndian.Uint64(k[:]), binary.LittleEndian.Uint32(k[8:])}
-	return true, nil
-}
-
-// mergeKeys writes every key added, in order, to w: the sorted runs
-// spilled, merged, the keys held being one more.
-func (b *indexBuilder) mergeKeys(w io.Writer) error {
-	if len(b.ents) > 0 && len(b.runs) > 0 {
-		b.spillRun()
-	}
-	if b.err != nil {
-		return b.err
-	}
-	if len(b.runs) == 0 {
-		slices.SortFunc(b.ents, comparePostings)
-		var buf []byte
-		for _, p := range b.ents {
-			buf = appendPosting(buf[:0], p)
-			if _, err := w.Write(buf); err != nil {
-				return err
+// artifacts returns the sorter of the artifacts of the lines added,
+// newest first: the places sorted by artifact, then place, counted once
+// each, the newest kept.
+func (b *indexBuilder) artifacts() (*sorter, error) {
+	arts := &sorter{size: artSize, sp: &b.sp}
+	var (
+		cur    []byte // the artifact's newest place
+		refs   uint32
+		art    = make([]byte, 0, artSize)
+		commit = func() {
+			if cur == nil {
+				return
 			}
+			art = art[:0]
+			for _, c := range cur[48:68] {
+				art = append(art, ^c)
+			}
+			art = binary.BigEndian.AppendUint32(art, refs)
+			arts.add(append(art, cur[68:]...))
+		}
+	)
+	err := b.places.each(func(p []byte) error {
+		switch {
+		case cur == nil || !bytes.Equal(p[:32], cur[:32]):
+			commit()
+			cur, refs = append(cur[:0], p...), 1
+			return nil
+		case !bytes.Equal(p[32:48], cur[32:48]):
+			refs++
+			copy(cur[32:48], p[32:48]) // the place counted last
+		}
+		if bytes.Compare(p[48:68], cur[48:68]) > 0 {
+			copy(cur[48:], p[48:])
 		}
 		return nil
-	}
-	runs := make([]*run, 0, len(b.runs))
-	for _, c := range b.runs {
-		r := &run{r: bufio.NewReaderSize(io.NewSectionReader(b.spill, c.off, c.n), 16<<10)}
-		if ok, err := r.next(); err != nil {
-			return err
-		} else if ok {
-			runs = append(runs, r)
-		}
-	}
-	var buf []byte
-	for len(runs) > 0 {
-		// A few runs a million keys each: a linear look for the least
-		// head costs less than keeping a heap.
-		least := 0
-		for i, r := range runs {
-			if comparePostings(r.head, runs[least].head) < 0 {
-				least = i
-			}
-		}
-		r := runs[least]
-		buf = appendPosting(buf[:0], r.head)
-		if _, err := w.Write(buf); err != nil {
-			return err
-		}
-		ok, err := r.next()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			runs = slices.Delete(runs, least, least+1)
-		}
-	}
-	return nil
+	})
+	commit()
+	return arts, err
 }
 
 // encode writes the index of the lines added, covering that many bytes of
@@ -407,8 +356,12 @@ func (b *indexBuilder) encode(w io.Writer, f io.ReaderAt, ino uint64) error {
 	if err != nil {
 		return err
 	}
-	if b.err != nil {
-		return b.err
+	arts, err := b.artifacts()
+	if err != nil {
+		return err
+	}
+	if b.sp.err != nil {
+		return b.sp.err
 	}
 	crc := crc32.New(castagnoli)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 64<<10)
@@ -417,12 +370,12 @@ func (b *indexBuilder) encode(w io.Writer, f io.ReaderAt, ino uint64) error {
 	head = binary.LittleEndian.AppendUint64(head, uint64(b.covered))
 	head = binary.LittleEndian.AppendUint64(head, ino)
 	head = append(head, sum[:]...)
-	head = binary.LittleEndian.AppendUint64(head, uint64(b.nlines))
-	head = binary.LittleEndian.AppendUint64(head, uint64(len(b.always)))
-	head = binary.LittleEndian.AppendUint64(head, uint64(b.nkeys)+uint64(len(b.ents)))
+	for _, n := range []int64{b.nlines, int64(len(b.always)), b.keys.n, arts.n} {
+		head = binary.LittleEndian.AppendUint64(head, uint64(n))
+	}
 	bw.Write(head)
 	for _, c := range b.offChunks {
-		if _, err := io.Copy(bw, io.NewSectionReader(b.spill, c.off, c.n)); err != nil {
+		if _, err := io.Copy(bw, io.NewSectionReader(b.sp.f, c.off, c.n)); err != nil {
 			return err
 		}
 	}
@@ -433,7 +386,14 @@ func (b *indexBuilder) encode(w io.Writer, f io.ReaderAt, ino uint64) error {
 		binary.LittleEndian.PutUint32(n[:], l)
 		bw.Write(n[:])
 	}
-	if err := b.mergeKeys(bw); err != nil {
+	write := func(rec []byte) error {
+		_, err := bw.Write(rec)
+		return err
+	}
+	if err := b.keys.each(write); err != nil {
+		return err
+	}
+	if err := arts.each(write); err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
@@ -475,12 +435,12 @@ func openIndex(xf *os.File, f io.ReaderAt, ino uint64, size int64) (*index, erro
 	}
 	sum := at[:sha256.Size]
 	at = at[sha256.Size:]
-	ix.nlines, ix.nalways, ix.nkeys = u64(), u64(), u64()
+	ix.nlines, ix.nalways, ix.nkeys, ix.narts = u64(), u64(), u64(), u64()
 	if ix.covered < 0 || ix.covered > size {
 		return nil, errors.New("covers more than the segment holds")
 	}
-	if ix.nlines > math.MaxUint32 || ix.nlines > ix.covered || ix.nalways > ix.nlines || ix.nkeys > ix.covered ||
-		indexSize(ix.nlines, ix.nalways, ix.nkeys) != fi.Size() {
+	if ix.nlines > math.MaxUint32 || ix.nlines > ix.covered || ix.nalways > ix.nlines || ix.nkeys > ix.covered || ix.narts > ix.covered ||
+		indexSize(ix.nlines, ix.nalways, ix.nkeys, ix.narts) != fi.Size() {
 		return nil, errors.New("malformed")
 	}
 	crc := crc32.New(castagnoli)

@@ -269,9 +269,9 @@ func TestIndexBuildSpills(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.Remove(indexPath(seg)))
 
-	oldKeys, oldOffs := maxHeldKeys, maxHeldOffs
-	maxHeldKeys, maxHeldOffs = 1000, 800
-	t.Cleanup(func() { maxHeldKeys, maxHeldOffs = oldKeys, oldOffs })
+	old := maxHeld
+	maxHeld = 1000
+	t.Cleanup(func() { maxHeld = old })
 	checkSame(t, s)
 	spilled, err := os.ReadFile(indexPath(seg))
 	require.NoError(t, err)

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"cmp"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -167,14 +166,25 @@ func runLs(st streams, store *registry.Store, f lsFilter, asJSON bool) error {
 		}
 		return fatal(err, "")
 	}
-	l, bad, err := listArtifacts(store, f, func(e *registry.BadLineError) { st.warnf("%v", e) })
-	if err != nil {
-		return fatal(fmt.Errorf("read registry: %w", err), "")
+	warn := func(e *registry.BadLineError) { st.warnf("%v", e) }
+	var (
+		bad  int
+		done bool
+		err  error
+	)
+	if f.session == "" && f.tool == "" {
+		done, bad, err = streamLs(st, store, f, asJSON, warn)
 	}
-	if asJSON {
-		err = writeRowsJSON(st.stdout, l, store)
-	} else {
-		err = printLs(st.stdout, l, sourceBase(store), terminalWidth(st.stdout))
+	if err == nil && !done {
+		var l *listing
+		if l, bad, err = listArtifacts(store, f, warn); err != nil {
+			return fatal(fmt.Errorf("read registry: %w", err), "")
+		}
+		if asJSON {
+			err = writeRowsJSON(st.stdout, l.rows, store)
+		} else {
+			err = printLs(st.stdout, l.rows, sourceBase(store), terminalWidth(st.stdout))
+		}
 	}
 	if err != nil {
 		return err
@@ -183,6 +193,80 @@ func runLs(st streams, store *registry.Store, f lsFilter, asJSON bool) error {
 		return problems
 	}
 	return nil
+}
+
+// errRead marks an error of reading the registry while rows are written.
+type errRead struct{ err error }
+
+func (e *errRead) Error() string { return e.err.Error() }
+func (e *errRead) Unwrap() error { return e.err }
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// streamLs lists the registry through its listing, when it has one (see
+// registry.Listing): a row at a time, newest first, reading the records
+// it shows and holding none, the table's widths measured by a first pass
+// over them. It reports false, having written nothing, when the registry
+// has no listing, or its index no longer matches it (the caller lists it
+// read whole), and the number of bad lines passed to bad.
+func streamLs(st streams, store *registry.Store, f lsFilter, asJSON bool, bad func(*registry.BadLineError)) (bool, int, error) {
+	l, err := store.Listing()
+	if err != nil {
+		return false, 0, fatal(fmt.Errorf("read registry: %w", err), "")
+	}
+	if l == nil {
+		return false, 0, nil
+	}
+	defer l.Close()
+	nbad := 0
+	count := func(e *registry.BadLineError) {
+		nbad++
+		bad(e)
+	}
+	// rows calls yield for each row, the first time passing bad lines
+	// to count.
+	first := true
+	rows := func(yield func(lsRow) error) error {
+		var b func(*registry.BadLineError)
+		if first {
+			b, first = count, false
+		}
+		err := l.Each(func(r registry.Record, _ registry.Pos, refs int) error {
+			if !f.keep(r) {
+				return nil
+			}
+			return yield(lsRow{ID: r.Hash, Size: r.Size, Media: r.Media, Tool: r.Tool, Session: r.Session, Source: r.Source,
+				Entry: r.Entry, Site: r.Site, CreatedAt: r.CreatedAt, Refs: refs, Summary: r.Summary})
+		}, b)
+		if err != nil {
+			return &errRead{err}
+		}
+		return nil
+	}
+	out := &countingWriter{w: st.stdout}
+	if asJSON {
+		err = writeRowsJSON(out, rows, store)
+	} else {
+		err = printLs(out, rows, sourceBase(store), terminalWidth(st.stdout))
+	}
+	var re *errRead
+	switch {
+	case errors.Is(err, registry.ErrIndexChanged) && out.n == 0:
+		return false, 0, nil
+	case errors.As(err, &re):
+		return true, nbad, fatal(fmt.Errorf("read registry: %w", re.err), "")
+	}
+	return true, nbad, err
 }
 
 // listing is the artifacts of a listing, newest first, kept so that a
@@ -273,16 +357,22 @@ func (l *listing) str(sp span) string { return string(l.text[sp.off : sp.off+sp.
 // is reports whether sp holds s.
 func (l *listing) is(sp span, s string) bool { return string(l.text[sp.off:sp.off+sp.n]) == s }
 
-// row returns the i-th artifact as a row, with its object's path when
-// store is given.
-func (l *listing) row(i int, store *registry.Store) lsRow {
+// rows calls yield with each row of l, in order.
+func (l *listing) rows(yield func(lsRow) error) error {
+	for i := range l.arts {
+		if err := yield(l.row(i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// row returns the i-th artifact as a row.
+func (l *listing) row(i int) lsRow {
 	a := &l.arts[i]
 	r := lsRow{ID: a.digest.String(), Size: a.size, Media: l.strs[a.shared[cMedia]], Tool: l.strs[a.shared[cTool]],
 		Session: l.strs[a.shared[cSession]], Source: l.strs[a.shared[cSource]], Entry: l.str(a.entry),
 		Site: l.strs[a.shared[cSite]], CreatedAt: l.strs[a.shared[cCreatedAt]], Refs: int(a.refs), Summary: l.str(a.summary)}
-	if store != nil {
-		r.Path = store.Path(a.digest)
-	}
 	return r
 }
 
@@ -352,26 +442,37 @@ func listArtifacts(store *registry.Store, f lsFilter, bad func(*registry.BadLine
 	return l, nbad, err
 }
 
-// writeRowsJSON writes the rows of l as a JSON array, what writeJSON
-// makes of a slice of them, a row at a time.
-func writeRowsJSON(w io.Writer, l *listing, store *registry.Store) error {
+// writeRowsJSON writes the rows rows yields as a JSON array, what
+// writeJSON makes of a slice of them, a row at a time, each with its
+// object's path.
+func writeRowsJSON(w io.Writer, rows func(func(lsRow) error) error, store *registry.Store) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
-	if len(l.arts) == 0 {
-		bw.WriteString("[]\n")
-		return bw.Flush()
-	}
-	bw.WriteString("[\n  ")
-	for i := range l.arts {
-		if i > 0 {
+	n := 0
+	err := rows(func(r lsRow) error {
+		if n == 0 {
+			bw.WriteString("[\n  ")
+		} else {
 			bw.WriteString(",\n  ")
 		}
-		b, err := json.MarshalIndent(l.row(i, store), "  ", "  ")
+		n++
+		if d, err := storepkg.ParseDigest(r.ID); err == nil {
+			r.Path = store.Path(d)
+		}
+		b, err := json.MarshalIndent(r, "  ", "  ")
 		if err != nil {
 			return err
 		}
-		bw.Write(b)
+		_, err = bw.Write(b)
+		return err
+	})
+	if err != nil {
+		return err
 	}
-	bw.WriteString("\n]\n")
+	if n == 0 {
+		bw.WriteString("[]\n")
+	} else {
+		bw.WriteString("\n]\n")
+	}
 	return bw.Flush()
 }
 
@@ -385,47 +486,44 @@ func sourceBase(store *registry.Store) string {
 	return filepath.Dir(abs)
 }
 
-// printLs writes the rows of l as a table: columns as wide as their
-// widest cell in code points, two spaces apart, the last one not padded
-// (what text/tabwriter makes of them, without its copy of every cell).
-// On a terminal of columns columns (0: none) the columns are narrower and
-// a row is cut to fit; --json has every value whole.
-func printLs(w io.Writer, l *listing, base string, columns int) error {
-	if len(l.arts) == 0 {
-		return nil
-	}
+// printLs writes the rows rows yields, called twice (once to measure
+// them), as a table: columns as wide as their widest cell in code points,
+// two spaces apart, the last one not padded (what text/tabwriter makes of
+// them, without its copy of every cell). On a terminal of columns columns
+// (0: none) the columns are narrower and a row is cut to fit; --json has
+// every value whole.
+func printLs(w io.Writer, rows func(func(lsRow) error) error, base string, columns int) error {
 	const cols = 8
 	head := [cols]string{"ID", "SIZE", "MEDIA", "TOOL", "SESSION", "SOURCE", "REFS", "SUMMARY"}
-	// The cells of the columns whose values repeat are made once a value.
-	memo := map[[2]uint32]string{}
-	shared := func(c int, n uint32, mk func(string) string) string {
-		k := [2]uint32{uint32(c), n}
-		s, ok := memo[k]
-		if !ok {
-			s = mk(l.strs[n])
-			memo[k] = s
-		}
-		return s
-	}
 	wide := [cols]int{display.IDLen, 10, 40, 32, 40, 80, 6, 80}
 	if columns > 0 {
 		wide = [cols]int{display.IDLen, 10, 24, 16, 13, 32, 6, 80}
 	}
+	// The cells of the columns whose values repeat are made once a run
+	// of rows with the same value: rows newest first mostly come a
+	// session at a time.
+	var memo [cols]struct{ in, out string }
+	shared := func(c int, s string, mk func(string) string) string {
+		m := &memo[c]
+		if m.in != s || m.out == "" {
+			m.in, m.out = s, mk(s)
+		}
+		return m.out
+	}
 	media := func(s string) string { m, _, _ := strings.Cut(s, ";"); return cell(m, wide[2]) }
 	tool := func(s string) string { return cell(s, wide[3]) }
 	session := func(s string) string { return cell(s, wide[4]) }
+	srcWide := wide[5] // the source's cell, cut again to its column's width
 	source := func(s string) string {
 		if rel, err := filepath.Rel(base, s); base != "" && err == nil && filepath.IsAbs(s) && !strings.HasPrefix(rel, "..") {
 			s = rel
 		}
-		return cell(s, wide[5])
+		return cell(s, srcWide)
 	}
-	var id [2 * len(storepkg.Digest{})]byte
-	cells := func(a *artifact) [cols]string {
-		hex.Encode(id[:], a.digest[:])
-		return [cols]string{string(id[:display.IDLen]), human(a.size), shared(cMedia, a.shared[cMedia], media),
-			shared(cTool, a.shared[cTool], tool), shared(cSession, a.shared[cSession], session),
-			shared(cSource, a.shared[cSource], source), strconv.Itoa(int(a.refs)), cell(l.str(a.summary), wide[7])}
+	cells := func(r lsRow) [cols]string {
+		return [cols]string{r.ID[:min(len(r.ID), display.IDLen)], human(r.Size), shared(2, r.Media, media),
+			shared(3, r.Tool, tool), shared(4, r.Session, session),
+			shared(5, r.Source, source), strconv.Itoa(r.Refs), cell(r.Summary, wide[7])}
 	}
 	var width [cols]int
 	measure := func(c [cols]string) {
@@ -434,8 +532,13 @@ func printLs(w io.Writer, l *listing, base string, columns int) error {
 		}
 	}
 	measure(head)
-	for i := range l.arts {
-		measure(cells(&l.arts[i]))
+	n := 0
+	if err := rows(func(r lsRow) error {
+		measure(cells(r))
+		n++
+		return nil
+	}); err != nil || n == 0 {
+		return err
 	}
 	if columns > 0 {
 		// The source and the summary share what the other columns leave
@@ -470,10 +573,8 @@ func printLs(w io.Writer, l *listing, base string, columns int) error {
 	if err := put(head); err != nil {
 		return err
 	}
-	for i := range l.arts {
-		if err := put(cells(&l.arts[i])); err != nil {
-			return err
-		}
+	if err := rows(func(r lsRow) error { return put(cells(r)) }); err != nil {
+		return err
 	}
 	return bw.Flush()
 }

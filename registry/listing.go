@@ -1,0 +1,207 @@
+package registry
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/transcript-tool/transcript-tool/store"
+)
+
+// Listing is the artifacts of a registry that is one indexed segment,
+// newest first, read through the segment's index (see the package doc,
+// # Indexes), which keeps each artifact's newest record and the number
+// of places that refer to it: a listing of millions of records holds a
+// few of them at a time.
+type Listing struct {
+	files []*regFile
+	rf    *regFile
+	ix    *index
+	dec   decoder
+	line  []byte
+	arts  []byte
+}
+
+// ErrIndexChanged is the error of Listing.Each when the segment no longer
+// has the lines its index names: it was changed in place.
+var ErrIndexChanged = errors.New("the registry changed under its index")
+
+// Listing returns the listing of the registry, or nil when it has none:
+// when it is not one segment of a local store of at least 1 MiB, or
+// that segment's index cannot be written. It writes the index of a
+// segment that has none, or one that does not cover every whole line of
+// it. The caller closes it.
+func (s *Store) Listing() (*Listing, error) {
+	files, err := s.openRegistry()
+	if err != nil {
+		return nil, err
+	}
+	if len(files) != 1 || files[0].from > 0 {
+		closeAll(files)
+		return nil, nil
+	}
+	rf := files[0]
+	ix := loadIndex(rf)
+	if ix == nil || !coversAll(rf, ix) {
+		if ix != nil {
+			ix.close()
+		}
+		rd := &recordReader{fn: func(Record, Pos) error { return nil }}
+		if err := rd.whole(rf, []Key{}, nil); err != nil {
+			closeAll(files)
+			return nil, err
+		}
+		if ix = loadIndex(rf); ix == nil || !coversAll(rf, ix) {
+			if ix != nil {
+				ix.close()
+			}
+			closeAll(files)
+			return nil, nil
+		}
+	}
+	return &Listing{files: files, rf: rf, ix: ix}, nil
+}
+
+// coversAll reports whether ix covers every whole line of rf: past it
+// there is at most a torn line, of no newline.
+func coversAll(rf *regFile, ix *index) bool {
+	n := rf.size - ix.covered
+	if n > maxLine {
+		return false
+	}
+	tail := make([]byte, n)
+	if _, err := rf.f.ReadAt(tail, ix.covered); err != nil {
+		return false
+	}
+	return bytes.IndexByte(tail, '\n') < 0
+}
+
+// Close closes the registry's files.
+func (l *Listing) Close() {
+	l.ix.close()
+	closeAll(l.files)
+}
+
+// readLine returns line n (from 0) of the segment, and where it starts,
+// checking that it is one line; nil when it is over maxLine, with its
+// size.
+func (l *Listing) readLine(n uint32) (line []byte, off, size int64, err error) {
+	off, end, err := l.ix.span(n)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("registry index %s: %w", indexPath(l.rf.path), err)
+	}
+	if end-off > maxLine {
+		return nil, off, end - off, nil
+	}
+	from := max(off-1, 0)
+	l.line = slices.Grow(l.line[:0], int(end-from))[:end-from]
+	if _, err := l.rf.f.ReadAt(l.line, from); err != nil {
+		return nil, 0, 0, fmt.Errorf("read registry %s: %w", l.rf.path, err)
+	}
+	line = l.line[off-from:]
+	if (off > 0 && l.line[0] != '\n') || bytes.IndexByte(line, '\n') != len(line)-1 {
+		return nil, 0, 0, fmt.Errorf("%s: %w", l.rf.path, ErrIndexChanged)
+	}
+	return line, off, end - off, nil
+}
+
+// Each calls fn for each artifact of the registry, newest first (by the
+// creation time of its newest record, then by that record's place in
+// the registry, later first), with that record, where its line is, and
+// the number of distinct places (source, entry, site) its records name.
+// Records that differ only in their creation time count once. With bad,
+// it first passes it each line that holds no artifact's record: one that
+// does not parse, is too long, or whose hash is not an artifact id.
+func (l *Listing) Each(fn func(r Record, at Pos, refs int) error, bad func(*BadLineError)) error {
+	if bad != nil {
+		if err := l.badLines(bad); err != nil {
+			return err
+		}
+	}
+	const perRead = 4096 / artSize
+	for i := int64(0); i < l.ix.narts; i += perRead {
+		b, err := l.ix.read(l.ix.artsAt()+artSize*i, artSize*int(min(perRead, l.ix.narts-i)))
+		if err != nil {
+			return fmt.Errorf("registry index %s: %w", indexPath(l.rf.path), err)
+		}
+		l.arts = append(l.arts[:0], b...)
+		for b := l.arts; len(b) > 0; b = b[artSize:] {
+			// The timeKey's bits are flipped: the line and the place
+			// are at its end.
+			n, place := ^binary.BigEndian.Uint32(b[12:]), int(^binary.BigEndian.Uint32(b[16:]))
+			refs := int(binary.BigEndian.Uint32(b[20:]))
+			if err := l.artifact(n, place, refs, fn); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// artifact passes fn the record of place number place of line n.
+func (l *Listing) artifact(n uint32, place, refs int, fn func(Record, Pos, int) error) error {
+	line, off, _, err := l.readLine(n)
+	if err != nil {
+		return err
+	}
+	var r Record
+	if line == nil || l.dec.decode(line, &r) != nil {
+		return fmt.Errorf("%s: %w", l.rf.path, ErrIndexChanged)
+	}
+	i := 0
+	found := false
+	err = r.places(func(p Record) error {
+		if i == place {
+			found = true
+			return fn(p, Pos{Path: l.rf.path, Line: int(n) + 1, Offset: off}, refs)
+		}
+		i++
+		return nil
+	})
+	if err == nil && !found {
+		return fmt.Errorf("%s: %w", l.rf.path, ErrIndexChanged)
+	}
+	return err
+}
+
+// badLines passes bad each line the index always returns, but the
+// header of a compacted segment.
+func (l *Listing) badLines(bad func(*BadLineError)) error {
+	lines, err := l.ix.lines(nil)
+	if err != nil {
+		return fmt.Errorf("registry index %s: %w", indexPath(l.rf.path), err)
+	}
+	for _, n := range lines {
+		line, off, size, err := l.readLine(n)
+		if err != nil {
+			return err
+		}
+		if off == 0 && l.rf.header > 0 {
+			continue
+		}
+		at := BadLineError{Path: l.rf.path, Line: int(n) + 1, Offset: off}
+		var (
+			r    Record
+			uerr error
+		)
+		if line != nil {
+			uerr = l.dec.decode(line, &r)
+		}
+		switch {
+		case line == nil:
+			at.Err = &LineTooLongError{Size: size}
+		case uerr != nil || r.Hash == "":
+			at.Err = recordError(line, uerr)
+		default:
+			_, err := store.ParseDigest(r.Hash)
+			if err == nil {
+				return fmt.Errorf("%s: %w", l.rf.path, ErrIndexChanged)
+			}
+			at.Err = err
+		}
+		bad(&at)
+	}
+	return nil
+}

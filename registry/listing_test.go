@@ -1,0 +1,151 @@
+package registry
+
+import (
+	"cmp"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/transcript-tool/transcript-tool/internal/reggen"
+	"github.com/transcript-tool/transcript-tool/store"
+)
+
+// shown is an artifact as a listing gives it.
+type shown struct {
+	r    Record
+	at   Pos
+	refs int
+}
+
+// listWhole returns what a Listing should give, from the registry read
+// whole: each artifact's newest record (a later one of the same time
+// wins) and its distinct places, newest first.
+func listWhole(t *testing.T, s *Store) []shown {
+	t.Helper()
+	type place struct{ hash, source, entry, site string }
+	var (
+		arts   []shown
+		index  []int
+		at     = map[string]int{}
+		places = map[place]bool{}
+		n      int
+	)
+	require.NoError(t, s.RecordsAt(func(r Record, pos Pos) error {
+		if !isDigest(r.Hash) {
+			return nil
+		}
+		n++
+		p := place{r.Hash, r.Source, r.Entry, r.Site}
+		i, ok := at[r.Hash]
+		if !ok {
+			i = len(arts)
+			at[r.Hash] = i
+			arts = append(arts, shown{})
+			index = append(index, 0)
+		}
+		if !places[p] {
+			places[p] = true
+			arts[i].refs++
+		}
+		if ok && created(r).Before(created(arts[i].r)) {
+			return nil
+		}
+		arts[i].r, arts[i].at, index[i] = r, pos, n
+		return nil
+	}, nil))
+	order := make([]int, len(arts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(created(arts[b].r).Compare(created(arts[a].r)), cmp.Compare(index[b], index[a]))
+	})
+	out := make([]shown, len(arts))
+	for i, j := range order {
+		out[i] = arts[j]
+	}
+	return out
+}
+
+func created(r Record) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, r.CreatedAt)
+	return t
+}
+
+func isDigest(h string) bool {
+	_, err := store.ParseDigest(h)
+	return err == nil
+}
+
+// list returns what s's Listing gives, and the bad lines it reports.
+func list(t *testing.T, s *Store) ([]shown, []string) {
+	t.Helper()
+	l, err := s.Listing()
+	require.NoError(t, err)
+	require.NotNil(t, l)
+	defer l.Close()
+	var (
+		got []shown
+		bad []string
+	)
+	require.NoError(t, l.Each(func(r Record, at Pos, refs int) error {
+		got = append(got, shown{r, at, refs})
+		return nil
+	}, func(e *BadLineError) { bad = append(bad, e.Error()) }))
+	return got, bad
+}
+
+// TestListing checks that a Listing gives what a read of the whole
+// registry makes of it, through an index built in memory and one whose
+// parts were spilled, with artifacts referred to from several places and
+// lines, and records that differ only in their creation time.
+func TestListing(t *testing.T) {
+	smallIndexes(t)
+	s, seg := genStore(t, 3000)
+	f, err := os.OpenFile(seg, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	for _, line := range []string{
+		// A newer record of an artifact, from another place.
+		`{"hash":"` + reggen.Hash(10) + `","size":5010,"media":"x","tool":"t","session":"s9","source":"/a","entry":"e1","site":"/s","createdAt":"2027-01-01T00:00:00Z"}`,
+		// The same place again, later: counted once.
+		`{"hash":"` + reggen.Hash(10) + `","size":5010,"media":"x","tool":"t","session":"s9","source":"/a","entry":"e1","site":"/s","createdAt":"2027-01-02T00:00:00Z"}`,
+		// An older record of another: not the one shown.
+		`{"hash":"` + reggen.Hash(11) + `","size":5011,"media":"x","tool":"t","session":"s9","source":"/b","entry":"e2","site":"/s","createdAt":"2001-01-01T00:00:00Z"}`,
+		`{bad`,
+	} {
+		_, err := f.WriteString(line + "\n")
+		require.NoError(t, err)
+	}
+	require.NoError(t, f.Close())
+
+	want := listWhole(t, s)
+	got, bad := list(t, s)
+	require.Equal(t, len(want), len(got))
+	assert.Equal(t, want, got)
+	assert.Len(t, bad, 3, "%q", bad)
+	assert.Equal(t, reggen.Hash(10), got[0].r.Hash)
+	assert.Equal(t, 2, got[0].refs, "its first place and /a, once")
+
+	// The same through an index whose parts were spilled and merged.
+	require.NoError(t, os.Remove(indexPath(seg)))
+	old := maxHeld
+	maxHeld = 1000
+	t.Cleanup(func() { maxHeld = old })
+	got, _ = list(t, s)
+	assert.Equal(t, want, got)
+}
+
+// TestListingNone checks that a registry of several files has no
+// listing.
+func TestListingNone(t *testing.T) {
+	smallIndexes(t)
+	s, _ := genStore(t, 100)
+	require.NoError(t, s.Append(t.Context(), []Record{record(1)}))
+	l, err := s.Listing()
+	require.NoError(t, err)
+	assert.Nil(t, l)
+}
