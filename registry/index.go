@@ -234,7 +234,7 @@ func (b *indexBuilder) close() { b.sp.close() }
 
 // add adds the segment's next line, with its newline.
 func (b *indexBuilder) add(line []byte) {
-	n := uint32(b.nlines)
+	n, off := uint32(b.nlines), b.covered
 	b.addLine(int64(len(line)))
 	var r Record
 	if err := b.dec.decode(line, &r); err != nil || r.Hash == "" {
@@ -266,15 +266,15 @@ func (b *indexBuilder) add(line []byte) {
 		b.rec = binary.BigEndian.AppendUint64(b.rec[:0], fp)
 		b.keys.add(binary.BigEndian.AppendUint32(b.rec, n))
 	}
-	b.addPlaces(d, r, n)
+	b.addPlaces(d, r, n, off, len(line))
 }
 
 // placeSize is the size of a place of an artifact, as the builder sorts
 // them to make the listing: the artifact's digest, a hash of the place
 // (source, entry, site), when it was made and where its record is
-// (timeKey, the line and the place's number in it), and the artifact's
-// size.
-const placeSize = 32 + 16 + 20 + 8
+// (timeKey, the line and the place's number in it), and where the line is
+// (its offset and length).
+const placeSize = 32 + 16 + 20 + 8 + 4
 
 // timeKey returns a record's creation time and position, line n and
 // place i, as bytes whose order is theirs.
@@ -286,8 +286,9 @@ func timeKey(b []byte, createdAt string, n uint32, i int) []byte {
 	return binary.BigEndian.AppendUint32(b, uint32(i))
 }
 
-// addPlaces adds the places of r, the record of line n, an artifact's.
-func (b *indexBuilder) addPlaces(d store.Digest, r Record, n uint32) {
+// addPlaces adds the places of r, the record of line n, at off and size
+// bytes long, an artifact's.
+func (b *indexBuilder) addPlaces(d store.Digest, r Record, n uint32, off int64, size int) {
 	i := 0
 	_ = r.places(func(p Record) error {
 		h := fnv.New128a()
@@ -298,7 +299,8 @@ func (b *indexBuilder) addPlaces(d store.Digest, r Record, n uint32) {
 		b.rec = append(b.rec[:0], d[:]...)
 		b.rec = h.Sum(b.rec)
 		b.rec = timeKey(b.rec, p.CreatedAt, n, i)
-		b.places.add(binary.BigEndian.AppendUint64(b.rec, uint64(p.Size)))
+		b.rec = binary.BigEndian.AppendUint64(b.rec, uint64(off))
+		b.places.add(binary.BigEndian.AppendUint32(b.rec, uint32(size)))
 		i++
 		return nil
 	})
@@ -306,8 +308,10 @@ func (b *indexBuilder) addPlaces(d store.Digest, r Record, n uint32) {
 
 // artSize is the size of an artifact of the listing: its newest record's
 // timeKey, every bit flipped so that the newest sorts first, the number
-// of distinct places that refer to it, and its size.
-const artSize = 20 + 4 + 8
+// of distinct places that refer to it, and where the record's line is
+// (offset, length), so that a listing reads the lines of many artifacts
+// at once.
+const artSize = 20 + 4 + 8 + 4
 
 // artifacts returns the sorter of the artifacts of the lines added,
 // newest first: the places sorted by artifact, then place, counted once

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/transcript-tool/transcript-tool/store"
@@ -20,7 +21,8 @@ type Listing struct {
 	rf    *regFile
 	ix    *index
 	dec   decoder
-	line  []byte
+	line  []byte // the lines of a page of artifacts, or a bad line
+	one   []byte // a line of a page whose lines are far apart
 	arts  []byte
 }
 
@@ -120,39 +122,80 @@ func (l *Listing) Each(fn func(r Record, at Pos, refs int) error, bad func(*BadL
 			return err
 		}
 	}
-	const perRead = 4096 / artSize
+	const perRead = 16 << 10 / artSize
 	for i := int64(0); i < l.ix.narts; i += perRead {
 		b, err := l.ix.read(l.ix.artsAt()+artSize*i, artSize*int(min(perRead, l.ix.narts-i)))
 		if err != nil {
 			return fmt.Errorf("registry index %s: %w", indexPath(l.rf.path), err)
 		}
 		l.arts = append(l.arts[:0], b...)
-		for b := l.arts; len(b) > 0; b = b[artSize:] {
-			// The timeKey's bits are flipped: the line and the place
-			// are at its end.
-			n, place := ^binary.BigEndian.Uint32(b[12:]), int(^binary.BigEndian.Uint32(b[16:]))
-			refs := int(binary.BigEndian.Uint32(b[20:]))
-			if err := l.artifact(n, place, refs, fn); err != nil {
-				return err
-			}
+		if err := l.page(fn); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// artifact passes fn the record of place number place of line n.
-func (l *Listing) artifact(n uint32, place, refs int, fn func(Record, Pos, int) error) error {
-	line, off, _, err := l.readLine(n)
-	if err != nil {
-		return err
+// maxSpread bounds the bytes a listing reads at once for the lines of a
+// page of artifacts: rows newest first are mostly lines near one
+// another, read with one pread rather than one a line.
+const maxSpread = 1 << 20
+
+// page passes fn the artifacts of l.arts.
+func (l *Listing) page(fn func(Record, Pos, int) error) error {
+	lo, hi := int64(math.MaxInt64), int64(0)
+	for b := l.arts; len(b) > 0; b = b[artSize:] {
+		off, size := int64(binary.BigEndian.Uint64(b[24:])), int64(binary.BigEndian.Uint32(b[32:]))
+		lo, hi = min(lo, max(off-1, 0)), max(hi, off+size)
 	}
+	near := hi-lo <= maxSpread && hi <= l.ix.covered
+	if near {
+		l.line = slices.Grow(l.line[:0], int(hi-lo))[:hi-lo]
+		if _, err := l.rf.f.ReadAt(l.line, lo); err != nil {
+			return fmt.Errorf("read registry %s: %w", l.rf.path, err)
+		}
+	}
+	for b := l.arts; len(b) > 0; b = b[artSize:] {
+		// The timeKey's bits are flipped: the line and the place are
+		// at its end.
+		n, place := ^binary.BigEndian.Uint32(b[12:]), int(^binary.BigEndian.Uint32(b[16:]))
+		refs := int(binary.BigEndian.Uint32(b[20:]))
+		off, size := int64(binary.BigEndian.Uint64(b[24:])), int64(binary.BigEndian.Uint32(b[32:]))
+		from := max(off-1, 0)
+		if off+size > l.ix.covered || size > maxLine {
+			return fmt.Errorf("registry index %s: %w", indexPath(l.rf.path), errors.New("a bad line offset"))
+		}
+		var buf []byte
+		if near {
+			buf = l.line[from-lo : off+size-lo]
+		} else {
+			l.one = slices.Grow(l.one[:0], int(off+size-from))[:off+size-from]
+			if _, err := l.rf.f.ReadAt(l.one, from); err != nil {
+				return fmt.Errorf("read registry %s: %w", l.rf.path, err)
+			}
+			buf = l.one
+		}
+		line := buf[off-from:]
+		if (off > 0 && buf[0] != '\n') || bytes.IndexByte(line, '\n') != len(line)-1 {
+			return fmt.Errorf("%s: %w", l.rf.path, ErrIndexChanged)
+		}
+		if err := l.artifact(line, n, off, place, refs, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// artifact passes fn the record of place number place of line, line n
+// at off.
+func (l *Listing) artifact(line []byte, n uint32, off int64, place, refs int, fn func(Record, Pos, int) error) error {
 	var r Record
 	if line == nil || l.dec.decode(line, &r) != nil {
 		return fmt.Errorf("%s: %w", l.rf.path, ErrIndexChanged)
 	}
 	i := 0
 	found := false
-	err = r.places(func(p Record) error {
+	err := r.places(func(p Record) error {
 		if i == place {
 			found = true
 			return fn(p, Pos{Path: l.rf.path, Line: int(n) + 1, Offset: off}, refs)
