@@ -74,19 +74,39 @@
 // anew, and each record is still passed on once. The lines appended after the bytes it covers are read as
 // they are, so a record appended since is never missed.
 //
-// The format, integers little-endian: "ttregidx", a uint32 version (1),
-// uint64 length covered, uint64 inode, the 32-byte sample SHA-256, uint64
-// number of lines; then four sections, each a uint64 length and its bytes:
-// the length of each line covered, as uvarints (the header line
-// included); the keys, 16 bytes each sorted by the first 8, a key's
-// fingerprint (FNV-1a 64 of the field's number and the value) then either
-// 1<<63 | the number (from 0) of its one line or the offset of its list in
-// the next section; the lists, each a uvarint count and the line numbers
-// as uvarint differences; the list of lines always read (lines that are
+// A registry that is one segment with an index covering every whole line
+// of it (what Compact leaves) also has a Listing: its artifacts newest
+// first, each with its newest record and the number of distinct places
+// that refer to it, read from the index a page at a time. Listing writes
+// the index when it is missing or covers less. A line the listing names
+// is checked as a lookup's is; when it is not one, Each fails with
+// ErrIndexChanged (ls then lists the registry read whole).
+//
+// An index is read a few entries at a time, never whole, so that a
+// lookup in a registry of millions of records holds only what it finds;
+// it is built in bounded memory, its parts sorted in runs of 4 MiB
+// spilled to an unlinked temporary file and merged.
+//
+// The format: "ttregidx", a uint32 version (2), then, little-endian, the
+// uint64 length covered, the uint64 inode, the 32-byte sample SHA-256,
+// and the uint64 numbers of lines (the header line included), of lines
+// always read, of keys and of artifacts; then four sections of
+// fixed-size entries, whose sizes follow from those numbers: the offset
+// of each line as a uint64, and the length covered after the last; the
+// number (from 0) of each line always read, as a uint32 (lines that are
 // not records, or whose hash is not an artifact id, so that readers
-// report them as they would reading whole); and a CRC-32C of all that.
-// A record's keys are its hash, session, source and, for each of its
-// places, its tool, tool call id and entry (one field, FieldID).
+// report them as they would reading whole); the keys, 12 bytes each,
+// big-endian, sorted: a fingerprint (FNV-1a 64 of the field's number and
+// the value) and the number of a line with a record of that key; the
+// artifacts, 36 bytes each, big-endian, sorted (newest first): the
+// creation time of the artifact's newest record (Unix seconds with the
+// sign bit flipped, then nanoseconds), the number of its line and of the
+// place in it, all 20 bytes with every bit flipped, then the number of
+// distinct places (source, entry, site) its records name, and where its
+// newest record's line starts and how long it is (uint64, uint32); and a
+// CRC-32C of all that. A record's keys are its hash, session, source
+// and, for each of its places, its tool, tool call id and entry (one
+// field, FieldID).
 //
 // # Compaction
 //

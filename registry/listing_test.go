@@ -149,3 +149,34 @@ func TestListingNone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, l)
 }
+
+// BenchmarkListing lists a registry of 100k records through its index,
+// and reads it whole as ls does without one.
+func BenchmarkListing(b *testing.B) {
+	s, _ := genStore(b, 100000)
+	l, err := s.Listing() // makes the index
+	require.NoError(b, err)
+	l.Close()
+	b.Run("index", func(b *testing.B) {
+		for b.Loop() {
+			l, err := s.Listing()
+			if err != nil || l == nil {
+				b.Fatal(err)
+			}
+			n := 0
+			err = l.Each(func(Record, Pos, int) error { n++; return nil }, nil)
+			l.Close()
+			if err != nil || n < 100000 {
+				b.Fatal(err, n)
+			}
+		}
+	})
+	b.Run("whole", func(b *testing.B) {
+		for b.Loop() {
+			n := 0
+			if err := s.RecordsAt(func(Record, Pos) error { n++; return nil }, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
