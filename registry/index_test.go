@@ -258,20 +258,33 @@ func TestIndexLookupBounded(t *testing.T) {
 	assert.Less(t, got, uint64(fi.Size()/8), "allocated %d bytes for an index of %d", got, fi.Size())
 }
 
+// indexed returns a store made by genStore(n) and its segment, indexed,
+// with the index's bytes.
+func indexed(t *testing.T, n int) (*Store, string, []byte) {
+	t.Helper()
+	smallIndexes(t)
+	s, seg := genStore(t, n)
+	checkSame(t, s)
+	b, err := os.ReadFile(indexPath(seg))
+	require.NoError(t, err)
+	return s, seg, b
+}
+
+// spillEarly makes indexes being built spill their parts past a few
+// entries.
+func spillEarly(t *testing.T) {
+	old := maxHeld
+	maxHeld = 1000
+	t.Cleanup(func() { maxHeld = old })
+}
+
 // TestIndexBuildSpills checks that an index built in bounded memory, its
 // keys and line offsets spilled to a temporary file in sorted runs and
 // merged, is the one built in memory, byte for byte, and finds the same.
 func TestIndexBuildSpills(t *testing.T) {
-	smallIndexes(t)
-	s, seg := genStore(t, 3000)
-	checkSame(t, s)
-	inMemory, err := os.ReadFile(indexPath(seg))
-	require.NoError(t, err)
+	s, seg, inMemory := indexed(t, 3000)
 	require.NoError(t, os.Remove(indexPath(seg)))
-
-	old := maxHeld
-	maxHeld = 1000
-	t.Cleanup(func() { maxHeld = old })
+	spillEarly(t)
 	checkSame(t, s)
 	spilled, err := os.ReadFile(indexPath(seg))
 	require.NoError(t, err)
@@ -282,11 +295,7 @@ func TestIndexBuildSpills(t *testing.T) {
 // TestIndexOldVersion checks that an index of the earlier format is
 // replaced, not read.
 func TestIndexOldVersion(t *testing.T) {
-	smallIndexes(t)
-	s, seg := genStore(t, 2000)
-	checkSame(t, s)
-	b, err := os.ReadFile(indexPath(seg))
-	require.NoError(t, err)
+	s, seg, b := indexed(t, 2000)
 	old := slices.Clone(b)
 	old[8] = 1 // the version
 	require.NoError(t, os.WriteFile(indexPath(seg), old, 0o600))

@@ -132,9 +132,7 @@ func TestListing(t *testing.T) {
 
 	// The same through an index whose parts were spilled and merged.
 	require.NoError(t, os.Remove(indexPath(seg)))
-	old := maxHeld
-	maxHeld = 1000
-	t.Cleanup(func() { maxHeld = old })
+	spillEarly(t)
 	got, _ = list(t, s)
 	assert.Equal(t, want, got)
 }
