@@ -62,7 +62,6 @@ func lsCommand(st streams) *cli.Command {
 					return err
 				}
 			}
-			holdMore()
 			return runLs(st, store, f, c.Bool("json"))
 		},
 	}
@@ -176,6 +175,7 @@ func runLs(st streams, store *registry.Store, f lsFilter, asJSON bool) error {
 		done, bad, err = streamLs(st, store, f, asJSON, warn)
 	}
 	if err == nil && !done {
+		holdMore()
 		var l *listing
 		if l, bad, err = listArtifacts(store, f, warn); err != nil {
 			return fatal(fmt.Errorf("read registry: %w", err), "")
