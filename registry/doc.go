@@ -84,7 +84,7 @@
 //
 // An index is read a few entries at a time, never whole, so that a
 // lookup in a registry of millions of records holds only what it finds;
-// it is built in bounded memory, its parts sorted in runs of 4 MiB
+// it is built in bounded memory, its parts sorted in runs of 2 MiB
 // spilled to an unlinked temporary file and merged.
 //
 // The format: "ttregidx", a uint32 version (2), then, little-endian, the

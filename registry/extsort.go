@@ -12,7 +12,7 @@ import (
 // memory (its line offsets, its keys, the places and the artifacts of
 // its listing) before it spills them to a temporary file: an index of a
 // registry of any size is built in a few MiB. A variable for tests.
-var maxHeld = 4 << 20
+var maxHeld = 2 << 20
 
 // spill is a temporary file an index being built puts what it does not
 // hold in memory in. It is unlinked as soon as it is made, so that it is
