@@ -594,3 +594,51 @@ func TestAppendAtEveryRename(t *testing.T) {
 		sameBytes(t, appended(0), kept, "the file written over it kept whole")
 	})
 }
+
+// TestLateWriterWithoutLease: where no lease is to be had, an agent that
+// opened the transcript just before it was replaced and writes a little
+// after the rename, when the replaced file has not grown yet, still has
+// its line carried into the new file. Before, a replaced file of
+// unchanged size was taken to be done with at once, and the line was
+// lost with it.
+func TestLateWriterWithoutLease(t *testing.T) {
+	defer migrate.NoLeases()()
+	// Room for a loaded machine's scheduling delays.
+	defer migrate.SettleQuiet(300 * time.Millisecond)()
+	for _, back := range []bool{false, true} {
+		t.Run(fmt.Sprint("rehydrate=", back), func(t *testing.T) {
+			path, orig, migrated := newTranscript(t)
+			if back {
+				writeFile(t, path, migrated, 0o640)
+			}
+			line := appended(0)
+			var wrote sync.WaitGroup
+			safefile.Hook = func(op safefile.Op) error {
+				if op.Kind != safefile.KindRename || op.Path != path {
+					return nil
+				}
+				safefile.Hook = nil
+				// Opened before the rename: its write goes to the file
+				// replaced.
+				f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+				require.NoError(t, err)
+				wrote.Add(1)
+				go func() {
+					defer wrote.Done()
+					time.Sleep(20 * time.Millisecond)
+					_, werr := f.Write(line)
+					assert.NoError(t, werr)
+					assert.NoError(t, f.Close())
+				}()
+				return nil
+			}
+			t.Cleanup(func() { safefile.Hook = nil })
+			r := rewrite(t, path, back, false)
+			wrote.Wait()
+			require.NoError(t, r.Err)
+			assert.Equal(t, int64(len(line)), r.Carried)
+			want := append(append([]byte(nil), orig...), line...)
+			sameBytes(t, want, rehydrate(t, path, ""), "the transcript restored")
+		})
+	}
+}
