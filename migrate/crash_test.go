@@ -28,7 +28,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
-	"github.com/transcript-tool/transcript-tool/store/local"
+	storepkg "github.com/transcript-tool/transcript-tool/store"
 )
 
 // The test binary doubles as the process that crashes: started with
@@ -313,10 +313,10 @@ func (ref *reference) checkInterrupted(t *testing.T, root string, crashed bool) 
 			}
 			data := readFile(t, path)
 			assert.True(t, crashed || len(data) == 0 || data[len(data)-1] == '\n', "%s has a torn tail", rel)
-		case name == local.LockFile && filepath.Base(filepath.Dir(rel)) == session.StoreDirName:
+		case name == storepkg.LockFile && filepath.Base(filepath.Dir(rel)) == session.StoreDirName:
 		case tornAside(rel):
 			assert.True(t, crashed, "%s: torn registry tail without a crash", rel)
-		case filepath.Base(filepath.Dir(filepath.Dir(rel))) == local.ObjectsDir:
+		case filepath.Base(filepath.Dir(filepath.Dir(rel))) == storepkg.ObjectsDir:
 			assert.Equal(t, name, sha(t, path), "%s: an artifact is not complete", rel)
 			assert.Equal(t, name[:2], filepath.Base(filepath.Dir(rel)), "%s: wrong shard", rel)
 			assert.Contains(t, ref.tree, rel, "%s: an artifact no run would write", rel)

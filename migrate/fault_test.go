@@ -23,6 +23,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
+	storepkg "github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
@@ -175,7 +176,7 @@ func checkFailure(t *testing.T, sc *scenario, root string, sum migrate.Summary, 
 // to root), migrate refuses the transcript before it writes anything, and
 // goes on with the others.
 func TestFaultRefusesUnwritable(t *testing.T) {
-	for _, where := range []string{"", session.StoreDirName, filepath.Join(session.StoreDirName, local.ObjectsDir), filepath.Join(session.StoreDirName, registry.SegmentsDir)} {
+	for _, where := range []string{"", session.StoreDirName, filepath.Join(session.StoreDirName, storepkg.ObjectsDir), filepath.Join(session.StoreDirName, registry.SegmentsDir)} {
 		t.Run("dir/"+where, func(t *testing.T) {
 			root := t.TempDir()
 			ro, rw := filepath.Join(root, "ro"), filepath.Join(root, "rw")
@@ -388,16 +389,16 @@ func TestRemovesTempFilesOfKilledRun(t *testing.T) {
 	shard := filepath.Dir(filepath.Join(store, names[0]))
 
 	leftovers := map[string]bool{ // path → removed by the run
-		filepath.Join(dir, ".s.jsonl.tmp-123"):                       true,
-		filepath.Join(dir, ".s.jsonl.bak.tmp-456"):                   true,
-		filepath.Join(shard, "."+filepath.Base(names[0])+".tmp-1"):   true,
-		filepath.Join(store, ".registry.jsonl.torn-1.tmp-2"):         true,
-		filepath.Join(store, registry.SegmentsDir, ".x.jsonl.tmp-7"): true,
-		filepath.Join(shard, ".young.tmp-3"):                         false,
-		filepath.Join(dir, ".other.jsonl.tmp-4"):                     false, // another transcript's
-		filepath.Join(dir, ".s.jsonl.tmp-x"):                         false, // not a temporary file name
-		filepath.Join(dir, "s.jsonl.tmp-5"):                          false,
-		filepath.Join(store, local.ObjectsDir, "zz", ".stray.tmp-6"): false, // not a shard
+		filepath.Join(dir, ".s.jsonl.tmp-123"):                          true,
+		filepath.Join(dir, ".s.jsonl.bak.tmp-456"):                      true,
+		filepath.Join(shard, "."+filepath.Base(names[0])+".tmp-1"):      true,
+		filepath.Join(store, ".registry.jsonl.torn-1.tmp-2"):            true,
+		filepath.Join(store, registry.SegmentsDir, ".x.jsonl.tmp-7"):    true,
+		filepath.Join(shard, ".young.tmp-3"):                            false,
+		filepath.Join(dir, ".other.jsonl.tmp-4"):                        false, // another transcript's
+		filepath.Join(dir, ".s.jsonl.tmp-x"):                            false, // not a temporary file name
+		filepath.Join(dir, "s.jsonl.tmp-5"):                             false,
+		filepath.Join(store, storepkg.ObjectsDir, "zz", ".stray.tmp-6"): false, // not a shard
 	}
 	old := time.Now().Add(-2 * safefile.StaleAge)
 	for p := range leftovers {

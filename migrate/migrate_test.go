@@ -90,7 +90,7 @@ func rehydrate(t *testing.T, path, store string) []byte {
 func objects(t *testing.T, store string) []string {
 	t.Helper()
 	var names []string
-	err := filepath.WalkDir(filepath.Join(store, local.ObjectsDir), func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join(store, storepkg.ObjectsDir), func(path string, d fs.DirEntry, err error) error {
 		if errors.Is(err, fs.ErrNotExist) {
 			return filepath.SkipAll
 		}

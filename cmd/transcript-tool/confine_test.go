@@ -187,9 +187,9 @@ var storeLayouts = []storeLayout{
 		}
 	}},
 	{"objects is a link", func(t *testing.T, store string, s *sentinel) {
-		objects := filepath.Join(store, local.ObjectsDir)
+		objects := filepath.Join(store, storepkg.ObjectsDir)
 		require.NoError(t, os.Rename(objects, objects+".real"))
-		require.NoError(t, os.Symlink(filepath.Join(s.root, local.ObjectsDir), objects))
+		require.NoError(t, os.Symlink(filepath.Join(s.root, storepkg.ObjectsDir), objects))
 	}},
 	{"registry is a link", func(t *testing.T, store string, s *sentinel) {
 		// The single-file registry of earlier versions, which is still

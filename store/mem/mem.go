@@ -37,20 +37,9 @@ func (m *Mem) Location() string { return "mem:" }
 // Path returns a name for h that no program outside this one can open.
 func (m *Mem) Path(h store.Handle) string { return "mem:" + store.Key(h) }
 
-func valid(h store.Handle) error {
-	if h.Kind == store.Object {
-		_, err := store.ParseDigest(h.Name)
-		return err
-	}
-	if h.Kind != store.Segment || h.Name == "" || strings.ContainsAny(h.Name, `/\`) {
-		return fmt.Errorf("invalid handle %s", h)
-	}
-	return nil
-}
-
 // Save stores the bytes write writes, whole, once write returns.
 func (m *Mem) Save(_ context.Context, h store.Handle, write func(io.Writer) error) error {
-	if err := valid(h); err != nil {
+	if err := store.CheckHandle(h); err != nil {
 		return err
 	}
 	var buf bytes.Buffer
@@ -64,7 +53,7 @@ func (m *Mem) Save(_ context.Context, h store.Handle, write func(io.Writer) erro
 }
 
 func (m *Mem) get(h store.Handle) (file, error) {
-	if err := valid(h); err != nil {
+	if err := store.CheckHandle(h); err != nil {
 		return file{}, err
 	}
 	m.mu.Lock()
@@ -119,7 +108,7 @@ func (m *Mem) List(_ context.Context, k store.Kind, prefix string, fn func(store
 
 // Remove deletes h.
 func (m *Mem) Remove(_ context.Context, h store.Handle) error {
-	if err := valid(h); err != nil {
+	if err := store.CheckHandle(h); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -130,7 +119,7 @@ func (m *Mem) Remove(_ context.Context, h store.Handle) error {
 
 // Touch sets h's modification time to now.
 func (m *Mem) Touch(_ context.Context, h store.Handle) error {
-	if err := valid(h); err != nil {
+	if err := store.CheckHandle(h); err != nil {
 		return err
 	}
 	m.mu.Lock()
