@@ -114,7 +114,7 @@ func GC(ctx context.Context, st *registry.Store, transcripts []session.Input, op
 			return rep, err
 		}
 	}
-	cl, err := readClaims(st, transcripts)
+	cl, err := readClaims(ctx, st, transcripts)
 	if err != nil {
 		return rep, err
 	}
@@ -241,7 +241,7 @@ func compact(ctx context.Context, st *registry.Store, removed []store.Digest, st
 		// No lock keeps writers out: a record appended after the objects
 		// were listed names an object the listing did not see. Only the
 		// records of what this collector removed go.
-		return st.Compact(func(r registry.Record) bool {
+		return st.Compact(ctx, func(r registry.Record) bool {
 			d, err := store.ParseDigest(r.Hash)
 			return err != nil || !deleted[d] && named(r)
 		})
@@ -253,7 +253,7 @@ func compact(ctx context.Context, st *registry.Store, removed []store.Digest, st
 	}, func(string, error) {}); err != nil {
 		return 0, err
 	}
-	return st.Compact(func(r registry.Record) bool {
+	return st.Compact(ctx, func(r registry.Record) bool {
 		d, err := store.ParseDigest(r.Hash)
 		if err != nil {
 			return true // not a record of an artifact: Verify reports it
@@ -315,7 +315,7 @@ func (c *claims) stale(st *registry.Store) func(registry.Record) bool {
 // another name); otherwise it is elsewhere if it exists (or cannot be
 // looked at), gone if it does not. Bad lines are Verify's business: they
 // claim nothing.
-func readClaims(st *registry.Store, transcripts []session.Input) (*claims, error) {
+func readClaims(ctx context.Context, st *registry.Store, transcripts []session.Input) (*claims, error) {
 	given := map[string]bool{}
 	givenFiles := map[fileKey]bool{}
 	for _, in := range transcripts {
@@ -360,7 +360,7 @@ func readClaims(st *registry.Store, transcripts []session.Input) (*claims, error
 	}
 	cl := &claims{m: map[store.Digest]claim{}, goneAt: map[string]recordAt{}}
 	index := 0
-	err := st.RecordsAt(func(r registry.Record, pos registry.Pos) error {
+	err := st.RecordsAt(ctx, func(r registry.Record, pos registry.Pos) error {
 		index++
 		d, err := store.ParseDigest(r.Hash)
 		if err != nil {

@@ -60,7 +60,7 @@ func TestGCKeepsRecordsAppendedMeanwhile(t *testing.T) {
 	_, err = fsck.GC(ctx, registry.New(b), inputs(tr), fsck.GCOptions{Remove: true, Grace: time.Hour, Now: time.Now()})
 	require.NoError(t, err)
 	var hashes []string
-	require.NoError(t, registry.New(b).Records(func(r registry.Record) error {
+	require.NoError(t, registry.New(b).Records(context.Background(), func(r registry.Record) error {
 		hashes = append(hashes, r.Hash)
 		return nil
 	}, nil))

@@ -24,10 +24,14 @@ import (
 	"github.com/transcript-tool/transcript-tool/inspect"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/session"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 func stats(t *testing.T, opts inspect.StatsOptions, paths ...string) inspect.StatsReport {
 	t.Helper()
+	if opts.OpenStore == nil {
+		opts.OpenStore = local.Open
+	}
 	rep, err := inspect.Stats(context.Background(), collect(t, paths...), opts)
 	require.NoError(t, err)
 	return rep
@@ -188,7 +192,7 @@ func TestStatsFailuresAndUnknowns(t *testing.T) {
 	assert.Equal(t, int64(len(piSession()+forged+"\n")+len(chatSession())+len("{\"hello\":\"world\"}\nnot json\n\n")), rep.Migrate.BytesBefore)
 
 	sum := migrate.Run(context.Background(), collect(t, filepath.Join(dir, "bad.jsonl"), filepath.Join(dir, "good.jsonl")),
-		migrate.Options{Threshold: threshold, Jobs: 1})
+		migrate.Options{OpenStore: local.Open, Threshold: threshold, Jobs: 1})
 	assert.Equal(t, 1, sum.Failed)
 	assert.Equal(t, sum.BytesBefore-sum.BytesAfter, rep.Migrate.Saved)
 }
@@ -229,7 +233,7 @@ func TestStatsTopZero(t *testing.T) {
 func TestStatsCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := inspect.Stats(ctx, collect(t, tree(t, sessions())), inspect.StatsOptions{})
+	_, err := inspect.Stats(ctx, collect(t, tree(t, sessions())), inspect.StatsOptions{OpenStore: local.Open})
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
@@ -248,9 +252,9 @@ func TestStatsPredictsCorpus(t *testing.T) {
 				copyFile(t, f, filepath.Join(dir, filepath.Base(f)))
 			}
 			inputs := collect(t, dir)
-			rep, err := inspect.Stats(context.Background(), inputs, inspect.StatsOptions{Threshold: externalizer.DefaultThreshold})
+			rep, err := inspect.Stats(context.Background(), inputs, inspect.StatsOptions{OpenStore: local.Open, Threshold: externalizer.DefaultThreshold})
 			require.NoError(t, err)
-			sum := migrate.Run(context.Background(), inputs, migrate.Options{})
+			sum := migrate.Run(context.Background(), inputs, migrate.Options{OpenStore: local.Open})
 			require.Zero(t, sum.Failed)
 			saved := sum.BytesBefore - sum.BytesAfter
 			require.Positive(t, saved)

@@ -29,6 +29,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
 	storepkg "github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // The test binary doubles as the process that crashes: started with
@@ -112,7 +113,7 @@ type scenario struct {
 }
 
 func (sc *scenario) options(root string) migrate.Options {
-	opts := migrate.Options{Jobs: sc.jobs, Backup: sc.bak}
+	opts := migrate.Options{OpenStore: local.Open, Jobs: sc.jobs, Backup: sc.bak}
 	if sc.out {
 		opts.Out = filepath.Join(root, "out")
 	}
@@ -236,9 +237,9 @@ func state(t *testing.T, root string) (map[string]string, map[string][]registry.
 func registryOf(rel string) (store string, ok bool) {
 	name, dir := filepath.Base(rel), filepath.Dir(rel)
 	switch {
-	case name == registry.RegistryFile:
+	case name == storepkg.RegistryFile:
 		return dir, true
-	case filepath.Base(dir) == registry.SegmentsDir && strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, "."):
+	case filepath.Base(dir) == storepkg.SegmentsDir && strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, "."):
 		return filepath.Dir(dir), true
 	}
 	return "", false

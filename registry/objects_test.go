@@ -53,7 +53,7 @@ func TestObjectStorageRegistry(t *testing.T) {
 	require.NoError(t, again.Append(ctx, putAll(t, again, 1, 3)))
 	assert.Len(t, segmentNames(t, b), 3)
 
-	dropped, err := New(b).Compact(func(r Record) bool { return r.Hash != record(2).Hash })
+	dropped, err := New(b).Compact(context.Background(), func(r Record) bool { return r.Hash != record(2).Hash })
 	require.NoError(t, err)
 	assert.Equal(t, 1, dropped)
 	assert.Len(t, segmentNames(t, b), 1, "compacted into one segment")

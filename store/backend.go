@@ -197,6 +197,21 @@ type Backend interface {
 	Discard()
 }
 
+// OpenFunc opens the backend of the store at spec, the value of --store: a
+// folder or a URL. Only the command line knows the concrete backends
+// (package location); it passes one down, and the packages below it never
+// choose, as restic's and rclone's main packages alone do.
+type OpenFunc func(spec string) (Backend, error)
+
+// Open opens the backend at spec with open, or fails when open is nil (a
+// caller that was given no way to open stores).
+func (open OpenFunc) Open(spec string) (Backend, error) {
+	if open == nil {
+		return nil, fmt.Errorf("store %s: no way to open a store was given", spec)
+	}
+	return open(spec)
+}
+
 // Appender is a Backend that appends to a file in place: a local folder.
 // The registry appends its records to a segment of its own through it; over
 // a Backend without it, each append is a whole new file (see package
@@ -245,14 +260,10 @@ type File interface {
 }
 
 // OpenFile opens h through b's Opener, or, where b has none, loads it whole
-// into memory.
+// into memory (a file loaded has no ModTime or ID).
 func OpenFile(ctx context.Context, b Backend, h Handle) (File, error) {
 	if o, ok := As[Opener](b); ok {
 		return o.Open(ctx, h)
-	}
-	fi, err := b.Stat(ctx, h)
-	if err != nil {
-		return nil, err
 	}
 	rc, err := b.Load(ctx, h, 0, 0)
 	if err != nil {
@@ -263,8 +274,7 @@ func OpenFile(ctx context.Context, b Backend, h Handle) (File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", b.Path(h), err)
 	}
-	fi.Size = int64(len(data)) // replaced since Stat: what was read counts
-	return loaded{bytes.NewReader(data), fi}, nil
+	return loaded{bytes.NewReader(data), FileInfo{Name: h.Name, Size: int64(len(data))}}, nil
 }
 
 // loaded is a file OpenFile loaded whole.

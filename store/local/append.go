@@ -48,10 +48,11 @@ func (l *Local) CreateAppend(_ context.Context, h store.Handle) (store.AppendFil
 		return nil, err
 	}
 	path := l.name(h)
-	if err := l.mkdirs(filepath.Dir(path)); err != nil {
-		return nil, err
-	}
-	f, err := l.openFile(h, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, filePerm)
+	var f *os.File
+	err := l.inFolders(path, func() (err error) {
+		f, err = l.openFile(h, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, filePerm)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

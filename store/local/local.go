@@ -116,6 +116,10 @@ func New(dir string) *Local {
 		waiting: map[store.Handle]bool{}, doubted: map[store.Handle]bool{}, unsynced: map[store.Handle]*safefile.File{}}
 }
 
+// Open is New as a store.OpenFunc, for callers that open local stores
+// only (tests).
+func Open(dir string) (store.Backend, error) { return New(dir), nil }
+
 // Dir returns the store's folder, as given to New.
 func (l *Local) Dir() string { return l.dir }
 
@@ -141,10 +145,11 @@ func (l *Local) Save(_ context.Context, h store.Handle, write func(io.Writer) er
 	l.mu.Lock()
 	l.waiting[h] = true
 	l.mu.Unlock()
-	if err := l.mkdirs(filepath.Dir(path)); err != nil {
+	var f *safefile.File
+	err := l.inFolders(path, func() (err error) {
+		f, err = safefile.CreateNew(path, filePerm)
 		return err
-	}
-	f, err := safefile.CreateNew(path, filePerm)
+	})
 	if err != nil {
 		return err
 	}
@@ -315,6 +320,29 @@ func (l *Local) mkdirs(dir string) error {
 		l.mu.Unlock()
 	}
 	return nil
+}
+
+// inFolders calls create, which creates the file at path, once mkdirs has
+// made its folders; if create finds a folder gone (removed since mkdirs
+// saw it, by another program), they are made again, and create called
+// once more.
+func (l *Local) inFolders(path string, create func() error) error {
+	dir := filepath.Dir(path)
+	if err := l.mkdirs(dir); err != nil {
+		return err
+	}
+	err := create()
+	if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, store.ErrNotExist) {
+		return err
+	}
+	l.mu.Lock()
+	delete(l.made, dir)
+	delete(l.made, filepath.Dir(dir))
+	l.mu.Unlock()
+	if err := l.mkdirs(dir); err != nil {
+		return err
+	}
+	return create()
 }
 
 // Writable checks, writing nothing, that this process can write the
