@@ -19,26 +19,31 @@ MEMLINE_S3 ?= 1000000000
 memcheck-s3: build
 	./scripts/memcheck-s3.sh $(BIN) $(MEMLINE_S3)
 
-# The pinned agents the end-to-end tests in e2e/ drive (Claude Code, Codex,
-# pi), installed from npm into AGENTS_DIR, outside the repository (default
-# ~/.cache/transcript-tool/agents). Without them those tests skip.
+# The agents the end-to-end tests in e2e/ drive (Claude Code, Codex, pi)
+# and the Node releases they need, installed from npm into AGENTS_DIR,
+# outside the repository (default ~/.cache/transcript-tool/agents): the
+# pinned versions, or with AGENTS=latest the newest that install today,
+# which the e2e tests then run against as well. Without the pinned ones
+# those tests skip.
+AGENTS ?= pinned
 agents:
-	./scripts/agents.sh
+	./scripts/agents.sh $(AGENTS)
 
 # The long fault-injection and crash runs: every errno at every file
 # operation, crash sweeps of more trees, and 500 SIGKILLs at random times
-# of larger runs (TT_SOAK_SEED=N repeats one); 5000 rounds of each gc
-# scenario of fsck (gc racing migrate, a moved tree) on a local store, 500
-# through each S3 server; and 25 SIGKILLs at random times of an in-bucket
-# migrate (transcripts and store in S3, on gofakes3 and versitygw), each
-# run again after, which must leave no temporary in $TMPDIR, the bucket or
-# the store, and lose no byte. Prints the figures, the whole log on
-# failure.
+# of larger runs (TT_SOAK_SEED=N repeats one); 500 rewrites in place of
+# a transcript another process appends to every millisecond; 5000 rounds
+# of each gc scenario of fsck (gc racing migrate, a moved tree) on a local
+# store, 500 through each S3 server; and 25 SIGKILLs at random times of an
+# in-bucket migrate (transcripts and store in S3, on gofakes3 and
+# versitygw), each run again after, which must leave no temporary in
+# $TMPDIR, the bucket or the store, and lose no byte. Prints the figures,
+# the whole log on failure.
 soak:
 	@log=$$(mktemp) && trap 'rm -f "$$log"' EXIT && \
 	TT_SOAK=1 $(GO) test -race -count=1 -timeout 60m -run 'Fault|Crash|Soak|^TestGC' -v ./migrate ./fsck >"$$log" 2>&1 && \
 	TT_SOAK=1 $(GO) test -race -count=1 -timeout 60m -run '^TestSoak' -v ./cmd/transcript-tool >>"$$log" 2>&1; st=$$?; \
-	if [ $$st -eq 0 ]; then grep -E '^(ok|--- )|faults injected|crash points|runs killed|whole run|no artifact lost|SOAK_SEED' "$$log"; \
+	if [ $$st -eq 0 ]; then grep -E '^(ok|--- )|faults injected|crash points|runs killed|whole run|no artifact lost|lines appended|SOAK_SEED' "$$log"; \
 	else grep -v -E '^=== (RUN|PAUSE|CONT|NAME)|^    --- PASS' "$$log"; fi; exit $$st
 
 lint:

@@ -1,6 +1,7 @@
 package format
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -69,4 +70,28 @@ func (p Pointer) Resolve(root transcript.Value) (transcript.Value, bool) {
 		}
 	}
 	return v, true
+}
+
+// copyMembers are the members under which a format keeps a second copy of
+// a tool's output beside the content the agent's model saw: pi's details,
+// Claude Code's toolUseResult.
+var copyMembers = []string{"details", "toolUseResult"}
+
+// ContentSite reports whether site, a payload site's pointer as the
+// registry records it, is a tool result's content, what the agent saw in
+// its place (pi's message.content, the content of a Claude Code
+// tool_result block, Codex's payload.output, a chat tool message's
+// content), rather than a copy beside it (see copyMembers).
+func ContentSite(site string) bool {
+	p, ok := ParsePointer(site)
+	if !ok || len(p) == 0 {
+		return false
+	}
+	for _, k := range p {
+		if slices.Contains(copyMembers, k) {
+			return false
+		}
+	}
+	last := p[len(p)-1]
+	return last == "content" || last == "output"
 }

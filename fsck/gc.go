@@ -317,14 +317,14 @@ func (c *claims) stale(st *registry.Store) func(registry.Record) bool {
 // claim nothing.
 func readClaims(ctx context.Context, st *registry.Store, transcripts []session.Input) (*claims, error) {
 	given := map[string]bool{}
-	givenFiles := map[fileKey]bool{}
+	givenFiles := map[session.FileKey]bool{}
 	for _, in := range transcripts {
 		given[registry.SourcePath(in.Name())] = true
 		if in.Remote != nil {
 			continue
 		}
-		if fi, err := os.Stat(in.Path); err == nil && keyOf(fi) != (fileKey{}) {
-			givenFiles[keyOf(fi)] = true
+		if fi, err := os.Stat(in.Path); err == nil {
+			givenFiles[session.KeyOf(in.Path, fi)] = true
 		}
 	}
 	const (
@@ -352,7 +352,7 @@ func readClaims(ctx context.Context, st *registry.Store, transcripts []session.I
 		switch {
 		case src == "" || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 			s = missing
-		case given[src] || err == nil && givenFiles[keyOf(fi)]:
+		case given[src] || err == nil && givenFiles[session.KeyOf(src, fi)]:
 			s = examined
 		}
 		status[src] = s
@@ -387,16 +387,6 @@ func readClaims(ctx context.Context, st *registry.Store, transcripts []session.I
 		return nil
 	}, func(*registry.BadLineError) {})
 	return cl, err
-}
-
-// fileKey identifies a file whatever its name, as os.SameFile does.
-type fileKey struct{ dev, ino uint64 }
-
-func keyOf(fi os.FileInfo) fileKey {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return fileKey{dev: uint64(st.Dev), ino: st.Ino}
-	}
-	return fileKey{} // never among givenFiles: matched by path alone
 }
 
 // collectReferences adds the artifacts a transcript refers to.

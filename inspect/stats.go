@@ -12,7 +12,10 @@ import (
 	_ "image/jpeg"
 	_ "image/png"
 	"io"
+	"io/fs"
 	"math"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -92,6 +95,14 @@ const (
 	Untyped       = "(no type)"
 )
 
+// ToolResults are the files of the tool-results folders of the sessions
+// of one Claude Code project.
+type ToolResults struct {
+	Project string `json:"project"`
+	Files   int    `json:"files"`
+	Bytes   int64  `json:"bytes"`
+}
+
 // Payload is one payload site.
 type Payload struct {
 	File string `json:"file"`
@@ -147,7 +158,16 @@ type StatsReport struct {
 	EntryTypes []Group   `json:"entryTypes"` // by format as in Formats, then by bytes
 	Tools      []Group   `json:"tools"`      // likewise
 	Largest    []Payload `json:"largest"`    // largest first
-	Migrate    Savings   `json:"migrate"`
+	// NotUnderstood are the lines of a known format whose entry type the
+	// format does not know (one an agent added later): migrate passes
+	// them through as they are. By format as in Formats, then by bytes.
+	NotUnderstood []Group `json:"notUnderstood"`
+	// ToolResults are the files Claude Code keeps beside the sessions
+	// read, per project: the outputs it stored itself, in
+	// <project>/<session>/tool-results/, which the tool leaves as they
+	// are. By project.
+	ToolResults []ToolResults `json:"toolResults"`
+	Migrate     Savings       `json:"migrate"`
 	// Findings are notes (a file of unknown format; a file migrate would
 	// fail on) and files that could not be read, which are left out of
 	// every count.
@@ -169,7 +189,8 @@ func Stats(ctx context.Context, inputs []session.Input, opts StatsOptions) (Stat
 		opts.Threshold = externalizer.DefaultThreshold
 	}
 	s := &stats{opts: opts, stores: map[string]*registry.Store{},
-		formats: newTally(), types: newTally(), tools: newTally()}
+		formats: newTally(), types: newTally(), tools: newTally(), unknown: newTally(),
+		toolResults: map[string]*ToolResults{}, sidecars: map[string]bool{}}
 	s.rep.Threshold = opts.Threshold
 	s.rep.Findings = []Finding{}
 	for _, in := range inputs {
@@ -193,12 +214,16 @@ func Stats(ctx context.Context, inputs []session.Input, opts StatsOptions) (Stat
 
 // stats is the state of one run of Stats.
 type stats struct {
-	opts                  StatsOptions
-	rep                   StatsReport
-	formats, types, tools *tally
+	opts                           StatsOptions
+	rep                            StatsReport
+	formats, types, tools, unknown *tally
 	// stores holds the stores met, by location: deduplication is per
 	// store, over the whole run (see Store.Plan).
 	stores map[string]*registry.Store
+	// toolResults are Claude Code's tool-results folders counted, by
+	// project; a session's once, however many of its files are read.
+	toolResults map[string]*ToolResults
+	sidecars    map[string]bool
 }
 
 // fileStats are the counts of one file, added to the report only once the
@@ -206,6 +231,7 @@ type stats struct {
 type fileStats struct {
 	format                string
 	formats, types, tools *tally
+	unknown               *tally // the lines the format does not know
 	largest               []Payload
 	sav                   Savings
 	changed, failed       bool
@@ -228,7 +254,7 @@ func (s *stats) file(ctx context.Context, in session.Input) error {
 		return err
 	}
 	defer t.Close()
-	fs := &fileStats{format: t.Format, formats: newTally(), types: newTally(), tools: newTally(),
+	fs := &fileStats{format: t.Format, formats: newTally(), types: newTally(), tools: newTally(), unknown: newTally(),
 		digests: map[store.Digest]int64{}, names: newToolNames()}
 	if fm == nil {
 		fs.format = UnknownFormat
@@ -313,7 +339,11 @@ func (s *stats) file(ctx context.Context, in session.Input) error {
 			fs.largest = top(fs.largest, Payload{File: path, Line: l.Num, Site: oneLine(site.Path.String()), Tool: tool, Size: size}, s.opts.Top)
 		}
 		fs.formats.get(fs.format, "").add(line)
-		fs.types.get(fs.format, entryType(l.Text[start:], root, perr)).add(line)
+		typ := entryType(l.Text[start:], root, perr)
+		fs.types.get(fs.format, typ).add(line)
+		if fm != nil && obj && !fm.Knows(root) {
+			fs.unknown.get(fs.format, typ).add(line)
+		}
 		for _, tool := range tools {
 			fs.tools.get(fs.format, tool).add(Counts{Lines: 1, Bytes: n})
 		}
@@ -364,6 +394,54 @@ func (s *stats) file(ctx context.Context, in session.Input) error {
 			Message: "unknown transcript format: counted by lines and bytes only; migrate would leave it"})
 	}
 	s.add(ctx, fs, store)
+	if t.Format == format.ClaudeCode {
+		if err := s.countToolResults(path); err != nil {
+			s.rep.Findings = append(s.rep.Findings, Finding{Kind: KindNote, File: path,
+				Message: "Claude Code's tool-results of this session not counted: " + err.Error()})
+		}
+	}
+	return nil
+}
+
+// countToolResults counts the tool-results folder of the Claude Code
+// session of the transcript at path: <project>/<session>/tool-results for
+// <project>/<session>.jsonl, and for its subagents'
+// <project>/<session>/subagents/*.jsonl. Only names and sizes are read.
+func (s *stats) countToolResults(path string) error {
+	dir, name := filepath.Split(path)
+	project, sessionDir := filepath.Clean(dir), filepath.Join(dir, strings.TrimSuffix(name, ".jsonl"))
+	if filepath.Base(project) == "subagents" {
+		sessionDir = filepath.Dir(project)
+		project = filepath.Dir(sessionDir)
+	}
+	folder := filepath.Join(sessionDir, "tool-results")
+	if s.sidecars[folder] {
+		return nil
+	}
+	s.sidecars[folder] = true
+	entries, err := os.ReadDir(folder)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	tr := s.toolResults[project]
+	if tr == nil {
+		tr = &ToolResults{Project: project}
+		s.toolResults[project] = tr
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			return err
+		}
+		tr.Files++
+		tr.Bytes += fi.Size()
+	}
 	return nil
 }
 
@@ -472,6 +550,7 @@ func (s *stats) add(ctx context.Context, fs *fileStats, store *registry.Store) {
 	s.formats.get(fs.format, "").Files++
 	s.types.merge(fs.types)
 	s.tools.merge(fs.tools)
+	s.unknown.merge(fs.unknown)
 	for _, p := range fs.largest {
 		s.rep.Largest = top(s.rep.Largest, p, s.opts.Top)
 	}
@@ -520,8 +599,14 @@ func (s *stats) finish() {
 	}
 	s.rep.EntryTypes = s.types.sorted(rank)
 	s.rep.Tools = s.tools.sorted(rank)
+	s.rep.NotUnderstood = s.unknown.sorted(rank)
+	s.rep.ToolResults = []ToolResults{}
+	for _, tr := range s.toolResults {
+		s.rep.ToolResults = append(s.rep.ToolResults, *tr)
+	}
+	sort.Slice(s.rep.ToolResults, func(i, j int) bool { return s.rep.ToolResults[i].Project < s.rep.ToolResults[j].Project })
 	// Empty lists are [] in JSON, not null.
-	for _, g := range []*[]Group{&s.rep.Formats, &s.rep.EntryTypes, &s.rep.Tools} {
+	for _, g := range []*[]Group{&s.rep.Formats, &s.rep.EntryTypes, &s.rep.Tools, &s.rep.NotUnderstood} {
 		if *g == nil {
 			*g = []Group{}
 		}

@@ -51,6 +51,9 @@ type childSpec struct {
 	// its store backends (see store/faulty), instead of at a file
 	// operation.
 	BackendAt int
+	// Append makes an agent append a line to src/a.jsonl as the first
+	// file is renamed over it (see agentAtRename).
+	Append bool
 }
 
 func TestMain(m *testing.M) {
@@ -59,6 +62,9 @@ func TestMain(m *testing.M) {
 	}
 	if spec := os.Getenv(unprivilegedEnv); spec != "" {
 		os.Exit(unprivileged(spec))
+	}
+	if path := os.Getenv(appenderEnv); path != "" {
+		os.Exit(appendLines(path))
 	}
 	os.Exit(m.Run())
 }
@@ -85,6 +91,10 @@ func child(spec string) int {
 			in.Action = fault.Tear
 		}
 		in.Install()
+	}
+	if cs.Append {
+		a := &agentAtRename{path: filepath.Join(cs.Root, "src", "a.jsonl"), lines: [][]byte{appended(0)}, next: safefile.Hook}
+		safefile.Hook = a.hook
 	}
 	inputs, err := session.Collect([]string{filepath.Join(cs.Root, "src")})
 	if err != nil {
@@ -181,6 +191,7 @@ var scenarios = map[string]*scenario{
 	"soak-backup":   {name: "soak-backup", files: large(), bak: true},
 	"soak-out":      {name: "soak-out", files: large(), out: true},
 	"soak-sweep-j1": {name: "soak-sweep-j1", files: large(), jobs: 1, bak: true},
+	"carry":         {name: "carry", files: map[string][]byte{"a.jsonl": testsession.Pi("a", 2, payload)}, jobs: 1},
 }
 
 // reference is the state after one uninterrupted run of a scenario.

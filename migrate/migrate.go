@@ -81,9 +81,13 @@ type FileResult struct {
 	Deduplicated int    `json:"deduplicated"`
 	// LongKept counts lines too large to rewrite in bounded memory (see
 	// session.SkeletonOptions), copied as they are.
-	LongKept int    `json:"longLinesKept,omitempty"`
-	Err      error  `json:"-"`
-	Message  string `json:"error,omitempty"`
+	LongKept int `json:"longLinesKept,omitempty"`
+	// Carried counts the bytes an agent appended to the transcript as it
+	// was replaced in place, into the file replaced, which were carried
+	// into the new one (after BytesAfter).
+	Carried int64  `json:"carried,omitempty"`
+	Err     error  `json:"-"`
+	Message string `json:"error,omitempty"`
 }
 
 // Summary totals a run.
@@ -543,6 +547,20 @@ func backup(path string, orig os.FileInfo) (string, error) {
 		return "", err
 	}
 	return bak, nil
+}
+
+// otherLinks returns how many names the file fi describes has besides
+// path, a backup left by a killed run (path.bak, a link) not counted.
+func otherLinks(path string, fi os.FileInfo) int64 {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || st.Nlink < 2 {
+		return 0
+	}
+	n := int64(st.Nlink) - 1
+	if bfi, err := os.Lstat(path + ".bak"); err == nil && os.SameFile(fi, bfi) {
+		n--
+	}
+	return n
 }
 
 // sameContent reports whether the regular file bak, described by bfi, is

@@ -3,9 +3,9 @@ package session
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/canon"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/store"
@@ -42,58 +42,42 @@ func StoreFor(opt, path string) string {
 	return filepath.Join(root, StoreDirName)
 }
 
-var (
-	twoDigits  = regexp.MustCompile(`^[0-9]{2}$`)
-	fourDigits = regexp.MustCompile(`^[0-9]{4}$`)
-	piProject  = regexp.MustCompile(`^--.*--$`)
-)
-
-// Root returns the folder whose store serves the transcript at
-// path: the root of the agent's sessions it belongs to, known from where
-// each agent keeps them, so that one store serves the whole tree and
-// deduplicates across it:
-//
-//   - a Claude Code subagent, <project>/<session>/subagents/agent-*.jsonl:
-//     the project folder, the one of its main session;
-//   - a Codex rollout, sessions/YYYY/MM/DD/rollout-*.jsonl: sessions/, and
-//     for an archived one, archived_sessions/rollout-*.jsonl, the
-//     sessions/ beside it, so that archiving a rollout keeps its store;
-//   - a pi session, sessions/--<cwd>--/*.jsonl: sessions/.
-//
-// Any other transcript's root is its own folder: a Claude Code project
-// folder, OpenClaw's sessions/, a folder of the user's.
+// Root returns the folder whose store serves the transcript at path: the
+// root of the agent's sessions it belongs to, where the agent's layout
+// says it is (format.Agent.Root), so that one store serves the whole tree
+// and deduplicates across it. Any other transcript's root is its own
+// folder: a Claude Code project folder, OpenClaw's sessions/, a folder of
+// the user's.
 func Root(path string) string {
-	dir := filepath.Dir(path)
-	parent := filepath.Dir(dir)
-	switch base := filepath.Base(dir); {
-	case base == "subagents":
-		return filepath.Dir(parent)
-	case base == "archived_sessions":
-		return filepath.Join(parent, "sessions")
-	case twoDigits.MatchString(base) && twoDigits.MatchString(filepath.Base(parent)) &&
-		fourDigits.MatchString(filepath.Base(filepath.Dir(parent))) &&
-		filepath.Base(filepath.Dir(filepath.Dir(parent))) == "sessions":
-		return filepath.Dir(filepath.Dir(parent))
-	case piProject.MatchString(base) && filepath.Base(parent) == "sessions":
-		return parent
+	for _, a := range format.Agents() {
+		if a.Root == nil {
+			continue
+		}
+		if root, ok := a.Root(path); ok {
+			return root
+		}
 	}
-	return dir
+	return filepath.Dir(path)
 }
 
 // Subagents returns the transcripts of the subagents of the session whose
-// transcript is at path, in name order: a Claude Code session's,
-// <project>/<session>/subagents/*.jsonl beside <project>/<session>.jsonl.
-// A transcript of any other kind has none.
+// transcript is at path, in name order, where its agent keeps them
+// (format.Agent.Subagents): regular files only.
 func Subagents(path string) []string {
-	dir := strings.TrimSuffix(strings.TrimSuffix(path, ".zst"), ".jsonl")
-	if dir == path || filepath.Base(filepath.Dir(path)) == "subagents" {
-		return nil
-	}
-	found, _ := filepath.Glob(filepath.Join(dir, "subagents", "*.jsonl"))
 	var subs []string
-	for _, f := range found {
-		if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() {
-			subs = append(subs, f)
+	for _, a := range format.Agents() {
+		if a.Subagents == nil {
+			continue
+		}
+		pattern := a.Subagents(path)
+		if pattern == "" {
+			continue
+		}
+		found, _ := filepath.Glob(pattern)
+		for _, f := range found {
+			if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() {
+				subs = append(subs, f)
+			}
 		}
 	}
 	return subs

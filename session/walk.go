@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/canon"
 	"github.com/transcript-tool/transcript-tool/store"
 )
@@ -33,18 +34,20 @@ type Input struct {
 // searched recursively for *.jsonl and *.jsonl.zst. Every path is first
 // given its one name (package canon: absolute, links resolved), so that
 // inputs are named alike however the command line spelled them. Artifact
-// stores (and the registry of a store that is itself walked), hidden and
-// temporary files, and symbolic links found while walking are skipped,
-// but for the agents' homes (.claude, .codex, .pi, .openclaw), of which
-// only the session folders are searched, whether named or found (see
-// agentHome). A path inside a store is refused. A file named twice, or
-// under two names, is processed once.
+// stores (and the registry of a store that is itself walked), Claude
+// Code's tool-results folders, hidden and temporary files, and symbolic
+// links found while walking are skipped, but for the agents' homes
+// (format.Agents), of which only the session folders are searched,
+// whether named or found (see agentHome). A path inside a store
+// is refused. A file named twice, or under two names (links, hard links),
+// is processed once, under the name found first.
 func Collect(paths []string) ([]Input, error) {
 	var inputs []Input
-	seen := map[string]bool{}
-	add := func(in Input) {
-		if !seen[in.Path] {
-			seen[in.Path] = true
+	seen := map[FileKey]bool{}
+	add := func(in Input, fi os.FileInfo) {
+		key := KeyOf(in.Path, fi)
+		if !seen[key] {
+			seen[key] = true
 			inputs = append(inputs, in)
 		}
 	}
@@ -70,7 +73,7 @@ func Collect(paths []string) ([]Input, error) {
 			}
 			// Named by the user: a link is followed to the file it names,
 			// which is what is rewritten, and Rel keeps the name given.
-			add(Input{Path: root, Rel: filepath.Base(arg), Explicit: true, Size: fi.Size()})
+			add(Input{Path: root, Rel: filepath.Base(arg), Explicit: true, Size: fi.Size()}, fi)
 			continue
 		}
 		var walk func(start string) error
@@ -91,7 +94,7 @@ func Collect(paths []string) ([]Input, error) {
 						}
 						return filepath.SkipDir
 					}
-					if path != start && (strings.HasPrefix(name, ".") || isStore(path)) ||
+					if path != start && (strings.HasPrefix(name, ".") || isStore(path) || sidecar(path)) ||
 						name == store.SegmentsDir && isStore(filepath.Dir(path)) {
 						// A store, and the registry of a store walked
 						// itself: its segments are JSONL, never sessions.
@@ -111,7 +114,7 @@ func Collect(paths []string) ([]Input, error) {
 				if err != nil {
 					return err
 				}
-				add(Input{Path: path, Rel: rel, Size: info.Size()})
+				add(Input{Path: path, Rel: rel, Size: info.Size()}, info)
 				return nil
 			})
 		}
@@ -122,34 +125,30 @@ func Collect(paths []string) ([]Input, error) {
 	return inputs, nil
 }
 
-// agentHomes are the hidden folders in which agents keep their sessions,
-// each with the patterns of its session folders: the rest of an agent's
-// home holds prompt histories, logs and settings, some of them JSONL.
-var agentHomes = map[string][]string{
-	".claude":   {"projects"},
-	".codex":    {"sessions", "archived_sessions"},
-	".pi":       {filepath.Join("agent", "sessions")},
-	".openclaw": {filepath.Join("agents", "*", "sessions")},
-}
-
-// Folders returns the agents' session folders under home (the
-// user's home folder) that exist, in a fixed order: where the agents keep
-// their sessions.
+// Folders returns the agents' session folders under home (the user's
+// home folder) that exist, in the agents' order (format.Agents): where
+// the agents keep their sessions.
 func Folders(home string) []string {
 	var folders []string
-	for _, name := range []string{".claude", ".codex", ".pi", ".openclaw"} {
-		f, _ := agentHome(filepath.Join(home, name))
+	for _, a := range format.Agents() {
+		f, _ := agentHome(filepath.Join(home, a.Home))
 		folders = append(folders, f...)
 	}
 	return folders
 }
 
 // agentHome returns the session folders of dir when it is an agent's
-// home. A "*" in a pattern stands for every folder there; dir itself is
-// never read as a pattern.
+// home (format.Agent.Home and Sessions). A "*" in a pattern stands for
+// every folder there; dir itself is never read as a pattern.
 func agentHome(dir string) ([]string, bool) {
-	patterns, ok := agentHomes[filepath.Base(dir)]
-	if !ok {
+	var patterns []string
+	found := false
+	for _, a := range format.Agents() {
+		if a.Home == filepath.Base(dir) {
+			patterns, found = append(patterns, a.Sessions...), true
+		}
+	}
+	if !found {
 		return nil, false
 	}
 	var folders []string
@@ -180,11 +179,34 @@ func agentHome(dir string) ([]string, bool) {
 	return folders, true
 }
 
-// notSession reports whether a .jsonl file of an agent's session folder
-// is known to hold no session: OpenClaw's trajectories beside its
+// notSession reports whether a .jsonl file is known by its name to hold
+// no session (format.Agent.Skip): OpenClaw's trajectories beside its
 // sessions.
 func notSession(name string) bool {
-	return strings.HasSuffix(name, ".trajectory.jsonl")
+	for _, a := range format.Agents() {
+		if a.Skip != nil && a.Skip(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// sidecar reports whether dir is a folder in which an agent keeps its own
+// files of a session that exists beside it (format.Agent.Sidecar):
+// Claude Code's tool-results. Whatever their names, they are the agent's
+// files, never sessions.
+func sidecar(dir string) bool {
+	for _, a := range format.Agents() {
+		if a.Sidecar == nil {
+			continue
+		}
+		if t, ok := a.Sidecar(dir); ok {
+			if fi, err := os.Stat(t); err == nil && fi.Mode().IsRegular() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // isStore reports whether dir is an artifact store (see store.IsFolder).

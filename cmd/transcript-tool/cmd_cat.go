@@ -107,7 +107,7 @@ func resolveArtifact(ctx context.Context, st streams, store *registry.Store, id 
 	}
 	var content []registry.Record
 	for _, r := range recs {
-		if contentSite(r.Site) {
+		if format.ContentSite(r.Site) {
 			content = append(content, r)
 		}
 	}
@@ -148,31 +148,12 @@ func producedBy(ctx context.Context, st streams, store *registry.Store, id strin
 		case !seen:
 			index[r.Hash] = len(recs)
 			recs = append(recs, r)
-		case !contentSite(recs[i].Site) && contentSite(r.Site):
+		case !format.ContentSite(recs[i].Site) && format.ContentSite(r.Site):
 			recs[i] = r // the record that says it is the content wins
 		}
 		return nil
 	}, func(e *registry.BadLineError) { st.warnf("%v", e) })
 	return recs, err
-}
-
-// contentSite reports whether a registry site is a tool result's content,
-// what the agent saw in its place: pi's message.content, the content of
-// a Claude Code tool_result block, Codex's payload.output, a chat tool
-// message's content. Copies beside it (pi's details, Claude Code's
-// toolUseResult) are not.
-func contentSite(site string) bool {
-	p, ok := format.ParsePointer(site)
-	if !ok || len(p) == 0 {
-		return false
-	}
-	for _, k := range p {
-		if k == "details" || k == "toolUseResult" {
-			return false
-		}
-	}
-	last := p[len(p)-1]
-	return last == "content" || last == "output"
 }
 
 // firstRecord returns the first registry record of artifact d.

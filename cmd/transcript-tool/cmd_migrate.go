@@ -31,7 +31,7 @@ func migrateCommand(st streams) *cli.Command {
 		Flags: []cli.Flag{
 			newStoreFlag(),
 			storeAsFlag(),
-			thresholdFlag("externalize payloads of at least `SIZE` JSON bytes"),
+			thresholdFlag("externalize payloads of at least `SIZE` JSON bytes, each only if that shortens its line"),
 			&cli.StringFlag{Name: "out", Usage: "write migrated transcripts under `DIR`, mirroring relative paths, instead of in place"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "report what would be saved; write nothing"},
 			&cli.BoolFlag{Name: "backup", Usage: "keep each original as FILE.bak"},
@@ -99,7 +99,8 @@ func totalSize(inputs []session.Input) int64 {
 	return n
 }
 
-// reportFiles writes per-file failures and skips to stderr.
+// reportFiles writes per-file failures and skips to stderr, and what was
+// copied or carried as it was.
 func reportFiles(st streams, sum migrate.Summary) {
 	for _, r := range sum.Results {
 		switch r.Status {
@@ -110,6 +111,9 @@ func reportFiles(st streams, sum migrate.Summary) {
 		}
 		if r.LongKept > 0 && r.Status != migrate.StatusFailed {
 			st.warnf("%s: %s too large to migrate in bounded memory (mostly numbers or short strings) copied as they are", r.Path, display.Plural(r.LongKept, "line"))
+		}
+		if r.Carried > 0 && r.Status != migrate.StatusFailed {
+			st.warnf("%s: %s an agent wrote to it as it was replaced carried into it", r.Path, display.Plural(r.Carried, "byte"))
 		}
 	}
 }

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/recall"
 	"github.com/transcript-tool/transcript-tool/registry"
@@ -22,8 +24,9 @@ func recallCommand(st streams) *cli.Command {
 		Usage:     "print the bounded artifact-recall section of one session, for an agent's prompt",
 		ArgsUsage: "SESSION [PATH...]",
 		Description: "SESSION is a transcript file, or a session's id or the start of one, looked for in the\n" +
-			"PATHs or, without them, in the agents' session folders (~/.claude/projects,\n" +
-			"~/.codex/sessions, ~/.pi/agent/sessions, ~/.openclaw/agents/*/sessions). The section is a fixed header that says how to print an\n" +
+			"PATHs or, without them, in the agents' session folders:\n\n" +
+			"  " + strings.Join(format.SessionFolders(), "\n  ") + "\n\n" +
+			"The section is a fixed header that says how to print an\n" +
 			"artifact, a narrative (session id, format, number of entries, time span, tool calls by\n" +
 			"name, number and total size of artifacts, and the last user request shortened), and\n" +
 			"one line per artifact, most recently referenced first: its 12-character id prefix,\n" +

@@ -1,0 +1,134 @@
+package format
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Agent is one coding agent whose sessions the tool reads: the format it
+// writes them in and where it keeps them. Each agent is declared once,
+// in agents; the walker, the default store, the folders listed when a
+// command is given no PATH and the help texts all read it from here.
+// Paths are the host's (filepath), but Root and Subagents only read
+// them, so that a bucket's keys, slash-separated, work alike.
+type Agent struct {
+	// Name is the agent's name as its users know it.
+	Name string
+	// Format is the name of the format of its sessions.
+	Format string
+	// Home is the hidden folder of the user's home folder that holds the
+	// agent's state, and Sessions the patterns of its session folders
+	// under Home, a "*" standing for every folder there: the rest of the
+	// home holds prompt histories, logs and settings, some of them JSONL,
+	// never sessions.
+	Home     string
+	Sessions []string
+	// Root, when set, returns the session root of a transcript at path
+	// laid out as the agent lays out its sessions: the folder whose store
+	// serves its whole tree, so that one store deduplicates across it.
+	// ok is false for a path not laid out so.
+	Root func(path string) (root string, ok bool)
+	// Subagents, when set, returns the glob pattern of the transcripts of
+	// the subagents of the session whose transcript is at path, or "".
+	Subagents func(path string) string
+	// Skip, when set, reports whether a .jsonl file of a session folder is
+	// known to hold no session, by its name.
+	Skip func(name string) bool
+	// Sidecar, when set, returns the transcript whose own files the
+	// folder dir would hold (never sessions, whatever their names), ok
+	// false when dir is no such folder by its name.
+	Sidecar func(dir string) (transcript string, ok bool)
+}
+
+// agents are the agents, in the order their folders are listed.
+var agents = []Agent{
+	{
+		Name: "Claude Code", Format: ClaudeCode, Home: ".claude", Sessions: []string{"projects"},
+		// A subagent, <project>/<session>/subagents/agent-*.jsonl: the
+		// project folder, the one of its main session.
+		Root: func(path string) (string, bool) {
+			dir := filepath.Dir(path)
+			if filepath.Base(dir) != "subagents" {
+				return "", false
+			}
+			return filepath.Dir(filepath.Dir(dir)), true
+		},
+		// <project>/<session>/subagents/*.jsonl beside
+		// <project>/<session>.jsonl.
+		Subagents: func(path string) string {
+			dir := strings.TrimSuffix(strings.TrimSuffix(path, ".zst"), ".jsonl")
+			if dir == path || filepath.Base(filepath.Dir(path)) == "subagents" {
+				return ""
+			}
+			return filepath.Join(dir, "subagents", "*.jsonl")
+		},
+		// The outputs Claude Code stored itself for a session,
+		// <project>/<session>/tool-results beside <project>/<session>.jsonl.
+		Sidecar: func(dir string) (string, bool) {
+			if filepath.Base(dir) != "tool-results" {
+				return "", false
+			}
+			return filepath.Dir(dir) + ".jsonl", true
+		},
+	},
+	{
+		Name: "Codex", Format: Codex, Home: ".codex", Sessions: []string{"sessions", "archived_sessions"},
+		// A rollout, sessions/YYYY/MM/DD/rollout-*.jsonl: sessions/; an
+		// archived one, archived_sessions/rollout-*.jsonl: the sessions/
+		// beside it, so that archiving a rollout keeps its store.
+		Root: func(path string) (string, bool) {
+			day := filepath.Dir(path)
+			month := filepath.Dir(day)
+			year := filepath.Dir(month)
+			switch {
+			case filepath.Base(day) == "archived_sessions":
+				return filepath.Join(month, "sessions"), true
+			case twoDigits.MatchString(filepath.Base(day)) && twoDigits.MatchString(filepath.Base(month)) &&
+				fourDigits.MatchString(filepath.Base(year)) && filepath.Base(filepath.Dir(year)) == "sessions":
+				return filepath.Dir(year), true
+			}
+			return "", false
+		},
+	},
+	{
+		Name: "pi", Format: Pi, Home: ".pi", Sessions: []string{filepath.Join("agent", "sessions")},
+		// A session, sessions/--<cwd>--/*.jsonl: sessions/.
+		Root: func(path string) (string, bool) {
+			dir := filepath.Dir(path)
+			if !piProject.MatchString(filepath.Base(dir)) || filepath.Base(filepath.Dir(dir)) != "sessions" {
+				return "", false
+			}
+			return filepath.Dir(dir), true
+		},
+	},
+	{
+		// Its root is its own sessions/ folder.
+		Name: "OpenClaw", Format: Pi, Home: ".openclaw", Sessions: []string{filepath.Join("agents", "*", "sessions")},
+		// Its trajectories beside the sessions.
+		Skip: func(name string) bool { return strings.HasSuffix(name, ".trajectory.jsonl") },
+	},
+}
+
+var (
+	twoDigits  = regexp.MustCompile(`^[0-9]{2}$`)
+	fourDigits = regexp.MustCompile(`^[0-9]{4}$`)
+	piProject  = regexp.MustCompile(`^--.*--$`)
+)
+
+// Agents returns every agent whose sessions the tool reads, in the order
+// their folders are listed.
+func Agents() []Agent { return agents }
+
+// SessionFolders returns the patterns of the agents' session folders in a
+// home folder, as "~/" followed by the path, in the agents' order: for
+// help texts.
+func SessionFolders() []string {
+	var folders []string
+	for _, a := range agents {
+		for _, s := range a.Sessions {
+			folders = append(folders, "~/"+filepath.ToSlash(filepath.Join(a.Home, s)))
+		}
+	}
+	return folders
+}
