@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -323,8 +322,8 @@ func readClaims(ctx context.Context, st *registry.Store, transcripts []session.I
 		if in.Remote != nil {
 			continue
 		}
-		if fi, err := os.Stat(in.Path); err == nil {
-			givenFiles[session.KeyOf(in.Path, fi)] = true
+		if k, err := session.StatKey(in.Path); err == nil {
+			givenFiles[k] = true
 		}
 	}
 	const (
@@ -348,11 +347,11 @@ func readClaims(ctx context.Context, st *registry.Store, transcripts []session.I
 			status[src] = s
 			return s
 		}
-		fi, err := os.Stat(src)
+		k, err := session.StatKey(src)
 		switch {
 		case src == "" || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 			s = missing
-		case given[src] || err == nil && givenFiles[session.KeyOf(src, fi)]:
+		case given[src] || err == nil && givenFiles[k]:
 			s = examined
 		}
 		status[src] = s
