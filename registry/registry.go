@@ -518,7 +518,7 @@ func (s *Store) tryReadKnown(ctx context.Context) (again bool, err error) {
 		if m, seen := s.marks[store.Key(e.h)]; seen && m.id == e.fi.ID && m.size == e.fi.Size {
 			continue // as it was read
 		}
-		f, err := store.OpenFile(ctx, s.b, e.h)
+		f, fi, err := s.open(ctx, e)
 		if errors.Is(err, store.ErrNotExist) {
 			s.known = nil
 			return true, nil
@@ -526,7 +526,7 @@ func (s *Store) tryReadKnown(ctx context.Context) (again bool, err error) {
 		if err != nil {
 			return false, err
 		}
-		again, err := s.readKnownFile(e.h, f)
+		again, err := s.readKnownFile(e.h, f, fi)
 		f.Close()
 		if again || err != nil {
 			return again, err
@@ -535,9 +535,9 @@ func (s *Store) tryReadKnown(ctx context.Context) (again bool, err error) {
 	return false, nil
 }
 
-// readKnownFile is readKnown for one open file.
-func (s *Store) readKnownFile(h store.Handle, f store.File) (again bool, err error) {
-	fi, name := f.Stat(), store.Key(h)
+// readKnownFile is readKnown for one open file, fi as it was opened.
+func (s *Store) readKnownFile(h store.Handle, f store.File, fi store.FileInfo) (again bool, err error) {
+	name := store.Key(h)
 	m, seen := s.marks[name]
 	if seen && (m.id != fi.ID || fi.Size < m.end) {
 		s.known = nil

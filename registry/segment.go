@@ -166,12 +166,11 @@ func (s *Store) tryOpenRegistry(ctx context.Context) ([]*regFile, error) {
 	listed()
 	files := make([]*regFile, 0, len(entries))
 	for _, e := range entries {
-		f, err := store.OpenFile(ctx, s.b, e.h)
+		f, fi, err := s.open(ctx, e)
 		if err != nil {
 			closeAll(files)
 			return nil, fmt.Errorf("open registry %s: %w", s.where(e.h), err)
 		}
-		fi := f.Stat()
 		rf := &regFile{h: e.h, path: s.where(e.h), f: f, size: fi.Size, id: fi.ID}
 		files = append(files, rf)
 		if e.h.Kind == store.Segment {
@@ -223,6 +222,24 @@ func (s *Store) registryFiles(ctx context.Context) ([]listedFile, error) {
 	}
 	sort.Slice(segs, func(i, j int) bool { return segs[i].h.Name < segs[j].h.Name })
 	return append(out, segs...), nil
+}
+
+// open opens a file of the registry as listed, and describes it as it was
+// opened: with the ID its listing gave, if the file loaded has none (a
+// backend that reads files whole, see store.OpenFile). Should the file
+// have been replaced between the two, the ID is the wrong file's, and the
+// file is taken to have changed since: kept by Compact, read again by
+// readKnown.
+func (s *Store) open(ctx context.Context, e listedFile) (store.File, store.FileInfo, error) {
+	f, err := store.OpenFile(ctx, s.b, e.h)
+	if err != nil {
+		return nil, store.FileInfo{}, err
+	}
+	fi := f.Stat()
+	if fi.ID == 0 {
+		fi.ID = e.fi.ID
+	}
+	return f, fi, nil
 }
 
 // isSegment reports whether the name of a file of kind store.Segment is a

@@ -37,8 +37,8 @@ func TestLocker(t *testing.T) {
 // then the injector sees its calls and those of the files it opens.
 func TestFaultyWrapsCapabilities(t *testing.T) {
 	ctx := context.Background()
-	_, ok := store.As[store.Appender](faulty.New(mem.New(), nil))
-	assert.False(t, ok, "an Appender over a backend that has none")
+	_, ok := store.As[store.FileLocker](faulty.New(mem.New(), nil))
+	assert.False(t, ok, "a FileLocker over a backend that has none")
 
 	f := faulty.New(local.New(t.TempDir()), nil)
 	a, ok := store.As[store.Appender](f)

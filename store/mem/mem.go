@@ -17,16 +17,22 @@ import (
 
 // Mem is a Backend in memory.
 type Mem struct {
-	mu    sync.Mutex
-	files map[store.Handle]file
+	mu     sync.Mutex
+	files  map[store.Handle]file
+	lastID uint64
 }
 
 type file struct {
 	data    []byte
 	modTime time.Time
+	id      uint64 // tells apart the files that stood under one name in turn
 }
 
-var _ store.Backend = (*Mem)(nil)
+var (
+	_ store.Backend  = (*Mem)(nil)
+	_ store.Appender = (*Mem)(nil)
+	_ store.Opener   = (*Mem)(nil)
+)
 
 // New returns an empty Mem.
 func New() *Mem { return &Mem{files: map[store.Handle]file{}} }
@@ -47,9 +53,21 @@ func (m *Mem) Save(_ context.Context, h store.Handle, write func(io.Writer) erro
 		return err
 	}
 	m.mu.Lock()
-	m.files[h] = file{data: buf.Bytes(), modTime: time.Now()}
+	m.files[h] = m.newFile(buf.Bytes())
 	m.mu.Unlock()
 	return nil
+}
+
+// newFile returns a file of data, with an ID no other file of m had. The
+// caller holds mu.
+func (m *Mem) newFile(data []byte) file {
+	m.lastID++
+	return file{data: data, modTime: time.Now(), id: m.lastID}
+}
+
+// info describes f, named name.
+func info(name string, f file) store.FileInfo {
+	return store.FileInfo{Name: name, Size: int64(len(f.data)), ModTime: f.modTime, ID: f.id}
 }
 
 func (m *Mem) get(h store.Handle) (file, error) {
@@ -65,8 +83,8 @@ func (m *Mem) get(h store.Handle) (file, error) {
 	return f, nil
 }
 
-// Load returns a reader of a copy-free view of h's bytes: Save never
-// changes bytes it stored, it replaces them.
+// Load returns a reader of a copy-free view of h's bytes: neither Save nor
+// an append changes bytes stored, they replace them.
 func (m *Mem) Load(_ context.Context, h store.Handle, offset, length int64) (io.ReadCloser, error) {
 	f, err := m.get(h)
 	if err != nil {
@@ -85,7 +103,7 @@ func (m *Mem) Stat(_ context.Context, h store.Handle) (store.FileInfo, error) {
 	if err != nil {
 		return store.FileInfo{}, err
 	}
-	return store.FileInfo{Name: h.Name, Size: int64(len(f.data)), ModTime: f.modTime}, nil
+	return info(h.Name, f), nil
 }
 
 // List calls fn for the files of kind k whose names start with prefix.
@@ -94,7 +112,7 @@ func (m *Mem) List(_ context.Context, k store.Kind, prefix string, fn func(store
 	var infos []store.FileInfo
 	for h, f := range m.files {
 		if h.Kind == k && strings.HasPrefix(h.Name, prefix) {
-			infos = append(infos, store.FileInfo{Name: h.Name, Size: int64(len(f.data)), ModTime: f.modTime})
+			infos = append(infos, info(h.Name, f))
 		}
 	}
 	m.mu.Unlock()
@@ -153,6 +171,6 @@ func (m *Mem) Discard() {}
 // damaged file.
 func (m *Mem) Corrupt(h store.Handle, data []byte) {
 	m.mu.Lock()
-	m.files[h] = file{data: data, modTime: time.Now()}
+	m.files[h] = m.newFile(data)
 	m.mu.Unlock()
 }

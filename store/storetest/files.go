@@ -92,6 +92,40 @@ func testAppend(t *testing.T, b store.Backend) {
 	assert.Equal(t, []string{h.Name}, names(t, b, store.Segment, ""))
 	_, err = a.CreateAppend(ctx, store.Handle{Kind: store.Segment, Name: "../x.jsonl"})
 	assert.Error(t, err)
+
+	// A file opened to read stops where it was when opened, whatever is
+	// appended since: the registry's readers read each file up to there.
+	r, err := store.OpenFile(ctx, b, h)
+	require.NoError(t, err)
+	defer r.Close()
+	g, err = a.OpenAppend(ctx, h)
+	require.NoError(t, err)
+	_, err = g.Write([]byte("c\n"))
+	require.NoError(t, err)
+	require.NoError(t, g.Sync())
+	require.NoError(t, g.Close())
+	assert.Equal(t, int64(4), r.Stat().Size)
+	fi, err = b.Stat(ctx, h)
+	require.NoError(t, err)
+	assert.Equal(t, int64(6), fi.Size)
+	assert.Equal(t, r.Stat().ID, fi.ID, "the same file")
+
+	// Once removed, it is gone for OpenAppend, and a file created anew
+	// under its name is another file.
+	require.NoError(t, b.Remove(ctx, h))
+	require.NoError(t, b.Flush(ctx))
+	_, err = a.OpenAppend(ctx, h)
+	assert.ErrorIs(t, err, store.ErrNotExist)
+	f, err = a.CreateAppend(ctx, h)
+	require.NoError(t, err)
+	require.NoError(t, f.Sync())
+	require.NoError(t, f.Close())
+	fi, err = b.Stat(ctx, h)
+	require.NoError(t, err)
+	assert.Zero(t, fi.Size)
+	if fi.ID != 0 {
+		assert.NotEqual(t, r.Stat().ID, fi.ID, "the file removed is still open: its ID is not reused")
+	}
 }
 
 // testLockFile: a FileLocker's lock of a file excludes another until it
