@@ -13,10 +13,11 @@
 // RecordsAt, RecordsMatching) merge the single-file registry of earlier
 // versions and the segments sorted by name, skip torn last lines and
 // report bad ones with their file, line and byte offset. Large segments
-// of a local store have indexes, caches that RecordsMatching checks
-// before it trusts them. Compact, which gc runs under the store's
-// exclusive lock, merges every file into one segment without losing or
-// doubling a record for a reader meanwhile.
+// have indexes where the backend tells files apart (a local folder),
+// caches that RecordsMatching checks before it trusts them. Compact,
+// which gc runs under the store's exclusive lock, merges every file into
+// one segment without losing or doubling a record for a reader
+// meanwhile.
 //
 // The design, with the index format and the argument for compaction, is
 // in docs/registry-index.md.

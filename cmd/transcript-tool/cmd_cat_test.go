@@ -64,4 +64,3 @@ func TestSliceBytes(t *testing.T) {
 	require.NoError(t, slice(&out, strings.NewReader("héllo"), false, 99, 2))
 	assert.Empty(t, out.String())
 }
-
