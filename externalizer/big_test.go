@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -25,18 +23,34 @@ func skeletonOptions(threshold int) transcript.SkeletonOptions {
 	return transcript.SkeletonOptions{Long: n, StubLen: n, Max: 1 << 30}
 }
 
-// rewriteBoth rewrites text whole and from its skeleton, both knowing the
-// tool calls of calls (nil for none), and requires the same line, the
-// same artifacts and the same stored bytes. It reports false for a line
-// RewriteBig leaves to Rewrite.
-func rewriteBoth(t *testing.T, f Format, threshold int, text []byte, start int, calls *callTable) bool {
+// twins are two externalizers of one file's lines, one rewriting each
+// line whole and one from its skeleton, knowing the same tool calls.
+type twins struct{ whole, big *Externalizer }
+
+func newTwins(f Format, threshold int) *twins {
+	return &twins{
+		whole: &Externalizer{Format: f, Threshold: threshold, PathFor: testPath},
+		big:   &Externalizer{Format: f, Threshold: threshold, PathFor: testPath},
+	}
+}
+
+// see gives both the tool calls of a line, as parsed whole.
+func (tw *twins) see(root transcript.Value) {
+	tw.whole.Format.Calls(root, tw.whole.addCall)
+	tw.big.Format.Calls(root, tw.big.addCall)
+}
+
+// rewriteBoth rewrites text whole and from its skeleton, with the tool
+// calls tw knows, and requires the same line, the same artifacts and the
+// same stored bytes. It reports false for a line RewriteBig leaves to
+// Rewrite.
+func rewriteBoth(t *testing.T, tw *twins, text []byte, start int) bool {
 	t.Helper()
 	whole, big := memStore{}, memStore{}
-	xw := &Externalizer{Format: f, Threshold: threshold, PathFor: testPath, Put: whole.put, Open: whole.open}
-	xb := &Externalizer{Format: f, Threshold: threshold, PathFor: testPath, Put: big.put, Open: big.open}
-	if calls != nil {
-		xw.calls, xb.calls = calls.clone(), calls.clone()
-	}
+	xw, xb := tw.whole, tw.big
+	xw.Put, xw.Open = whole.put, whole.open
+	xb.Put, xb.Open = big.put, big.open
+	threshold := xw.Threshold
 	want, werr := xw.Rewrite(text, start)
 	sk, err := transcript.BuildSkeleton(bytes.NewReader(text), skeletonOptions(threshold))
 	require.NoError(t, err)
@@ -76,15 +90,15 @@ func TestRewriteBigSessions(t *testing.T) {
 		for _, threshold := range []int{4096, 300, 1} {
 			t.Run(fmt.Sprintf("%s/%d", base, threshold), func(t *testing.T) {
 				compared, whole := 0, 0
-				var calls callTable
+				tw := newTwins(f, threshold)
 				for _, l := range splitLines(input) {
-					if rewriteBoth(t, f, threshold, l.text, l.start(), &calls) {
+					if rewriteBoth(t, tw, l.text, l.start()) {
 						compared++
 					} else {
 						whole++
 					}
 					if root, ok := l.parse(); ok {
-						f.Calls(root, calls.add)
+						tw.see(root)
 					}
 				}
 				t.Logf("%d lines compared, %d left to the whole rewrite", compared, whole)
@@ -110,11 +124,11 @@ func TestRewriteBigCorpus(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(filepath.Dir(name))+"/"+filepath.Base(name), func(t *testing.T) {
-			var calls callTable
+			tw := newTwins(f, 4096)
 			for _, l := range splitLines(input) {
-				rewriteBoth(t, f, 4096, l.text, l.start(), &calls)
+				rewriteBoth(t, tw, l.text, l.start())
 				if root, ok := l.parse(); ok {
-					f.Calls(root, calls.add)
+					tw.see(root)
 				}
 			}
 		})
@@ -137,7 +151,7 @@ func TestRewriteBigLines(t *testing.T) {
 	}
 	for i, l := range lines {
 		for _, threshold := range []int{4096, 300, 1} {
-			if !rewriteBoth(t, piFormat, threshold, []byte(l), 0, nil) {
+			if !rewriteBoth(t, newTwins(piFormat, threshold), []byte(l), 0) {
 				t.Errorf("line %d: left to the whole rewrite", i+1)
 			}
 		}
@@ -160,7 +174,7 @@ func FuzzRewriteBig(f *testing.F) {
 		tpl := fuzzTemplates[uint(i)%uint(len(fuzzTemplates))]
 		input := strings.ReplaceAll(tpl.before, pad, bigPad) + s + strings.ReplaceAll(tpl.after, pad, bigPad)
 		for _, l := range splitLines([]byte(input)) {
-			rewriteBoth(t, piFormat, fuzzThreshold, l.text, l.start(), nil)
+			rewriteBoth(t, newTwins(piFormat, fuzzThreshold), l.text, l.start())
 		}
 	})
 }
@@ -187,13 +201,6 @@ func TestCandidatesInPieces(t *testing.T) {
 		assert.Equal(t, digest, d, "pieces of %d", piece)
 		assert.Equal(t, size, n, "pieces of %d", piece)
 	}
-}
-
-// clone returns a copy of t that adding to does not change t.
-func (t *callTable) clone() callTable {
-	c := callTable{m: make(map[string]callInfo, len(t.m)), ring: slices.Clone(t.ring), next: t.next}
-	maps.Copy(c.m, t.m)
-	return c
 }
 
 // TestMovesReadsNoLargePayload: Moves tells that a payload far larger than

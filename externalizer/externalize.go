@@ -68,7 +68,7 @@ type Externalizer struct {
 	// calls are the tool calls of the lines rewritten so far: a result
 	// that names only its call is described, and recorded, with the
 	// call's name and main argument. Lines must be rewritten in order.
-	calls callTable
+	calls format.CallTable
 }
 
 // Result is what Rewrite made of one line.
@@ -130,7 +130,7 @@ func (x *Externalizer) rewrite(text []byte, start int, big *BigLine) (Result, []
 	if calls {
 		// Every line's calls, a short line's too: the results that
 		// answer them come after.
-		x.Format.Calls(root, x.calls.add)
+		x.Format.Calls(root, x.addCall)
 	}
 	if short {
 		return Result{}, nil, nil
@@ -491,4 +491,29 @@ func (x *Externalizer) placeholder(s *Site, siteLen int64, main Artifact, others
 		return textBlock
 	}
 	return text
+}
+
+// maxToolName is the code points of a tool name a summary keeps.
+const maxToolName = 128
+
+// addCall remembers call c, with its main argument for the summaries of
+// its results.
+func (x *Externalizer) addCall(c Call) { x.calls.Add(c.ID, c.Name, c.MainArgument()) }
+
+// fillCall gives site s the name and main argument of the call it
+// answers, where the site does not name them itself.
+func (x *Externalizer) fillCall(s *Site) {
+	if s.ToolCallID == "" || (s.Tool != "" && s.Input != "") {
+		return
+	}
+	c, ok := x.calls.Get(s.ToolCallID)
+	if !ok {
+		return
+	}
+	if s.Tool == "" {
+		s.Tool = display.Line(c.Name, maxToolName)
+	}
+	if s.Input == "" {
+		s.Input = c.Input
+	}
 }

@@ -103,7 +103,7 @@ func (x *Externalizer) cut(sites []Site, big *BigLine) ([][]hole, error) {
 	holes := make([][]hole, len(sites))
 	for i := range sites {
 		s := &sites[i]
-		x.calls.fill(s)
+		x.fillCall(s)
 		switch s.Value.Kind() {
 		case transcript.String, transcript.Array, transcript.Object:
 		default:
@@ -237,7 +237,7 @@ func markerLen(edits [][]byte) int {
 // after it, and so shape their placeholders.
 func (x *Externalizer) Moves(root transcript.Value, sites []Site, big *BigLine) ([]bool, error) {
 	if len(sites) > 0 || format.MayCall(x.Format, root.Raw()) {
-		x.Format.Calls(root, x.calls.add)
+		x.Format.Calls(root, x.addCall)
 	}
 	if len(sites) == 0 {
 		return nil, nil

@@ -671,7 +671,7 @@ func TestStandInBoundsMoves(t *testing.T) {
 				if !ok {
 					continue
 				}
-				f.Calls(root, x.calls.add)
+				f.Calls(root, x.addCall)
 				sites := f.Sites(root, threshold, nil)
 				holes, err := x.cut(sites, nil)
 				require.NoError(t, err)

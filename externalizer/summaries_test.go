@@ -183,19 +183,3 @@ func TestToolNamedFromCall(t *testing.T) {
 		})
 	}
 }
-
-// TestCallTableBounded: the call table keeps the most recent maxCalls
-// calls, and no id too long to be one.
-func TestCallTableBounded(t *testing.T) {
-	var c callTable
-	for i := range maxCalls + 10 {
-		c.add(Call{ID: fmt.Sprint("call_", i), Name: "bash"})
-	}
-	c.add(Call{ID: strings.Repeat("x", maxCallID+1), Name: "bash"})
-	assert.Len(t, c.m, maxCalls)
-	assert.NotContains(t, c.m, "call_9", "the oldest are forgotten")
-	assert.Contains(t, c.m, fmt.Sprint("call_", maxCalls+9))
-	c.add(Call{ID: fmt.Sprint("call_", maxCalls+9), Name: "read"})
-	assert.Len(t, c.m, maxCalls, "a call seen again is not added twice")
-	assert.Equal(t, "read", c.m[fmt.Sprint("call_", maxCalls+9)].name)
-}

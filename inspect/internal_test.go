@@ -88,11 +88,13 @@ func TestTallyBounded(t *testing.T) {
 	assert.Equal(t, int64(1), ta.get("pi", "7").Lines, "names seen before still count for themselves")
 }
 
+// TestToolNamesBounded: past the call table's bound the oldest calls are
+// forgotten, and their results counted as of an unknown tool.
 func TestToolNamesBounded(t *testing.T) {
 	n := newToolNames()
 	var b strings.Builder
 	b.WriteString(`{"type":"assistant","message":{"content":[`)
-	for i := 0; i < maxCalls+10; i++ {
+	for i := 0; i < format.MaxCalls+10; i++ {
 		if i > 0 {
 			b.WriteByte(',')
 		}
@@ -104,9 +106,9 @@ func TestToolNamesBounded(t *testing.T) {
 	claude, ok := format.Lookup("claude-code")
 	require.True(t, ok)
 	n.see(claude, root)
-	assert.Len(t, n.calls, maxCalls)
-	assert.Equal(t, "Bash", n.of(format.Site{ToolCallID: "t0"}))
-	assert.Equal(t, UnknownTool, n.of(format.Site{ToolCallID: "t" + strconv.Itoa(maxCalls+5)}))
+	assert.Equal(t, format.MaxCalls, n.calls.Len())
+	assert.Equal(t, UnknownTool, n.of(format.Site{ToolCallID: "t0"}))
+	assert.Equal(t, "Bash", n.of(format.Site{ToolCallID: "t" + strconv.Itoa(format.MaxCalls+5)}))
 	assert.Equal(t, "", n.of(format.Site{}))
 }
 

@@ -5,29 +5,20 @@ import (
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
-// maxCalls bounds the tool calls remembered per file, so that a hostile
-// file cannot grow the map without end; results of calls past it count
-// for UnknownTool.
-const maxCalls = 1 << 16
-
 // toolNames names the tools whose output the payload sites of one file
 // hold: by the site itself (pi's toolName) or by the call it answers,
 // seen earlier in the file (Claude Code's tool_use_id, Codex's call_id,
 // a chat message's tool_call_id).
 type toolNames struct {
-	calls map[string]string // tool call id -> tool name
+	calls format.CallTable
 }
 
-func newToolNames() *toolNames { return &toolNames{calls: map[string]string{}} }
+func newToolNames() *toolNames { return &toolNames{} }
 
 // see remembers the tool calls of an entry, where format f says they
 // are.
 func (n *toolNames) see(f format.Format, root transcript.Value) {
-	f.Calls(root, func(c format.Call) {
-		if len(n.calls) < maxCalls && c.ID != "" {
-			n.calls[c.ID] = c.Name
-		}
-	})
+	f.Calls(root, func(c format.Call) { n.calls.Add(c.ID, c.Name, "") })
 }
 
 // of returns the tool a site is the output of, UnknownTool for the answer
@@ -35,7 +26,9 @@ func (n *toolNames) see(f format.Format, root transcript.Value) {
 func (n *toolNames) of(s format.Site) string {
 	name := s.Tool
 	if name == "" && s.ToolCallID != "" {
-		if name = n.calls[s.ToolCallID]; name == "" {
+		if c, _ := n.calls.Get(s.ToolCallID); c.Name != "" {
+			name = c.Name
+		} else {
 			name = UnknownTool
 		}
 	}

@@ -155,7 +155,8 @@ func (k *known) ownTool(rec registry.Record) string {
 	if rec.Tool != "" {
 		return rec.Tool
 	}
-	return k.s.Calls[rec.ToolCallID]
+	c, _ := k.s.Calls.Get(rec.ToolCallID)
+	return c.Name
 }
 
 // tool is the tool that produced artifact d, or "".

@@ -34,10 +34,10 @@ type Session struct {
 	// Tools are the tool calls by tool name, most called first, then by
 	// name.
 	Tools []ToolCount
-	// Calls maps tool call ids to the names of the tools called, for
-	// artifacts whose registry record names only the call. Tools and
-	// Calls leave out the calls an entry relays (format.Call.Relayed).
-	Calls map[string]string
+	// Calls names the tools of call ids, for artifacts whose registry
+	// record names only the call. Tools and Calls leave out the calls an
+	// entry relays (format.Call.Relayed).
+	Calls format.CallTable
 	// LastRequest is the text of the last user request, as the format
 	// tells them (format.Request), at most maxRequest bytes of it, not yet
 	// cleaned.
@@ -89,7 +89,6 @@ const (
 	maxRequest  = 4 << 10 // bytes of the last user request
 	maxToolName = 64      // bytes of a tool name
 	maxTools    = 1 << 10 // distinct tool names counted; more count as "other"
-	maxCalls    = 1 << 16 // tool call ids remembered
 )
 
 // Scan reads a transcript of the named format (a name format.Lookup
@@ -114,7 +113,7 @@ func Scan(r io.Reader, name string, open externalizer.Opener) (*Session, error) 
 // checked by a restore, which reads the line whole. A line long cannot
 // give is skipped.
 func ScanLines(tr *transcript.Reader, name string, open externalizer.Opener, long func(transcript.Line) (*transcript.Skeleton, error)) (*Session, error) {
-	s := &Session{Format: name, Calls: map[string]string{}}
+	s := &Session{Format: name}
 	f, _ := format.Lookup(name)
 	sc := scanner{s: s, tools: map[string]int{}, refs: map[store.Digest]*refState{}, open: open, f: f}
 	for {
@@ -193,9 +192,7 @@ func (sc *scanner) call(c format.Call) {
 	if name == "" {
 		name = "unnamed"
 	}
-	if c.ID != "" && len(sc.s.Calls) < maxCalls {
-		sc.s.Calls[c.ID] = name
-	}
+	sc.s.Calls.Add(c.ID, name, "")
 	if _, ok := sc.tools[name]; !ok && len(sc.tools) >= maxTools {
 		name = "other"
 	}

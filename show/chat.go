@@ -58,7 +58,7 @@ func (e *entry) chatMessage(ts, msg transcript.Value, model string) {
 	case "tool", "function":
 		name := str(msg, "name", 60)
 		if name == "" {
-			name = flatString(e.calls[get(msg, "tool_call_id").Text()], 60)
+			name = flatString(e.toolOf(get(msg, "tool_call_id").Text()), 60)
 		}
 		e.header(ts, "tool result", result, "", name)
 		e.content(content, true)

@@ -89,7 +89,7 @@ func (e *entry) claudeUser(ts, msg transcript.Value) {
 		if isTrue(get(b, "is_error")) {
 			st, status = failed, "error"
 		}
-		e.header(ts, "tool result", st, "", flatString(e.calls[get(b, "tool_use_id").Text()], 60), status)
+		e.header(ts, "tool result", st, "", flatString(e.toolOf(get(b, "tool_use_id").Text()), 60), status)
 		e.content(get(b, "content"), true)
 		return true
 	})
@@ -156,7 +156,7 @@ func (e *entry) progressMessage(msg transcript.Value) string {
 	case "tool_use":
 		return "→ " + str(first, "name", 60) + " " + args(get(first, "input"), maxOneLine)
 	case "tool_result":
-		return "result of " + flatString(e.calls[get(first, "tool_use_id").Text()], 60)
+		return "result of " + flatString(e.toolOf(get(first, "tool_use_id").Text()), 60)
 	}
 	return ""
 }

@@ -145,7 +145,7 @@ func (e *entry) codexItem(ts, item transcript.Value) bool {
 // codexOutput shows the output of a tool call: a string, a string holding
 // {"output","metadata":{"exit_code"}}, or an array of content items.
 func (e *entry) codexOutput(ts, item transcript.Value) {
-	name := flatString(e.calls[get(item, "call_id").Text()], 60)
+	name := flatString(e.toolOf(get(item, "call_id").Text()), 60)
 	out := get(item, "output")
 	if out.Kind() != transcript.String || e.isRef(out) {
 		e.header(ts, "tool result", result, "", name)
@@ -186,7 +186,7 @@ func (e *entry) codexEvent(ts, ev transcript.Value) {
 				st = failed
 			}
 		}
-		e.header(ts, "event", st, "", kind, flatString(e.calls[get(ev, "call_id").Text()], 60), status)
+		e.header(ts, "event", st, "", kind, flatString(e.toolOf(get(ev, "call_id").Text()), 60), status)
 	case "error", "stream_error":
 		e.header(ts, "error", failed, "", str(ev, "message", maxOneLine))
 	case "turn_aborted":

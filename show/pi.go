@@ -91,7 +91,7 @@ func (e *entry) piMessage(ts, msg transcript.Value) {
 		}
 		name := str(msg, "toolName", 60)
 		if name == "" {
-			name = flatString(e.calls[get(msg, "toolCallId").Text()], 60)
+			name = flatString(e.toolOf(get(msg, "toolCallId").Text()), 60)
 		}
 		e.header(ts, "tool result", st, "", name, status)
 		e.content(get(msg, "content"), true)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -37,14 +38,11 @@ type printer struct {
 	// group that follows at once is left out (Claude Code writes one line
 	// per content block of the same message).
 	group string
-	// calls maps tool call ids to tool names, for formats whose results
-	// name only the call. It is cleared when it reaches maxCalls, which
-	// bounds memory on any input.
-	calls map[string]string
+	// calls names the tools of call ids, for formats whose results name
+	// only the call.
+	calls format.CallTable
 	buf   []byte // decoded text, reused from one value to the next
 }
-
-const maxCalls = 1 << 14
 
 func (p *printer) paint(st style, s string) string {
 	if !p.color || st == none || s == "" {
@@ -165,11 +163,14 @@ func (p *printer) oneLine(st style, label string, text []byte) {
 
 // rememberCall records the tool name of a call id.
 func (p *printer) rememberCall(id, name string) {
-	if id == "" || name == "" {
-		return
+	if name != "" {
+		p.calls.Add(id, name, "")
 	}
-	if len(p.calls) >= maxCalls {
-		clear(p.calls)
-	}
-	p.calls[id] = name
+}
+
+// toolOf returns the name of the tool call id called, or "" for a call
+// not seen.
+func (p *printer) toolOf(id string) string {
+	c, _ := p.calls.Get(id)
+	return c.Name
 }

@@ -83,7 +83,7 @@ func RenderLines(w io.Writer, in *transcript.Reader, opts Options) error {
 	f, _ := format.Lookup(opts.Format)
 	ew := &errWriter{w: w}
 	s := &session{
-		p:    &printer{w: bufio.NewWriterSize(ew, 64<<10), color: opts.Color, full: opts.Full, calls: map[string]string{}},
+		p:    &printer{w: bufio.NewWriterSize(ew, 64<<10), color: opts.Color, full: opts.Full},
 		rd:   rd,
 		f:    f,
 		opts: opts,
@@ -220,7 +220,7 @@ func (s *session) entry(l transcript.Line, text []byte, root transcript.Value, e
 		// A call relayed again (a compacted history) names only a call not
 		// seen made, whose line may have named it otherwise.
 		s.f.Calls(root, func(c format.Call) {
-			if _, seen := s.p.calls[c.ID]; !seen || !c.Relayed {
+			if !c.Relayed || !s.p.calls.Has(c.ID) {
 				s.p.rememberCall(c.ID, c.Name)
 			}
 		})

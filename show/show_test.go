@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/registry"
 	storepkg "github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/local"
@@ -306,11 +307,13 @@ func TestWriteError(t *testing.T) {
 	assert.Less(t, r.n, b.Len()/4, "reading stops soon after the first failed write")
 }
 
+// TestCallsBounded: the calls remembered are bounded, the newest kept.
 func TestCallsBounded(t *testing.T) {
-	p := &printer{calls: map[string]string{}}
-	for i := range maxCalls + 10 {
+	p := &printer{}
+	for i := range format.MaxCalls + 10 {
 		p.rememberCall("id"+strconv.Itoa(i), "tool")
 	}
-	assert.LessOrEqual(t, len(p.calls), maxCalls)
-	assert.Equal(t, "tool", p.calls["id"+strconv.Itoa(maxCalls+9)])
+	assert.Equal(t, format.MaxCalls, p.calls.Len())
+	assert.Equal(t, "tool", p.toolOf("id"+strconv.Itoa(format.MaxCalls+9)))
+	assert.Empty(t, p.toolOf("id0"))
 }

@@ -1,5 +1,7 @@
-// Package mem is a Backend that keeps a store's files in memory: for tests,
-// and for runs that must write nothing (dry runs). A Mem may be used from
+// Package mem is a Backend that keeps a store's files in memory, for tests:
+// the conformance suite holds it to the same contract as the local and S3
+// backends, and tests of the layers above use it where a folder would only
+// be slower. A Mem may be used from
 // several goroutines at once; everything it holds is gone with it.
 package mem
 
