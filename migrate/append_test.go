@@ -28,6 +28,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/session"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // appenderEnv, set to a transcript's path, makes the test binary an agent
@@ -159,9 +160,9 @@ func rewriteWhileAppending(t *testing.T, rounds int) (s appendStats) {
 		require.NoError(t, err)
 		var r migrate.FileResult
 		if i%2 == 0 {
-			r = migrate.Run(context.Background(), inputs, migrate.Options{Jobs: 1}).Results[0]
+			r = migrate.Run(context.Background(), inputs, migrate.Options{OpenStore: local.Open, Jobs: 1}).Results[0]
 		} else {
-			r = migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{InPlace: true, Jobs: 1}).Results[0]
+			r = migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{OpenStore: local.Open, InPlace: true, Jobs: 1}).Results[0]
 		}
 		switch {
 		case r.Err == nil:
@@ -326,7 +327,7 @@ func rewrite(t *testing.T, path string, rehydrate, backup bool) migrate.FileResu
 	}
 	inputs, err := session.Collect([]string{path})
 	require.NoError(t, err)
-	return migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{InPlace: true, Jobs: 1}).Results[0]
+	return migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{OpenStore: local.Open, InPlace: true, Jobs: 1}).Results[0]
 }
 
 // TestAppendAtRename: an agent's line appended to the transcript just as

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -10,20 +11,16 @@ import (
 	"hash/fnv"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
-	"github.com/transcript-tool/transcript-tool/internal/safefile"
 	"github.com/transcript-tool/transcript-tool/store"
 )
 
-// An index is a cache beside a segment of a local store that says which
+// An index is a cache beside a segment that says which
 // of its lines name a given hash, tool call or entry id, session, tool or
 // source, so that a reader looking for a few records reads those lines
-// and not the whole registry (see the package doc, # Indexes). It is
+// and not the whole registry (see docs/registry-index.md, # Indexes). It is
 // never trusted over its segment: one that does not match it is ignored.
 
 // Field is a field of a record a reader can look records up by.
@@ -58,8 +55,10 @@ const indexVersion = 1
 
 var indexMagic = []byte("ttregidx")
 
-// indexPath returns the path of the index of the segment at path.
-func indexPath(path string) string { return strings.TrimSuffix(path, segmentExt) + indexExt }
+// indexHandle returns the handle of the index of segment seg.
+func indexHandle(seg store.Handle) store.Handle {
+	return store.Handle{Kind: store.Segment, Name: strings.TrimSuffix(seg.Name, segmentExt) + indexExt}
+}
 
 // fingerprint is what an index keeps of a key: records whose keys share
 // one are all read, and the caller tells them apart.
@@ -206,8 +205,8 @@ func (b *indexBuilder) add(line []byte) {
 }
 
 // encode returns the index of the lines added, covering that many bytes
-// of the segment f, the file whose inode is ino.
-func (b *indexBuilder) encode(f io.ReaderAt, ino uint64) ([]byte, error) {
+// of the segment f, the file whose store.FileInfo.ID is id.
+func (b *indexBuilder) encode(f io.ReaderAt, id uint64) ([]byte, error) {
 	var covered int64
 	for _, n := range b.lens {
 		covered += int64(n)
@@ -251,7 +250,7 @@ func (b *indexBuilder) encode(f io.ReaderAt, ino uint64) ([]byte, error) {
 	out := append([]byte(nil), indexMagic...)
 	out = binary.LittleEndian.AppendUint32(out, indexVersion)
 	out = binary.LittleEndian.AppendUint64(out, uint64(covered))
-	out = binary.LittleEndian.AppendUint64(out, ino)
+	out = binary.LittleEndian.AppendUint64(out, id)
 	out = append(out, sum[:]...)
 	out = binary.LittleEndian.AppendUint64(out, uint64(len(b.lens)))
 	for _, sec := range [][]byte{lens, keys, posts, appendList(nil, always)} {
@@ -276,8 +275,8 @@ func appendList(b []byte, ps []posting) []byte {
 }
 
 // decodeIndex returns the index in data, if it is whole and of the
-// segment f, whose inode is ino, as it is now (size bytes).
-func decodeIndex(data []byte, f io.ReaderAt, ino uint64, size int64) (*index, error) {
+// segment f, whose store.FileInfo.ID is id, as it is now (size bytes).
+func decodeIndex(data []byte, f io.ReaderAt, id uint64, size int64) (*index, error) {
 	const head = 8 + 4 + 8 + 8 + 32 + 8
 	if len(data) < head+4 || !bytes.Equal(data[:8], indexMagic) {
 		return nil, errors.New("not an index")
@@ -290,7 +289,7 @@ func decodeIndex(data []byte, f io.ReaderAt, ino uint64, size int64) (*index, er
 		return nil, fmt.Errorf("version %d", v)
 	}
 	ix := &index{covered: int64(binary.LittleEndian.Uint64(data[12:]))}
-	if binary.LittleEndian.Uint64(data[20:]) != ino {
+	if binary.LittleEndian.Uint64(data[20:]) != id {
 		return nil, errors.New("of another file")
 	}
 	if ix.covered < 0 || ix.covered > size {
@@ -345,7 +344,7 @@ func decodeIndex(data []byte, f io.ReaderAt, ino uint64, size int64) (*index, er
 // segment made anew, cut or rewritten under its index is told from the
 // one indexed, for the price of a few reads rather than one of all of
 // it. (Segments are only appended to; an index records its segment's
-// inode too.)
+// file ID too.)
 func sampleSum(f io.ReaderAt, n int64) ([sha256.Size]byte, error) {
 	h := sha256.New()
 	var buf [64 << 10]byte
@@ -376,57 +375,38 @@ func sampleSum(f io.ReaderAt, n int64) ([sha256.Size]byte, error) {
 	return sum, nil
 }
 
-// inode returns the inode number of f.
-func inode(f *os.File) (uint64, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	ino, ok := inodeOf(fi)
-	if !ok {
-		return 0, errors.New("no inode")
-	}
-	return ino, nil
-}
-
-// inodeOf returns the inode number of the file fi describes.
-func inodeOf(fi os.FileInfo) (uint64, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, false
-	}
-	return st.Ino, true
-}
-
 // maxIndex bounds the index a reader loads, against a file planted under
 // an index's name: an index is far smaller than its segment.
 func maxIndex(size int64) int64 { return 4<<10 + 2*size }
 
-// loadIndex returns the index of rf, a segment of a local store, or nil
-// when it has none that matches it as it is now.
-func loadIndex(rf *regFile) *index {
-	f, ok := rf.f.(*os.File)
-	if !ok || rf.name == RegistryFile || rf.size < indexMinSize {
+// indexed reports whether rf is a segment that has an index: large
+// enough, and of a backend that tells apart the files that stood under
+// its name in turn, as an index must (see FileInfo.ID).
+func indexed(rf *regFile) bool {
+	return rf.h.Kind == store.Segment && rf.id != 0 && rf.size >= indexMinSize
+}
+
+// loadIndex returns the index of rf, or nil when it has none that matches
+// it as it is now.
+func (s *Store) loadIndex(ctx context.Context, rf *regFile) *index {
+	if !indexed(rf) {
 		return nil
 	}
-	ino, err := inode(f)
+	h := indexHandle(rf.h)
+	fi, err := s.b.Stat(ctx, h)
+	if err != nil || fi.Size > maxIndex(rf.size) {
+		return nil
+	}
+	rc, err := s.b.Load(ctx, h, 0, 0)
 	if err != nil {
 		return nil
 	}
-	xf, err := openNoFollow(indexPath(rf.path))
-	if err != nil {
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, maxIndex(rf.size)+1))
+	if err != nil || int64(len(data)) > maxIndex(rf.size) {
 		return nil
 	}
-	defer xf.Close()
-	fi, err := xf.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxIndex(rf.size) {
-		return nil
-	}
-	data := make([]byte, fi.Size())
-	if _, err := io.ReadFull(xf, data); err != nil {
-		return nil
-	}
-	ix, err := decodeIndex(data, f, ino, rf.size)
+	ix, err := decodeIndex(data, rf.f, rf.id, rf.size)
 	if err != nil {
 		return nil
 	}
@@ -439,58 +419,64 @@ func (ix *index) stale(size int64) bool {
 	return size-ix.covered > max(indexMinSize, ix.covered/8)
 }
 
-// writeIndex writes the index b holds of the segment at path, open as f,
-// atomically: a temporary file beside it, fsynced, renamed, the
-// directory fsynced. An index is a cache: the caller may ignore the
-// error (a store the reader may not write to has none).
-func writeIndex(b *indexBuilder, path string, f *os.File) error {
-	ino, err := inode(f)
+// writeIndex saves the index b holds of rf and makes it durable. An index
+// is a cache: the caller may ignore the error (a store the reader may not
+// write to has none).
+func (s *Store) writeIndex(ctx context.Context, b *indexBuilder, rf *regFile) error {
+	data, err := b.encode(rf.f, rf.id)
 	if err != nil {
 		return err
 	}
-	data, err := b.encode(f, ino)
+	h := indexHandle(rf.h)
+	err = s.b.Save(ctx, h, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	return safefile.WriteFile(indexPath(path), data, filePerm)
+	return s.b.Flush(ctx, h)
 }
 
-// indexMerged writes the index of the segment a compaction has just
-// merged into path, b having been given its lines, if it is large enough
-// to have one. It is a cache: a failure leaves the segment without one,
-// and the next reader that looks up records in it makes it.
-func indexMerged(b *indexBuilder, path string) {
-	f, err := openNoFollow(path)
+// indexMerged writes the index of seg, the segment a compaction has just
+// merged, b having been given its lines, if it should have one. It is a
+// cache: a failure leaves the segment without one, and the next reader
+// that looks up records in it makes it.
+func (s *Store) indexMerged(ctx context.Context, b *indexBuilder, seg store.Handle) {
+	f, err := store.OpenFile(ctx, s.b, seg)
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || fi.Size() < indexMinSize {
-		return
+	fi := f.Stat()
+	rf := &regFile{h: seg, f: f, size: fi.Size, id: fi.ID}
+	if indexed(rf) {
+		_ = s.writeIndex(ctx, b, rf)
 	}
-	_ = writeIndex(b, path, f)
 }
 
-// removeStrayIndexes removes the indexes in dir, the folder of segments,
-// whose segments are gone: those of segments a compaction removed, and
-// any a reader wrote meanwhile. The caller holds the store's lock
-// exclusively.
-func removeStrayIndexes(dir string) {
-	entries, err := os.ReadDir(dir)
+// removeStrayIndexes removes the indexes whose segments are gone: those
+// of segments a compaction removed, and any a reader wrote meanwhile.
+// The caller holds the store's lock exclusively.
+func (s *Store) removeStrayIndexes(ctx context.Context) {
+	present := map[string]bool{}
+	var indexes []string
+	err := s.b.List(ctx, store.Segment, "", func(fi store.FileInfo) error {
+		if fi.Bad == nil {
+			present[fi.Name] = true
+			if strings.HasSuffix(fi.Name, indexExt) {
+				indexes = append(indexes, fi.Name)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return
 	}
-	present := map[string]bool{}
-	for _, e := range entries {
-		present[e.Name()] = true
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if isTemp(name) || !strings.HasSuffix(name, indexExt) || !e.Type().IsRegular() {
-			continue
-		}
+	for _, name := range indexes {
 		if !present[strings.TrimSuffix(name, indexExt)+segmentExt] {
-			_ = os.Remove(filepath.Join(dir, name))
+			_ = s.b.Remove(ctx, store.Handle{Kind: store.Segment, Name: name})
 		}
 	}
+	_ = s.b.Flush(ctx)
 }

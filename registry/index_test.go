@@ -2,15 +2,18 @@ package registry
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/internal/reggen"
+	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
@@ -20,7 +23,7 @@ import (
 func genStore(tb testing.TB, n int) (*Store, string) {
 	tb.Helper()
 	dir := tb.TempDir()
-	seg := filepath.Join(dir, SegmentsDir, "20260101T000000.000000000Z_gen_1_1.jsonl")
+	seg := filepath.Join(dir, store.SegmentsDir, "20260101T000000.000000000Z_gen_1_1.jsonl")
 	require.NoError(tb, os.MkdirAll(filepath.Dir(seg), 0o700))
 	var b bytes.Buffer
 	require.NoError(tb, reggen.Write(&b, n/2))
@@ -43,7 +46,7 @@ type seen struct {
 func lookup(t *testing.T, s *Store, keys []Key, match func(Record) bool) seen {
 	t.Helper()
 	var got seen
-	err := s.RecordsMatching(keys, func(r Record, at Pos) error {
+	err := s.RecordsMatching(context.Background(), keys, func(r Record, at Pos) error {
 		if match(r) {
 			got.recs, got.at = append(got.recs, r), append(got.at, at)
 		}
@@ -198,7 +201,7 @@ func TestIndexCompact(t *testing.T) {
 	s, seg := genStore(t, 2000)
 	checkSame(t, s)
 	require.NoError(t, s.Append(t.Context(), []Record{record(1)}))
-	_, err := s.Compact(keepAll)
+	_, err := s.Compact(context.Background(), keepAll)
 	require.NoError(t, err)
 	_, err = os.Stat(indexPath(seg))
 	assert.ErrorIs(t, err, os.ErrNotExist)
@@ -220,7 +223,7 @@ func BenchmarkRecordsMatching(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
 				n := 0
-				err := s.RecordsMatching(bc.keys, func(r Record, _ Pos) error {
+				err := s.RecordsMatching(context.Background(), bc.keys, func(r Record, _ Pos) error {
 					if r.ToolCallID == reggen.ToolCallID(4242) {
 						n++
 					}
@@ -233,3 +236,6 @@ func BenchmarkRecordsMatching(b *testing.B) {
 		})
 	}
 }
+
+// indexPath returns the path of the index of the segment at seg.
+func indexPath(seg string) string { return strings.TrimSuffix(seg, segmentExt) + indexExt }

@@ -10,8 +10,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/canon"
-	"github.com/transcript-tool/transcript-tool/registry"
-	"github.com/transcript-tool/transcript-tool/store/location"
+	"github.com/transcript-tool/transcript-tool/store"
 )
 
 // Input is one transcript to process.
@@ -96,7 +95,7 @@ func Collect(paths []string) ([]Input, error) {
 						return filepath.SkipDir
 					}
 					if path != start && (strings.HasPrefix(name, ".") || isStore(path) || sidecar(path)) ||
-						name == registry.SegmentsDir && isStore(filepath.Dir(path)) {
+						name == store.SegmentsDir && isStore(filepath.Dir(path)) {
 						// A store, and the registry of a store walked
 						// itself: its segments are JSONL, never sessions.
 						return filepath.SkipDir
@@ -104,7 +103,7 @@ func Collect(paths []string) ([]Input, error) {
 					return nil
 				}
 				if !d.Type().IsRegular() || strings.HasPrefix(name, ".") || !(strings.HasSuffix(name, ".jsonl") || Compressed(name)) ||
-					notSession(name) || name == registry.RegistryFile && isStore(filepath.Dir(path)) {
+					notSession(name) || name == store.RegistryFile && isStore(filepath.Dir(path)) {
 					return nil
 				}
 				info, err := d.Info()
@@ -210,8 +209,8 @@ func sidecar(dir string) bool {
 	return false
 }
 
-// isStore reports whether dir is an artifact store (see location.IsStore).
-func isStore(dir string) bool { return location.IsStore(dir, StoreDirName) }
+// isStore reports whether dir is an artifact store (see store.IsFolder).
+func isStore(dir string) bool { return store.IsFolder(dir, StoreDirName) }
 
 // InStoreError is Collect's error for a path inside an artifact store:
 // its objects, registry segments, index, lock and temporary files are

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -59,12 +60,12 @@ func lsCommand(st streams) *cli.Command {
 				return err
 			}
 			if f.session != "" {
-				if f.session, err = lsSession(store, f.session); err != nil {
+				if f.session, err = lsSession(c.Context, store, f.session); err != nil {
 					return err
 				}
 			}
 			holdMore()
-			return runLs(st, store, f, c.Bool("json"))
+			return runLs(c.Context, st, store, f, c.Bool("json"))
 		},
 	}
 }
@@ -77,7 +78,7 @@ var errFound = errors.New("found")
 // session id, or the start of one that fits one session of the registry
 // only. Records of a session's subagents carry its id: they are listed
 // with it.
-func lsSession(store *registry.Store, arg string) (string, error) {
+func lsSession(ctx context.Context, store *registry.Store, arg string) (string, error) {
 	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
 		t, err := session.Open(arg, "")
 		if err != nil {
@@ -87,7 +88,7 @@ func lsSession(store *registry.Store, arg string) (string, error) {
 		return t.Session, nil
 	}
 	nop := func(*registry.BadLineError) {}
-	err := store.RecordsMatching([]registry.Key{{Field: registry.FieldSession, Value: arg}}, func(r registry.Record, _ registry.Pos) error {
+	err := store.RecordsMatching(ctx, []registry.Key{{Field: registry.FieldSession, Value: arg}}, func(r registry.Record, _ registry.Pos) error {
 		if r.Session == arg {
 			return errFound
 		}
@@ -97,7 +98,7 @@ func lsSession(store *registry.Store, arg string) (string, error) {
 		return arg, nil
 	}
 	ids := map[string]bool{}
-	if err := store.Records(func(r registry.Record) error {
+	if err := store.Records(ctx, func(r registry.Record) error {
 		if strings.HasPrefix(r.Session, arg) {
 			ids[r.Session] = true
 		}
@@ -160,14 +161,14 @@ func has[K comparable](m map[K]struct{}, k K) bool {
 	return ok
 }
 
-func runLs(st streams, store *registry.Store, f lsFilter, asJSON bool) error {
+func runLs(ctx context.Context, st streams, store *registry.Store, f lsFilter, asJSON bool) error {
 	if err := storeMissing(store.Dir()); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fatal(fmt.Errorf("no artifact store at %s", store.Dir()), "name the store with --store DIR")
 		}
 		return fatal(err, "")
 	}
-	l, bad, err := listArtifacts(store, f, func(e *registry.BadLineError) { st.warnf("%v", e) })
+	l, bad, err := listArtifacts(ctx, store, f, func(e *registry.BadLineError) { st.warnf("%v", e) })
 	if err != nil {
 		return fatal(fmt.Errorf("read registry: %w", err), "")
 	}
@@ -288,7 +289,7 @@ func (l *listing) row(i int, store *registry.Store) lsRow {
 
 // listArtifacts reads the registry into a listing, newest first, and
 // returns the number of bad lines, each passed to bad.
-func listArtifacts(store *registry.Store, f lsFilter, bad func(*registry.BadLineError)) (*listing, int, error) {
+func listArtifacts(ctx context.Context, store *registry.Store, f lsFilter, bad func(*registry.BadLineError)) (*listing, int, error) {
 	// A place is counted once however many records name it. Most
 	// artifacts have one: each keeps its first, and only an artifact
 	// with more has its places in a map.
@@ -303,7 +304,7 @@ func listArtifacts(store *registry.Store, f lsFilter, bad func(*registry.BadLine
 		index  int
 		nbad   int
 	)
-	err := store.RecordsMatching(f.keys(), func(r registry.Record, at registry.Pos) error {
+	err := store.RecordsMatching(ctx, f.keys(), func(r registry.Record, at registry.Pos) error {
 		d, err := storepkg.ParseDigest(r.Hash)
 		if err != nil {
 			// A record of no artifact: reported as a bad line, not listed.

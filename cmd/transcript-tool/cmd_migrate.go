@@ -15,6 +15,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
+	"github.com/transcript-tool/transcript-tool/store/location"
 )
 
 type migrateOptions struct {
@@ -70,6 +71,7 @@ func runMigrate(c *cli.Context, st streams, paths []string, opts migrateOptions)
 		return err
 	}
 	opts.Progress = bar
+	opts.OpenStore = location.Open
 	if !opts.DryRun {
 		opts.Done = func(res *migrate.FileResult) error { return st.remote.upload(c.Context, res) }
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/show"
+	"github.com/transcript-tool/transcript-tool/store/location"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -181,7 +182,7 @@ func storeMissing(spec string) error {
 
 // openStore opens the store that --store (or its default) names.
 func openStore(spec string) (*registry.Store, error) {
-	s, err := registry.Open(spec)
+	s, err := registry.Open(location.Open, spec)
 	if err != nil {
 		return nil, usageErr("--store: %v", err)
 	}
