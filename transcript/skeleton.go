@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -136,9 +137,11 @@ type skeletonBuilder struct {
 func (b *skeletonBuilder) feed(chunk []byte) error {
 	for i := 0; i < len(chunk); {
 		if !b.inString {
-			j := i
-			for j < len(chunk) && chunk[j] != '"' {
-				j++
+			j := bytes.IndexByte(chunk[i:], '"')
+			if j < 0 {
+				j = len(chunk)
+			} else {
+				j += i
 			}
 			b.sk.Text = append(b.sk.Text, chunk[i:j]...)
 			if len(b.sk.Text) > b.o.Max {
@@ -153,41 +156,7 @@ func (b *skeletonBuilder) feed(chunk []byte) error {
 			i = j + 1
 			continue
 		}
-		// Inside a string: find its end, checking escapes in cut strings.
-		j := i
-		closed := false
-		for ; j < len(chunk); j++ {
-			c := chunk[j]
-			switch {
-			case b.esc == -1:
-				switch c {
-				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-					b.esc = 0
-				case 'u':
-					b.esc = 4
-				default:
-					b.esc = 0
-					b.sk.Invalid = true
-				}
-				continue
-			case b.esc > 0:
-				if !isHex(c) {
-					b.sk.Invalid = true
-				}
-				b.esc--
-				continue
-			case c == '\\':
-				b.esc = -1
-				continue
-			case c == '"':
-				closed = true
-			case c < 0x20:
-				b.sk.Invalid = true
-			}
-			if closed {
-				break
-			}
-		}
+		j, closed := b.stringEnd(chunk, i)
 		end := j
 		if closed {
 			end = j + 1
@@ -215,6 +184,49 @@ func (b *skeletonBuilder) feed(chunk []byte) error {
 		i = end
 	}
 	return nil
+}
+
+// stringEnd returns the offset of the open string's closing quote in
+// chunk, from i on, and true; or len(chunk) and false when the string
+// goes on past the chunk. What JSON forbids in a string sets
+// sk.Invalid, and an escape the chunk's end cuts is kept in b.esc. Plain
+// bytes and the common escapes are passed over sixteen at a time, as
+// the parser does; the rest one by one.
+func (b *skeletonBuilder) stringEnd(chunk []byte, j int) (int, bool) {
+	for j < len(chunk) {
+		if b.esc == 0 {
+			j += skipEscaped(chunk[j:])
+			if j == len(chunk) {
+				break
+			}
+		}
+		c := chunk[j]
+		j++
+		switch {
+		case b.esc == -1:
+			switch c {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				b.esc = 0
+			case 'u':
+				b.esc = 4
+			default:
+				b.esc = 0
+				b.sk.Invalid = true
+			}
+		case b.esc > 0:
+			if !isHex(c) {
+				b.sk.Invalid = true
+			}
+			b.esc--
+		case c == '\\':
+			b.esc = -1
+		case c == '"':
+			return j - 1, true
+		default: // a control character
+			b.sk.Invalid = true
+		}
+	}
+	return len(chunk), false
 }
 
 // openStub turns the open string, now known to be long, into a stub: its
