@@ -10,7 +10,6 @@ import (
 	"hash"
 	"io"
 	"sort"
-	"unicode/utf8"
 
 	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/transcript"
@@ -339,7 +338,6 @@ type textSink struct {
 	sink   *formSink
 	styles *[]transcript.Style
 	carry  []byte
-	quoted []byte
 	out    []byte
 	first  bool
 	bad    bool
@@ -374,30 +372,28 @@ func (t *textSink) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// piece decodes one piece of the literal's inside, cut where transcript.TextCut says.
+// piece decodes one piece of the literal's inside, cut where
+// transcript.TextCut says, checking in the same pass which styles encode
+// it back.
 func (t *textSink) piece(inner []byte) error {
 	if t.bad || len(inner) == 0 {
 		return nil
 	}
-	t.quoted = append(append(append(t.quoted[:0], '"'), inner...), '"')
-	text, err := transcript.AppendDecoded(t.out[:0], t.quoted)
+	text, set := transcript.AppendTextStyles(t.out[:0], inner)
 	t.out = text
-	if err == nil && !utf8.Valid(text) {
-		err = errors.New("not UTF-8")
-	}
-	if err == nil && t.styles != nil {
+	if set != 0 && t.styles != nil {
 		kept := (*t.styles)[:0]
 		for _, s := range *t.styles {
-			if transcript.EncodesTo(text, t.quoted, s) {
+			if set.Has(s) {
 				kept = append(kept, s)
 			}
 		}
 		*t.styles = kept
 		if len(kept) == 0 {
-			err = errors.New("no style encodes it back")
+			set = 0
 		}
 	}
-	if err != nil {
+	if set == 0 {
 		t.bad = true
 		if !t.check {
 			return fmt.Errorf("%w: text changed while it was read", ErrBadMarker)

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -226,3 +228,59 @@ func TestMovesReadsNoLargePayload(t *testing.T) {
 type unreadable struct{}
 
 func (unreadable) ReadAt([]byte, int64) (int, error) { return 0, errors.New("read") }
+
+// TestTextSinkCuts: a long literal's text and the styles that write it
+// back are, written to a textSink in two pieces cut at every offset of
+// its tricky part (escapes whole and wrong, upper-case \u digits,
+// surrogates alone and in pairs, DEL, invalid and cut UTF-8), what
+// decoding the whole literal and encoding it back in each style gives.
+func TestTextSinkCuts(t *testing.T) {
+	pieces := []string{"ab", "é", "漢", "😀", `\n`, `\"`, `\\`, `\/`, `\u00e9`, `\u00E9`, `\ud83d\ude00`, `\ud83d`, `\ude00`,
+		`\u0041`, `\u001f`, `\t`, "\x7f", `\u007f`, "\xff", "\xe6\x97", `\u2028`}
+	rng := rand.New(rand.NewPCG(3, 4))
+	prefix := strings.Repeat("plain text and é\\n", (64<<10)/18+8)
+	for range 24 {
+		var mid []byte
+		for k := 1 + rng.IntN(8); k > 0; k-- {
+			mid = append(mid, pieces[rng.IntN(len(pieces))]...)
+		}
+		lit := []byte(`"` + prefix + string(mid) + strings.Repeat("z", 20) + `"`)
+		want, wantStyles := textReference(lit)
+		for first := len(prefix) + 10; first < len(prefix)+len(mid)+20; first++ {
+			var out bytes.Buffer
+			styles := slices.Clone(transcript.Styles)
+			s := &textSink{w: &out, check: true, styles: &styles}
+			_, _ = s.Write(lit[:first])
+			_, _ = s.Write(lit[first:])
+			if err := s.close(); err != nil {
+				t.Fatal(err)
+			}
+			ok := s.ok() && len(styles) > 0
+			if !ok {
+				styles = nil
+			}
+			if ok != (want != nil) || !slices.Equal(styles, wantStyles) || ok && !bytes.Equal(out.Bytes(), want) {
+				t.Fatalf("%q cut at %d: ok %v, styles %v; whole: %v, %v", mid, first-len(prefix), ok, styles, want != nil, wantStyles)
+			}
+		}
+	}
+}
+
+// textReference decodes the string literal lit and returns its text and
+// the styles that encode the text back to lit; nil when none does.
+func textReference(lit []byte) ([]byte, []transcript.Style) {
+	text, err := transcript.Decode(lit)
+	if err != nil || !utf8.Valid(text) {
+		return nil, nil
+	}
+	var styles []transcript.Style
+	for _, s := range transcript.Styles {
+		if bytes.Equal(transcript.AppendEncoded(nil, text, s), lit) {
+			styles = append(styles, s)
+		}
+	}
+	if styles == nil {
+		return nil, nil
+	}
+	return text, styles
+}
