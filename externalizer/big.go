@@ -130,12 +130,21 @@ func (b *BigLine) bigPiece(h hole, ctx Context) (piece, store.Digest, int64, *De
 		}
 	}
 	buf := make([]byte, 256<<10)
-	quote(c.text)
-	if _, err := io.CopyBuffer(c, io.NewSectionReader(sec, 0, sec.Size()), buf); err != nil {
-		return piece{}, store.Digest{}, 0, nil, nil, fmt.Errorf("read the line back: %w", err)
+	read := func(w io.Writer) error {
+		if _, err := io.CopyBuffer(w, io.NewSectionReader(sec, 0, sec.Size()), buf); err != nil {
+			return fmt.Errorf("read the line back: %w", err)
+		}
+		return nil
 	}
 	quote(c.text)
-	form, sum, size, desc := c.result(h.mime)
+	if err := read(c); err != nil {
+		return piece{}, store.Digest{}, 0, nil, nil, err
+	}
+	quote(c.text)
+	form, sum, size, desc, err := c.result(h.mime, read)
+	if err != nil {
+		return piece{}, store.Digest{}, 0, nil, nil, err
+	}
 	if h.body {
 		form = map[Form]Form{FormJS: FormJSBare, FormASCII: FormASCIIBare, FormRaw: FormRaw}[form]
 	}
@@ -168,14 +177,18 @@ func (b *BigLine) bigPiece(h hole, ctx Context) (piece, store.Digest, int64, *De
 
 // candidates reads a hole's JSON bytes once and keeps, for every form the
 // artifact could take, whether it still can and its digest, size and
-// description.
+// description. The JSON itself, the form taken when no other can be, is
+// only hashed and described when it is the only one, or after the
+// others failed: most long strings are text, and each byte is then seen
+// by one describer and one hash.
 type candidates struct {
-	raw  formSink
+	raw  *formSink // nil until the JSON is known to be the form
 	text *textSink
 	b64  *base64Sink
 	// styles the text still encodes back to, in the order of
 	// transcript.Styles.
 	styles []transcript.Style
+	ctx    Context
 }
 
 type formSink struct {
@@ -191,21 +204,24 @@ func (f *formSink) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func newFormSink(media string, ctx Context) formSink {
-	return formSink{h: sha256.New(), desc: NewDescriberIn(media, ctx)}
+func newFormSink(media string, ctx Context) *formSink {
+	return &formSink{h: sha256.New(), desc: NewDescriberIn(media, ctx)}
 }
 
 // newCandidates returns the candidates for a hole, their descriptions
 // told ctx.
 func newCandidates(image, text, bare bool, ctx Context) *candidates {
-	c := &candidates{raw: newFormSink(MediaJSON, ctx)}
+	c := &candidates{ctx: ctx}
+	if !image && !text {
+		c.raw = newFormSink(MediaJSON, ctx)
+	}
 	if image {
 		s := newFormSink("", ctx)
-		c.b64 = &base64Sink{w: &s, quoted: !bare, check: true, sink: &s}
+		c.b64 = &base64Sink{w: s, quoted: !bare, check: true, sink: s}
 	}
 	if text {
 		s := newFormSink(MediaText, ctx)
-		c.text = &textSink{w: &s, check: true, sink: &s}
+		c.text = &textSink{w: s, check: true, sink: s}
 		c.styles = append([]transcript.Style(nil), transcript.Styles...)
 		c.text.styles = &c.styles
 	}
@@ -213,7 +229,9 @@ func newCandidates(image, text, bare bool, ctx Context) *candidates {
 }
 
 func (c *candidates) Write(p []byte) (int, error) {
-	c.raw.Write(p)
+	if c.raw != nil {
+		c.raw.Write(p)
+	}
 	if c.b64 != nil && c.b64.ok() {
 		c.b64.Write(p)
 	}
@@ -224,8 +242,9 @@ func (c *candidates) Write(p []byte) (int, error) {
 }
 
 // result picks the form as encodePiece does: image data as its decoded
-// bytes, then text, then the JSON itself.
-func (c *candidates) result(declared string) (Form, store.Digest, int64, *Describer) {
+// bytes, then text, then the JSON itself, which read writes again when it
+// was not followed.
+func (c *candidates) result(declared string, read func(io.Writer) error) (Form, store.Digest, int64, *Describer, error) {
 	if c.b64 != nil && c.b64.close() == nil && c.b64.ok() && c.b64.sink.n > 0 {
 		s := c.b64.sink
 		s.desc.media = imageMedia(declared, s.desc.head)
@@ -233,7 +252,7 @@ func (c *candidates) result(declared string) (Form, store.Digest, int64, *Descri
 		if !c.b64.quoted {
 			form = FormBase64Bare
 		}
-		return form, store.Digest(s.h.Sum(nil)), s.n, s.desc
+		return form, store.Digest(s.h.Sum(nil)), s.n, s.desc, nil
 	}
 	if c.text != nil && c.text.close() == nil && c.text.ok() && len(c.styles) > 0 {
 		s := c.text.sink
@@ -241,9 +260,15 @@ func (c *candidates) result(declared string) (Form, store.Digest, int64, *Descri
 		if c.styles[0] == transcript.StyleASCII {
 			form = FormASCII
 		}
-		return form, store.Digest(s.h.Sum(nil)), s.n, s.desc
+		return form, store.Digest(s.h.Sum(nil)), s.n, s.desc, nil
 	}
-	return FormRaw, store.Digest(c.raw.h.Sum(nil)), c.raw.n, c.raw.desc
+	if c.raw == nil {
+		c.raw = newFormSink(MediaJSON, c.ctx)
+		if err := read(c.raw); err != nil {
+			return FormRaw, store.Digest{}, 0, nil, err
+		}
+	}
+	return FormRaw, store.Digest(c.raw.h.Sum(nil)), c.raw.n, c.raw.desc, nil
 }
 
 // base64Sink decodes a JSON string of standard padded base64 (or, not
@@ -348,28 +373,46 @@ func (t *textSink) ok() bool { return !t.bad }
 
 func (t *textSink) Write(p []byte) (int, error) {
 	n := len(p)
-	t.carry = append(t.carry, p...)
+	if t.bad || n == 0 {
+		return n, nil
+	}
 	if !t.first {
-		if len(t.carry) == 0 {
-			return n, nil
-		}
-		if t.carry[0] != '"' {
+		if p[0] != '"' {
 			t.bad = true
 			return n, nil
 		}
-		t.carry = t.carry[1:]
+		p = p[1:]
 		t.first = true
 	}
-	// Leave room for the closing quote and a cut escape.
-	if len(t.carry) < 64<<10 {
+	// Pieces of at least 64 KiB, leaving room for the closing quote and
+	// a cut escape.
+	if len(t.carry)+len(p) < 64<<10 {
+		t.carry = append(t.carry, p...)
 		return n, nil
 	}
-	cut := transcript.TextCut(t.carry[:len(t.carry)-16])
-	if err := t.piece(t.carry[:cut]); err != nil {
-		return n, err
+	if len(t.carry) > 0 {
+		// What was carried and p's first bytes, so that the cut falls
+		// in p: the rest of p is then decoded where it is, not copied.
+		k := min(len(p), 64)
+		t.carry = append(t.carry, p[:k]...)
+		rest, err := t.cut(t.carry)
+		if err != nil || len(rest) > k || len(p)-k+len(rest) < 64 {
+			t.carry = append(append(t.carry[:0], rest...), p[k:]...)
+			return n, err
+		}
+		p = p[k-len(rest):]
 	}
-	t.carry = append(t.carry[:0], t.carry[cut:]...)
-	return n, nil
+	rest, err := t.cut(p)
+	t.carry = append(t.carry[:0], rest...)
+	return n, err
+}
+
+// cut decodes s, some 64 KiB or more of the literal's inside, up to a cut
+// transcript.TextCut finds in all but its last 16 bytes, and returns the
+// rest.
+func (t *textSink) cut(s []byte) ([]byte, error) {
+	cut := transcript.TextCut(s[:len(s)-16])
+	return s[cut:], t.piece(s[:cut])
 }
 
 // piece decodes one piece of the literal's inside, cut where
