@@ -11,6 +11,7 @@ import (
 	"io"
 	"sort"
 
+	"github.com/transcript-tool/transcript-tool/internal/ahead"
 	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -122,6 +123,7 @@ func (b *BigLine) bigPiece(h hole, ctx Context) (piece, store.Digest, int64, *De
 	image := !h.body && (h.bare || (h.image && h.v.Kind() == transcript.String))
 	text := h.body || (h.v.Kind() == transcript.String && !h.bare)
 	c := newCandidates(image, text, h.bare, ctx)
+	defer c.close()
 	// A string's body is text without its quotes: the text sink, which
 	// reads literals, is given them, the raw JSON is not.
 	quote := func(w io.Writer) {
@@ -157,8 +159,18 @@ func (b *BigLine) bigPiece(h hole, ctx Context) (piece, store.Digest, int64, *De
 			d := &base64Sink{w: w, quoted: form == FormBase64}
 			dst, flush = d, d.close
 		case FormJS, FormASCII, FormJSBare, FormASCIIBare:
-			t := &textSink{w: w}
-			dst, flush = t, t.close
+			// The text is written (hashed, stored) on another core
+			// while the next piece is decoded.
+			aw := ahead.NewWriter(w)
+			defer aw.Close()
+			t := &textSink{w: aw}
+			dst = t
+			flush = func() error {
+				if err := t.close(); err != nil {
+					return err
+				}
+				return aw.Close()
+			}
 			quote(t)
 		}
 		if _, err := io.CopyBuffer(dst, io.NewSectionReader(sec, 0, sec.Size()), buf); err != nil {
@@ -188,7 +200,10 @@ type candidates struct {
 	// styles the text still encodes back to, in the order of
 	// transcript.Styles.
 	styles []transcript.Style
-	ctx    Context
+	// textSum hashes and describes the text on another core while the
+	// next piece is decoded.
+	textSum *ahead.Writer
+	ctx     Context
 }
 
 type formSink struct {
@@ -221,7 +236,8 @@ func newCandidates(image, text, bare bool, ctx Context) *candidates {
 	}
 	if text {
 		s := newFormSink(MediaText, ctx)
-		c.text = &textSink{w: s, check: true, sink: s}
+		c.textSum = ahead.NewWriter(s)
+		c.text = &textSink{w: c.textSum, check: true, sink: s}
 		c.styles = append([]transcript.Style(nil), transcript.Styles...)
 		c.text.styles = &c.styles
 	}
@@ -241,10 +257,23 @@ func (c *candidates) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// close waits for the text to be hashed and ends the goroutine that
+// hashes it.
+func (c *candidates) close() {
+	if c.textSum != nil {
+		c.textSum.Close()
+	}
+}
+
 // result picks the form as encodePiece does: image data as its decoded
 // bytes, then text, then the JSON itself, which read writes again when it
 // was not followed.
 func (c *candidates) result(declared string, read func(io.Writer) error) (Form, store.Digest, int64, *Describer, error) {
+	if c.text != nil {
+		// The last piece, then every piece hashed.
+		c.text.close()
+		c.close()
+	}
 	if c.b64 != nil && c.b64.close() == nil && c.b64.ok() && c.b64.sink.n > 0 {
 		s := c.b64.sink
 		s.desc.media = imageMedia(declared, s.desc.head)

@@ -5,10 +5,11 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/transcript-tool/transcript-tool/internal/ahead"
 )
 
 // A Skeleton stands in for a line too long to hold in memory: the line with
@@ -89,12 +90,16 @@ func BuildSkeleton(r io.Reader, o SkeletonOptions) (*Skeleton, error) {
 	if o.StubLen < 64 || o.StubLen > o.Long {
 		return nil, fmt.Errorf("skeleton: stub length %d not in [64, %d]", o.StubLen, o.Long)
 	}
-	b := &skeletonBuilder{o: o, h: sha256.New(), sk: &Skeleton{}}
+	b := &skeletonBuilder{o: o, sk: &Skeleton{}}
+	// The line is hashed on another core while its skeleton is built.
+	h := sha256.New()
+	hw := ahead.NewWriter(h)
+	defer hw.Close()
 	buf := make([]byte, 256<<10)
 	for {
 		n, err := r.Read(buf)
 		chunk := buf[:n]
-		b.h.Write(chunk)
+		hw.Write(chunk)
 		if ferr := b.feed(chunk); ferr != nil {
 			return nil, ferr
 		}
@@ -116,14 +121,14 @@ func BuildSkeleton(r io.Reader, o SkeletonOptions) (*Skeleton, error) {
 			b.sk.Text = append(b.sk.Text, b.str...)
 		}
 	}
-	b.sk.Sum = [32]byte(b.h.Sum(nil))
+	hw.Close()
+	b.sk.Sum = [32]byte(h.Sum(nil))
 	b.sk.Len = b.off
 	return b.sk, nil
 }
 
 type skeletonBuilder struct {
 	o   SkeletonOptions
-	h   hash.Hash
 	sk  *Skeleton
 	off int64 // offset of the chunk being fed
 
