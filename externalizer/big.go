@@ -23,6 +23,19 @@ type BigLine struct {
 	*transcript.Skeleton
 	// Src reads the line's bytes, offset 0 being its first byte.
 	Src io.ReaderAt
+	// met are the holes read so far, for another of the same bytes.
+	met []bigMet
+}
+
+// bigMet is a hole of a BigLine read by bigPiece, and what it found.
+type bigMet struct {
+	h      hole
+	ctx    Context
+	p      piece
+	sum    store.Digest
+	size   int64
+	desc   *Describer
+	stream func(io.Writer) error
 }
 
 // ErrNeedWhole is returned by RewriteBig for a long line it cannot rewrite
@@ -120,6 +133,52 @@ func (x *Externalizer) RewriteBig(w io.Writer, b *BigLine, start int) (Result, e
 // reading them again.
 func (b *BigLine) bigPiece(h hole, ctx Context) (piece, store.Digest, int64, *Describer, func(io.Writer) error, error) {
 	sec := b.section(h.v.Start, h.v.End)
+	// A payload a line holds twice (pi's output, as content and as
+	// details) is found the same by comparing its bytes, not by decoding,
+	// hashing and describing them again.
+	for _, m := range b.met {
+		if m.ctx != ctx || m.h.image != h.image || m.h.mime != h.mime || m.h.bare != h.bare || m.h.body != h.body {
+			continue
+		}
+		same, err := sameBytes(b.section(m.h.v.Start, m.h.v.End), sec)
+		if err != nil {
+			return piece{}, store.Digest{}, 0, nil, nil, fmt.Errorf("read the line back: %w", err)
+		}
+		if same {
+			return m.p, m.sum, m.size, m.desc, m.stream, nil
+		}
+	}
+	p, sum, size, desc, stream, err := b.readPiece(h, sec, ctx)
+	if err == nil {
+		b.met = append(b.met, bigMet{h: h, ctx: ctx, p: p, sum: sum, size: size, desc: desc, stream: stream})
+	}
+	return p, sum, size, desc, stream, err
+}
+
+// sameBytes reports whether a and b hold the same bytes.
+func sameBytes(a, b *io.SectionReader) (bool, error) {
+	if a.Size() != b.Size() {
+		return false, nil
+	}
+	bufA, bufB := make([]byte, 64<<10), make([]byte, 64<<10)
+	for off := int64(0); off < a.Size(); off += int64(len(bufA)) {
+		n := int(min(int64(len(bufA)), a.Size()-off))
+		if k, err := a.ReadAt(bufA[:n], off); k < n {
+			return false, err
+		}
+		if k, err := b.ReadAt(bufB[:n], off); k < n {
+			return false, err
+		}
+		if !bytes.Equal(bufA[:n], bufB[:n]) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// readPiece is bigPiece for a hole not met before in the line, whose
+// bytes sec reads.
+func (b *BigLine) readPiece(h hole, sec *io.SectionReader, ctx Context) (piece, store.Digest, int64, *Describer, func(io.Writer) error, error) {
 	image := !h.body && (h.bare || (h.image && h.v.Kind() == transcript.String))
 	text := h.body || (h.v.Kind() == transcript.String && !h.bare)
 	c := newCandidates(image, text, h.bare, ctx)

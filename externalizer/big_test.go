@@ -127,7 +127,8 @@ func TestRewriteBigCorpus(t *testing.T) {
 }
 
 // TestRewriteBigLines: hand-made long lines whose payloads hold what the
-// streaming decoders must get right at any cut.
+// streaming decoders must get right at any cut, and payloads a line holds
+// twice, found so by their bytes.
 func TestRewriteBigLines(t *testing.T) {
 	text := strings.Repeat(`line \"quoted\" \\ tab\t é 漢字 😀 \ud83d\ude00 \u00e9 \u001b[31m `, 400)
 	b64 := strings.Repeat("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk", 300) + "AAAA"
@@ -139,6 +140,9 @@ func TestRewriteBigLines(t *testing.T) {
 		`{"type":"message","message":{"role":"toolResult","toolCallId":"c5","toolName":"x","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,` + b64 + `"}}]}}`,
 		`{"type":"message","message":{"content":[{"type":"text","text":"` + text + `"}],"toolName":"late","role":"toolResult","toolCallId":"c6"}}`,
 		`{"type":"message","message":{"role":"toolResult","toolCallId":"c7","toolName":"x","content":[{"type":"text","text":"` + text + "\x01" + `"}]}}`,
+		// Two payloads of one length that only their last byte tells
+		// apart, then the first again.
+		`{"type":"message","message":{"role":"toolResult","toolCallId":"c8","toolName":"bash","content":[{"type":"text","text":"` + text + `a"},{"type":"text","text":"` + text + `b"}],"details":{"aggregated":"` + text + `a"}}}`,
 	}
 	for i, l := range lines {
 		for _, threshold := range []int{4096, 300, 1} {
