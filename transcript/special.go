@@ -59,6 +59,13 @@ func hasHigh(b []byte) bool {
 	return false
 }
 
+// IndexSpecial returns the index of the first quote, backslash or control
+// character of b, or len(b): where a run of plain string content ends.
+// It is the parser's scanner, sixteen bytes at a time where there is
+// assembly for it, for code that follows strings through bytes of its
+// own.
+func IndexSpecial(b []byte) int { return plainLen(b) }
+
 // shortEscape marks the letters of the two-byte escapes.
 var shortEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
 
