@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -79,7 +78,8 @@ func testCopilotResume(t *testing.T, pin string) {
 		return []map[string]any{assistantMessage("The file is above.")}
 	}
 	resume := func() []responsesRequest { return run.resume(t, "Show me the first file again.", recall, recall) }
-	before, original, migrated := run.twinThenMigrate(t, resume)
+	sessions := filepath.Join(run.home, ".copilot", "session-state")
+	before, original, migrated := twinThenMigrate(t, run.home, run.events, sessions, resume)
 	require.Less(t, len(migrated), len(original), "migrate shrinks the session")
 	png, err := os.ReadFile(image)
 	require.NoError(t, err)
@@ -93,14 +93,9 @@ func testCopilotResume(t *testing.T, pin string) {
 	require.Equal(t, 1, len(before), "unmigrated, the model answers at once")
 	require.Equal(t, 2, len(after), "migrated, the model views the artifact, then answers")
 
-	// (a) The model is shown the same items, whatever their size.
-	assert.Equal(t, itemShapes(before[0]), itemShapes(after[0]), "the same input items, in the same order")
-	// (b) In at most a quarter of the bytes.
-	t.Logf("request body resuming the session: %d bytes unmigrated, %d bytes migrated (%.1f%%)",
-		len(before[0].Body), len(after[0].Body), 100*float64(len(after[0].Body))/float64(len(before[0].Body)))
-	assert.LessOrEqual(t, 4*len(after[0].Body), len(before[0].Body), "the migrated request is at most a quarter of the original")
-	assert.Contains(t, string(before[0].Body), copilotMarker, "the twin's request carries the file inline")
-	assert.NotContains(t, string(after[0].Body), copilotMarker, "the migrated request does not")
+	// (a) The model is shown the same items, whatever their size, (b) in
+	// at most a quarter of the bytes.
+	assertLeaner(t, before[0], after[0], copilotMarker)
 	for i := range copilotCommands {
 		out, _ := after[0].functionOutput(fmt.Sprintf("call_bash%d", i))
 		assert.Contains(t, out, placeholderHead, "command %d's output is a placeholder", i)
@@ -182,29 +177,4 @@ func (r copilotRun) run(t *testing.T, args ...string) {
 		"COPILOT_PROVIDER_WIRE_API=responses", "COPILOT_MODEL=stand-in", "COPILOT_PROVIDER_MAX_PROMPT_TOKENS=1000000",
 	}
 	runAgent(t, r.copilot, r.work, env, 2*time.Minute, append([]string{"--allow-all"}, args...)...)
-}
-
-// twinThenMigrate resumes the session unmigrated with resume, with the
-// home copied first and put back after, migrates the home's sessions in
-// place with the default store, as a user would, and checks that
-// rehydrate gives the original bytes back. It returns the unmigrated
-// resume's requests and the session's bytes before and after the
-// migration.
-func (r copilotRun) twinThenMigrate(t *testing.T, resume func() []responsesRequest) (twin []responsesRequest, original, migrated []byte) {
-	t.Helper()
-	original, err := os.ReadFile(r.events)
-	require.NoError(t, err)
-	saved := filepath.Join(t.TempDir(), "copilot-home")
-	copyTree(t, r.home, saved)
-	twin = resume()
-	require.NoError(t, os.RemoveAll(r.home))
-	copyTree(t, saved, r.home)
-	runTool(t, "migrate", filepath.Join(r.home, ".copilot", "session-state"))
-	migrated, err = os.ReadFile(r.events)
-	require.NoError(t, err)
-	t.Logf("events.jsonl: %d bytes, migrated in place: %d bytes (%.1f%%)", len(original), len(migrated), 100*float64(len(migrated))/float64(len(original)))
-	assert.Equal(t, original, runTool(t, "rehydrate", r.events), "rehydrate gives the original bytes back")
-	refs := regexp.MustCompile(`\\nid: ([0-9a-f]{64})`).FindAllSubmatch(migrated, -1)
-	t.Logf("the session refers %d times to artifacts", len(refs))
-	return twin, original, migrated
 }
