@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -114,6 +115,14 @@ func testCopilotResume(t *testing.T, pin string) {
 	t.Logf("view %s gave the model %d bytes, beginning:\n%.300s", path, len(view), view)
 	assert.Contains(t, view, string(artifact), "the model reads the whole artifact")
 	assert.Contains(t, view, copilotMarker+"\n")
+	// (d) Copilot appended the resumed turns to the migrated session and
+	// rewrote nothing of it; the prompt it builds anew no longer matches
+	// the placeholder its system.message became, so it wrote the prompt
+	// again.
+	resumed, err := os.ReadFile(run.events)
+	require.NoError(t, err)
+	assert.True(t, bytes.HasPrefix(resumed, migrated), "Copilot resumed the migrated session and appended to it")
+	assert.Contains(t, string(resumed[len(migrated):]), `"type":"system.message"`, "Copilot writes its prompt again")
 	t.Logf("verify: %s", runTool(t, "verify", filepath.Dir(filepath.Dir(run.events))))
 }
 

@@ -102,10 +102,12 @@ func (copilot) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 	case t.IsString("tool.execution_complete"):
 		return copilotResult(data, threshold, base, dst)
 	case t.IsString("system.message"):
-		// The system prompt of a run, which Copilot writes again for each
-		// and builds anew when it resumes a session: it never sends the
-		// one a session holds (the model is shown the same request
-		// whatever this content says).
+		// The system prompt, which Copilot builds anew when it resumes a
+		// session: it never sends the one a session holds (the model is
+		// shown the same request whatever this content says). It writes
+		// the prompt again when it differs from the last one written, as
+		// a placeholder does: a resumed session gains the prompt once
+		// more, which the next migration moves again.
 		s := base
 		s.Path = Pointer{"data", "content"}
 		return memberSites(data, "content", threshold, s, dst)
