@@ -7,16 +7,18 @@ import (
 
 func init() { siteCheckers[format.Copilot] = copilotPayloads }
 
-// copilotPayloads: every large string of a tool.execution_complete's
-// result (its content, detailedContent, contents blocks, structured
-// content) and the image data of its binaryResultsForLlm; a system
-// message's prompt; a binary asset's data and a user message's inline
-// attachment data.
+// copilotPayloads: a failed call's error message; every large string of
+// a tool.execution_complete's result (its content, detailedContent,
+// contents blocks, structured content) and the image data of its
+// binaryResultsForLlm; a system message's prompt; a binary asset's data
+// and a user message's inline attachment data.
 func copilotPayloads(root transcript.Value, c siteCheck) {
 	typ, _ := root.Get("type")
 	data, _ := root.Get("data")
 	switch {
 	case typ.IsString("tool.execution_complete"):
+		msg, _ := Pointer{"error", "message"}.Resolve(data)
+		c.whole("error", msg)
 		result, _ := data.Get("result")
 		result.Members(func(m transcript.Member) bool {
 			if m.Key.IsString("binaryResultsForLlm") {

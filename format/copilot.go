@@ -145,42 +145,50 @@ func copilotImage(v transcript.Value, at Pointer, threshold int, base Site, dst 
 // copilotResult finds the payloads of a tool.execution_complete event's
 // data: the result's content, which the model is shown (a resumed session
 // too), its detailedContent, the text, output and images of its contents
-// blocks, and the large fields of an MCP tool's structuredContent.
+// blocks, the large fields of an MCP tool's structuredContent; and the
+// message of a failed call's error, which the model is shown instead.
 func copilotResult(data transcript.Value, threshold int, base Site, dst []Site) []Site {
-	var d [4]transcript.Value
-	data.Fields(d[:], "toolCallId", "success", "result", "shellExecution")
-	result := d[2]
-	if result.Kind() != transcript.Object || result.Len() < threshold {
+	if data.Len() < threshold {
 		return dst
 	}
+	var d [5]transcript.Value
+	data.Fields(d[:], "toolCallId", "success", "result", "shellExecution", "error")
+	result := d[2]
 	exit, _ := d[3].Get("exitCode")
 	base.ToolCallID, base.Exit = d[0].Text(), exitCode(exit)
 	base.Failed = string(d[1].Raw()) == "false" || FailedExit(base.Exit)
-	at := Pointer{"data", "result"}
-	var r [5]transcript.Value
-	result.Fields(r[:], "content", "detailedContent", "contents", "structuredContent", "binaryResultsForLlm")
 	n := len(dst)
-	s := base
-	s.Path, s.Shape = at.Key("content"), ShapeToolResult
-	dst = memberSites(result, "content", threshold, s, dst)
-	if v := r[1]; v.Kind() == transcript.String && v.Len() >= threshold {
+	if d[4].Kind() == transcript.Object {
 		s := base
-		s.Path, s.Value = at.Key("detailedContent"), v
-		dst = append(dst, s)
+		s.Path, s.Shape = Pointer{"data", "error", "message"}, ShapeToolResult
+		dst = memberSites(d[4], "message", threshold, s, dst)
 	}
-	r[2].Elems(func(i int, b transcript.Value) bool {
-		if b.Len() >= threshold && b.Kind() == transcript.Object {
-			dst = copilotBlock(b, at.Key("contents").Index(i), threshold, base, dst)
+	if result.Kind() == transcript.Object {
+		at := Pointer{"data", "result"}
+		var r [5]transcript.Value
+		result.Fields(r[:], "content", "detailedContent", "contents", "structuredContent", "binaryResultsForLlm")
+		s := base
+		s.Path, s.Shape = at.Key("content"), ShapeToolResult
+		dst = memberSites(result, "content", threshold, s, dst)
+		if v := r[1]; v.Kind() == transcript.String && v.Len() >= threshold {
+			s := base
+			s.Path, s.Value = at.Key("detailedContent"), v
+			dst = append(dst, s)
 		}
-		return true
-	})
-	dst = fieldSites(r[3], at.Key("structuredContent"), threshold, base, structuredDepth, true, dst)
-	// Images a tool gave the model, when Copilot kept them inline rather
-	// than in a session.binary_asset.
-	r[4].Elems(func(i int, b transcript.Value) bool {
-		dst = copilotImage(b, at.Key("binaryResultsForLlm").Index(i), threshold, base, dst)
-		return true
-	})
+		r[2].Elems(func(i int, b transcript.Value) bool {
+			if b.Len() >= threshold && b.Kind() == transcript.Object {
+				dst = copilotBlock(b, at.Key("contents").Index(i), threshold, base, dst)
+			}
+			return true
+		})
+		dst = fieldSites(r[3], at.Key("structuredContent"), threshold, base, structuredDepth, true, dst)
+		// Images a tool gave the model, when Copilot kept them inline
+		// rather than in a session.binary_asset.
+		r[4].Elems(func(i int, b transcript.Value) bool {
+			dst = copilotImage(b, at.Key("binaryResultsForLlm").Index(i), threshold, base, dst)
+			return true
+		})
+	}
 	sortSites(dst[n:])
 	return dst
 }

@@ -115,6 +115,20 @@ func TestCopilotResultShapes(t *testing.T) {
 	}, got)
 }
 
+// TestCopilotFailure: a failed call has no result but an error, whose
+// message the model is shown.
+func TestCopilotFailure(t *testing.T) {
+	entry := `{"type":"tool.execution_complete","data":{"toolCallId":"c2","success":false,"error":{"message":"` +
+		strings.Repeat("y", 5000) + `","code":"failure"}},"id":"e2","timestamp":"t","parentId":"e1"}`
+	f, v := entryOf(t, Copilot, entry)
+	sites := f.Sites(v, 4096, nil)
+	require.Len(t, sites, 1)
+	assert.Equal(t, "/data/error/message", sites[0].Path.String())
+	assert.Equal(t, ShapeToolResult, sites[0].Shape)
+	assert.Equal(t, "c2", sites[0].ToolCallID)
+	assert.True(t, sites[0].Failed)
+}
+
 // TestCopilotDetect: an event is told by its type and the members every
 // event has, and nothing else is taken for one.
 func TestCopilotDetect(t *testing.T) {
