@@ -93,7 +93,7 @@ var headerless = map[string]bool{"bom-big-first-line.jsonl": true}
 // wantFormat returns the format of a file in testdata/sessions, which its
 // name's prefix gives; pi sessions have none, or "generated-".
 func wantFormat(name string) string {
-	for prefix, format := range map[string]string{"claude-": "claude-code", "codex-": "codex", "chat-": "chat"} {
+	for prefix, format := range map[string]string{"claude-": "claude-code", "codex-": "codex", "chat-": "chat", "copilot-": "copilot"} {
 		if strings.HasPrefix(name, prefix) {
 			return format
 		}

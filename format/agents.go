@@ -108,6 +108,11 @@ var agents = []Agent{
 		// Its trajectories beside the sessions.
 		Skip: func(name string) bool { return strings.HasSuffix(name, ".trajectory.jsonl") },
 	},
+	{
+		// A session is a folder of its own, session-state/<id>/events.jsonl
+		// beside workspace.yaml: its root is that folder.
+		Name: "Copilot CLI", Format: Copilot, Home: ".copilot", Sessions: []string{"session-state"},
+	},
 }
 
 var (

@@ -23,5 +23,5 @@ func TestAgentsDeclared(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"~/.claude/projects", "~/.codex/sessions", "~/.codex/archived_sessions",
-		"~/.pi/agent/sessions", "~/.openclaw/agents/*/sessions"}, SessionFolders())
+		"~/.pi/agent/sessions", "~/.openclaw/agents/*/sessions", "~/.copilot/session-state"}, SessionFolders())
 }

@@ -15,6 +15,8 @@ const (
 	Codex = "codex"
 	// Chat is the name of the format of chat-completions style messages.
 	Chat = "chat"
+	// Copilot is the name of GitHub Copilot CLI's session event format.
+	Copilot = "copilot"
 )
 
 // Format says where one agent's transcript entries keep their payloads,
@@ -111,7 +113,7 @@ type Site struct {
 	Failed bool
 }
 
-var formats = []Format{pi{}, claudeCode{}, codex{}, chat{}}
+var formats = []Format{pi{}, claudeCode{}, codex{}, chat{}, copilot{}}
 
 // Formats returns every known format, in detection order.
 func Formats() []Format { return formats }

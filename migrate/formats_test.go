@@ -31,6 +31,8 @@ var formatSessions = []struct {
 	{"codex-legacy.jsonl", "codex/sessions/2025/04/20/rollout-2025-04-20-0f7212c2.jsonl", "codex", "codex/sessions"},
 	{"chat-messages.jsonl", "logs/chat/messages.jsonl", "chat", "logs/chat"},
 	{"chat-conversations.jsonl", "logs/chat/conversations.jsonl", "chat", "logs/chat"},
+	{"copilot-session.jsonl", "copilot/session-state/edc43c2c-c9e0-4366-9834-ddb3b4a3889b/events.jsonl", "copilot",
+		"copilot/session-state/edc43c2c-c9e0-4366-9834-ddb3b4a3889b"},
 }
 
 // TestMigrateEveryFormat: a tree holding transcripts of every format and

@@ -60,6 +60,7 @@ var renderers = map[string]renderer{
 	format.ClaudeCode: claudeCode{},
 	format.Codex:      codex{},
 	format.Chat:       chat{},
+	format.Copilot:    copilot{},
 }
 
 // Render writes the session read from r to w, one entry at a time. Lines

@@ -25,7 +25,8 @@ import (
 
 // sessionID is the id an agent writes into a session file's name: the
 // UUID of a Claude Code, Codex (rollout-<time>-<id>), pi (<time>_<id>) or
-// OpenClaw session.
+// OpenClaw session; or into the name of the folder that holds it, a
+// Copilot session's.
 var sessionID = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
 // findSession returns the transcript that arg names: arg itself when it is
@@ -80,6 +81,8 @@ func findSession(ctx context.Context, st streams, arg string, paths []string) (s
 		id := name
 		if ids := sessionID.FindAllString(name, -1); len(ids) > 0 {
 			id = ids[len(ids)-1]
+		} else if dir := filepath.Base(filepath.Dir(in.Path)); sessionID.FindString(dir) == dir {
+			id = dir // a session folder's log (Copilot's <id>/events.jsonl)
 		}
 		switch {
 		case arg == id || arg == name:
