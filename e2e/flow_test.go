@@ -63,7 +63,8 @@ func newWorkload(t *testing.T, root string) workload {
 	// 600 lines of 80 bytes: under the 50 KB and 2000 lines pi's bash
 	// keeps, so the whole output is in the session. The marker is split in
 	// the command so that only the output holds it whole.
-	w.ShellCommand = `for i in $(seq 1 600); do printf 'shell output line %04d of the e2e workload, padded with dots to 80 bytes.......\n' "$i"; done; echo "E2E-MARKER-""5f0c9a1e"`
+	// No command substitution, which Gemini CLI refuses to run.
+	w.ShellCommand = `seq -f 'shell output line %04g of the e2e workload, padded with dots to 80 bytes.......' 1 600; echo "E2E-MARKER-""5f0c9a1e"`
 	w.FailCommand = "ls /nonexistent-e2e-dir; exit 3"
 	return w
 }
@@ -233,6 +234,17 @@ type agentCase struct {
 	// Migrated, when set, checks the agent's own lines of the migrated
 	// session before the agent resumes it.
 	Migrated func(t *testing.T, session []byte)
+	// API, when set, starts the stand-in the agent speaks to, answering
+	// main-loop requests with script; else it is the Messages API's.
+	API func(t *testing.T, script func(req *messagesRequest) turn) modelAPI
+}
+
+// modelAPI is a stand-in model API on loopback.
+type modelAPI interface {
+	// URL is its base URL.
+	URL() string
+	// Requests returns the main-loop requests received so far, in order.
+	Requests() []recordedRequest
 }
 
 // agentRun is one run of an agent.
@@ -258,7 +270,12 @@ func runE2E(t *testing.T, c agentCase) (twin, migrated resumeRun) {
 	w := newWorkload(t, root)
 	home := filepath.Join(root, "home")
 	require.NoError(t, os.MkdirAll(home, 0o700))
-	api := newAnthropicAPI(t, w.script(c.Tools))
+	var api modelAPI
+	if c.API != nil {
+		api = c.API(t, w.script(c.Tools))
+	} else {
+		api = newAnthropicAPI(t, w.script(c.Tools))
+	}
 	c.Configure(t, home, api.URL())
 
 	c.Run(t, agentRun{Home: home, URL: api.URL(), Work: w, Prompt: setupPrompt})

@@ -29,6 +29,8 @@ var formatSessions = []struct {
 	{"claude-subagent.jsonl", "claude/projects/-home-dev-src/bde14ba6/subagents/agent-cc729fe.jsonl", "claude-code", "claude/projects/-home-dev-src"},
 	{"codex-rollout.jsonl", "codex/sessions/2025/06/02/rollout-2025-06-02T06-30-16-adb645d8.jsonl", "codex", "codex/sessions"},
 	{"codex-legacy.jsonl", "codex/sessions/2025/04/20/rollout-2025-04-20-0f7212c2.jsonl", "codex", "codex/sessions"},
+	{"gemini-rewind.jsonl", "gemini/tmp/project/chats/session-2026-11-27T02-52-7934add8.jsonl", "gemini", "gemini/tmp/project/chats"},
+	{"gemini-rewind.jsonl", "gemini/tmp/project/chats/7934add8-8bfd-4870-a558-4cd2ea1b3c52/a1.jsonl", "gemini", "gemini/tmp/project/chats"},
 	{"chat-messages.jsonl", "logs/chat/messages.jsonl", "chat", "logs/chat"},
 	{"chat-conversations.jsonl", "logs/chat/conversations.jsonl", "chat", "logs/chat"},
 }

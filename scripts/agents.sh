@@ -36,6 +36,7 @@ agents=(
   "@openai/codex@0.171.0"
   "@mariozechner/pi-coding-agent@0.73.1"   # pi before it moved
   "@earendil-works/pi-coding-agent@1.5.2"  # 1.6.0 depends on unpublished packages
+  "@google/gemini-cli@0.61.0"
 )
 # How many versions below the latest `latest` tries before it gives up on
 # a package.

@@ -58,7 +58,10 @@ var (
 //   - a Codex rollout, sessions/YYYY/MM/DD/rollout-*.jsonl: sessions/, and
 //     for an archived one, archived_sessions/rollout-*.jsonl, the
 //     sessions/ beside it, so that archiving a rollout keeps its store;
-//   - a pi session, sessions/--<cwd>--/*.jsonl: sessions/.
+//   - a pi session, sessions/--<cwd>--/*.jsonl: sessions/;
+//   - a Gemini CLI subagent, tmp/<project>/chats/<session>/*.jsonl: the
+//     chats/ of its main session, inside the project's folder, the only
+//     one besides the workspace that Gemini CLI's read_file opens.
 //
 // Any other transcript's root is its own folder: a Claude Code project
 // folder, OpenClaw's sessions/, a folder of the user's.
@@ -75,6 +78,8 @@ func Root(path string) string {
 		filepath.Base(filepath.Dir(filepath.Dir(parent))) == "sessions":
 		return filepath.Dir(filepath.Dir(parent))
 	case piProject.MatchString(base) && filepath.Base(parent) == "sessions":
+		return parent
+	case filepath.Base(parent) == "chats" && filepath.Base(filepath.Dir(filepath.Dir(parent))) == "tmp":
 		return parent
 	}
 	return dir

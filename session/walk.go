@@ -37,7 +37,7 @@ type Input struct {
 // stores (and the registry of a store that is itself walked), Claude
 // Code's tool-results folders, hidden and temporary files, and symbolic
 // links found while walking are skipped, but for the agents' homes
-// (.claude, .codex, .pi, .openclaw), of which only the session folders are
+// (.claude, .codex, .pi, .openclaw, .gemini), of which only the session folders are
 // searched, whether named or found (see agentHome). A path inside a store
 // is refused. A file named twice, or under two names (links, hard links),
 // is processed once, under the name found first.
@@ -133,6 +133,7 @@ var agentHomes = map[string][]string{
 	".codex":    {"sessions", "archived_sessions"},
 	".pi":       {filepath.Join("agent", "sessions")},
 	".openclaw": {filepath.Join("agents", "*", "sessions")},
+	".gemini":   {filepath.Join("tmp", "*", "chats")},
 }
 
 // Folders returns the agents' session folders under home (the
@@ -140,7 +141,7 @@ var agentHomes = map[string][]string{
 // their sessions.
 func Folders(home string) []string {
 	var folders []string
-	for _, name := range []string{".claude", ".codex", ".pi", ".openclaw"} {
+	for _, name := range []string{".claude", ".codex", ".pi", ".openclaw", ".gemini"} {
 		f, _ := agentHome(filepath.Join(home, name))
 		folders = append(folders, f...)
 	}
