@@ -68,3 +68,28 @@ func TestGeminiSession(t *testing.T) {
 	assert.Equal(t, value(27, Pointer{"toolCalls", "0", "result", "1"}), value(28, Pointer{"content", "1"}))
 	assert.Less(t, len(out), len(input)/3)
 }
+
+// TestQwenSession: a session Qwen Code 0.24.4 wrote headless (a read, a
+// command, a write). The tool results its messages carry, the shell's
+// output and text and the file's diff and contents of their
+// resultDisplay move; the records Claude Code's are shaped like are read
+// as Qwen Code's.
+func TestQwenSession(t *testing.T) {
+	input, err := os.ReadFile(sessionsDir + "/qwen-session.jsonl")
+	require.NoError(t, err)
+	f, ok := detectFormat(input)
+	require.True(t, ok)
+	require.Equal(t, format.Qwen, f.Name())
+	out, store := roundTrip(t, f, 4096, input)
+	checkMigrated(t, f, 4096, input, out, store)
+	checkNoSiteMissed(t, f, 4096, out)
+	lines := bytes.Split(out, []byte("\n"))
+	value := func(line int, p Pointer) string { return migratedValue(t, lines[line-1], p).Text() }
+	assert.Contains(t, value(6, Pointer{"message", "parts", "0", "functionResponse", "response", "output"}), "[Tool result omitted: stored as artifact]\nid: ")
+	assert.Contains(t, value(10, Pointer{"message", "parts", "0", "functionResponse", "response", "output"}), "\ntool: run_shell_command\n")
+	for _, k := range []string{"output", "text"} {
+		assert.True(t, strings.HasPrefix(value(10, Pointer{"toolCallResult", "resultDisplay", k}), "[Omitted "), k)
+	}
+	assert.Len(t, store, 4, "the shell's output and text are one artifact")
+	assert.Less(t, len(out), len(input)/2)
+}

@@ -93,7 +93,7 @@ var headerless = map[string]bool{"bom-big-first-line.jsonl": true}
 // wantFormat returns the format of a file in testdata/sessions, which its
 // name's prefix gives; pi sessions have none, or "generated-".
 func wantFormat(name string) string {
-	for prefix, format := range map[string]string{"claude-": "claude-code", "codex-": "codex", "chat-": "chat", "gemini-": "gemini"} {
+	for prefix, format := range map[string]string{"claude-": "claude-code", "codex-": "codex", "chat-": "chat", "gemini-": "gemini", "qwen-": "qwen"} {
 		if strings.HasPrefix(name, prefix) {
 			return format
 		}
@@ -245,7 +245,7 @@ func isSynthetic(entry transcript.Value) bool {
 // token, [[{"text":...}]].
 func checkTextBlock(t testing.TB, f Format, after transcript.Value, where string) {
 	t.Helper()
-	if f.Name() == "gemini" {
+	if f.Name() == "gemini" || f.Name() == "qwen" {
 		line, _ := after.Index(0)
 		token, _ := line.Index(0)
 		text, _ := token.Get("text")
@@ -353,6 +353,37 @@ var siteCheckers = map[string]func(root transcript.Value, c siteCheck){
 	"codex":       codexPayloads,
 	"chat":        chatPayloads,
 	"gemini":      geminiPayloads,
+	"qwen":        qwenPayloads,
+}
+
+// qwenPayloads: the output and error of the functionResponse parts and
+// the inlineData parts of a record's message and of its toolCallResult's
+// responseParts; the toolCallResult's resultDisplay, whole when it is a
+// string or an array, its strings when an object.
+func qwenPayloads(root transcript.Value, c siteCheck) {
+	parts := func(ps transcript.Value) {
+		ps.Elems(func(_ int, p transcript.Value) bool {
+			resp, _ := Pointer{"functionResponse", "response"}.Resolve(p)
+			for _, k := range []string{"output", "error"} {
+				v, _ := resp.Get(k)
+				c.whole("functionResponse "+k, v)
+			}
+			if _, ok := p.Get("inlineData"); ok {
+				c.whole("inlineData part", p)
+			}
+			return true
+		})
+	}
+	msg, _ := Pointer{"message", "parts"}.Resolve(root)
+	parts(msg)
+	resp, _ := Pointer{"toolCallResult", "responseParts"}.Resolve(root)
+	parts(resp)
+	display, _ := Pointer{"toolCallResult", "resultDisplay"}.Resolve(root)
+	if display.Kind() == transcript.Object {
+		c.strings("resultDisplay", display)
+	} else {
+		c.whole("resultDisplay", display)
+	}
 }
 
 // geminiPayloads: in each message record (a line's own, or those of the

@@ -7,10 +7,10 @@
 // # Formats
 //
 // pi (pi and OpenClaw sessions), claude-code (Claude Code), codex (Codex
-// CLI rollouts, the legacy format too), gemini (Gemini CLI) and chat
-// (chat-completions style messages), named by the constants Pi,
-// ClaudeCode, Codex, Gemini and Chat and found by Lookup, or by Detect
-// from an entry.
+// CLI rollouts, the legacy format too), gemini (Gemini CLI), qwen (Qwen
+// Code) and chat (chat-completions style messages), named by the
+// constants Pi, ClaudeCode, Codex, Gemini, Qwen and Chat and found by
+// Lookup, or by Detect from an entry.
 //
 // # Guarantees
 //

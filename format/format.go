@@ -17,6 +17,8 @@ const (
 	Chat = "chat"
 	// Gemini is the name of Gemini CLI's session format.
 	Gemini = "gemini"
+	// Qwen is the name of Qwen Code's session format.
+	Qwen = "qwen"
 )
 
 // Format says where one agent's transcript entries keep their payloads,
@@ -121,7 +123,9 @@ type Site struct {
 	Failed bool
 }
 
-var formats = []Format{pi{}, claudeCode{}, codex{}, gemini{}, chat{}}
+// qwen comes before claudeCode, whose records of the same shape lack
+// a provenance.
+var formats = []Format{pi{}, qwen{}, claudeCode{}, codex{}, gemini{}, chat{}}
 
 // Formats returns every known format, in detection order.
 func Formats() []Format { return formats }

@@ -121,24 +121,32 @@ func geminiMessage(msg transcript.Value, at Pointer, threshold int, dst []Site) 
 		case transcript.Object:
 			dst = partSite(r, here.Key("result"), threshold, s, dst)
 		}
-		if d := c[5]; d.Len() >= threshold {
-			t := s
-			t.Path, t.Value = here.Key("resultDisplay"), d
-			switch d.Kind() {
-			case transcript.String:
-				dst = append(dst, t)
-			case transcript.Array:
-				// A shell's screen: lines of styled tokens, which the
-				// terminal renders line by line.
-				t.Shape = ShapeLines
-				dst = append(dst, t)
-			case transcript.Object:
-				// A file's diff and contents, a subagent's progress.
-				dst = fieldSites(d, here.Key("resultDisplay"), threshold, s, 2, false, dst)
-			}
-		}
+		dst = displaySites(c[5], here.Key("resultDisplay"), threshold, s, dst)
 		return true
 	})
+	return dst
+}
+
+// displaySites finds the payloads of a tool's resultDisplay at path at,
+// what the terminal shows of its result: a string whole, a shell's
+// screen (lines of styled tokens, which the terminal renders line by
+// line) whole, the strings of an object (a file's diff and contents, a
+// subagent's progress).
+func displaySites(d transcript.Value, at Pointer, threshold int, base Site, dst []Site) []Site {
+	if d.Len() < threshold {
+		return dst
+	}
+	s := base
+	s.Path, s.Value = at, d
+	switch d.Kind() {
+	case transcript.String:
+		return append(dst, s)
+	case transcript.Array:
+		s.Shape = ShapeLines
+		return append(dst, s)
+	case transcript.Object:
+		return fieldSites(d, at, threshold, base, 2, false, dst)
+	}
 	return dst
 }
 

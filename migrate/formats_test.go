@@ -31,6 +31,8 @@ var formatSessions = []struct {
 	{"codex-legacy.jsonl", "codex/sessions/2025/04/20/rollout-2025-04-20-0f7212c2.jsonl", "codex", "codex/sessions"},
 	{"gemini-rewind.jsonl", "gemini/tmp/project/chats/session-2026-11-27T02-52-7934add8.jsonl", "gemini", "gemini/tmp/project/chats"},
 	{"gemini-rewind.jsonl", "gemini/tmp/project/chats/7934add8-8bfd-4870-a558-4cd2ea1b3c52/a1.jsonl", "gemini", "gemini/tmp/project/chats"},
+	{"qwen-session.jsonl", "qwen/projects/-w/chats/bc64ee0d-0c2a-4c4b-a4a6-31f417fd4931.jsonl", "qwen", "qwen/projects/-w/chats"},
+	{"qwen-session.jsonl", "qwen/projects/-w/subagents/bc64ee0d-0c2a-4c4b-a4a6-31f417fd4931/agent-a1.jsonl", "qwen", "qwen/projects/-w/chats"},
 	{"chat-messages.jsonl", "logs/chat/messages.jsonl", "chat", "logs/chat"},
 	{"chat-conversations.jsonl", "logs/chat/conversations.jsonl", "chat", "logs/chat"},
 }

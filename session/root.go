@@ -61,7 +61,9 @@ var (
 //   - a pi session, sessions/--<cwd>--/*.jsonl: sessions/;
 //   - a Gemini CLI subagent, tmp/<project>/chats/<session>/*.jsonl: the
 //     chats/ of its main session, inside the project's folder, the only
-//     one besides the workspace that Gemini CLI's read_file opens.
+//     one besides the workspace that Gemini CLI's read_file opens;
+//   - a Qwen Code subagent, projects/<project>/subagents/<session>/
+//     agent-*.jsonl: the chats/ of the project, where its main session is.
 //
 // Any other transcript's root is its own folder: a Claude Code project
 // folder, OpenClaw's sessions/, a folder of the user's.
@@ -81,6 +83,8 @@ func Root(path string) string {
 		return parent
 	case filepath.Base(parent) == "chats" && filepath.Base(filepath.Dir(filepath.Dir(parent))) == "tmp":
 		return parent
+	case filepath.Base(parent) == "subagents" && filepath.Base(filepath.Dir(filepath.Dir(parent))) == "projects":
+		return filepath.Join(filepath.Dir(parent), "chats")
 	}
 	return dir
 }

@@ -47,6 +47,8 @@ func TestRoot(t *testing.T) {
 		"/h/.gemini/tmp/w/chats/session-2026-11-27T02-52-7934add8.jsonl":  "/h/.gemini/tmp/w/chats",
 		"/h/.gemini/tmp/w/chats/7934add8-8bfd/a1.jsonl":                   "/h/.gemini/tmp/w/chats",
 		"/h/notes/chats/x/a.jsonl":                                        "/h/notes/chats/x",
+		"/h/.qwen/projects/-w/chats/da63ace8.jsonl":                       "/h/.qwen/projects/-w/chats",
+		"/h/.qwen/projects/-w/subagents/da63ace8/agent-a1.jsonl":          "/h/.qwen/projects/-w/chats",
 		"/h/logs/2026/11/25/chat.jsonl":                                   "/h/logs/2026/11/25",
 		"/h/notes/--x--/a.jsonl":                                          "/h/notes/--x--",
 		"s.jsonl":                                                         ".",

@@ -37,7 +37,7 @@ type Input struct {
 // stores (and the registry of a store that is itself walked), Claude
 // Code's tool-results folders, hidden and temporary files, and symbolic
 // links found while walking are skipped, but for the agents' homes
-// (.claude, .codex, .pi, .openclaw, .gemini), of which only the session folders are
+// (.claude, .codex, .pi, .openclaw, .gemini, .qwen), of which only the session folders are
 // searched, whether named or found (see agentHome). A path inside a store
 // is refused. A file named twice, or under two names (links, hard links),
 // is processed once, under the name found first.
@@ -134,6 +134,7 @@ var agentHomes = map[string][]string{
 	".pi":       {filepath.Join("agent", "sessions")},
 	".openclaw": {filepath.Join("agents", "*", "sessions")},
 	".gemini":   {filepath.Join("tmp", "*", "chats")},
+	".qwen":     {filepath.Join("projects", "*", "chats"), filepath.Join("projects", "*", "subagents")},
 }
 
 // Folders returns the agents' session folders under home (the
@@ -141,7 +142,7 @@ var agentHomes = map[string][]string{
 // their sessions.
 func Folders(home string) []string {
 	var folders []string
-	for _, name := range []string{".claude", ".codex", ".pi", ".openclaw", ".gemini"} {
+	for _, name := range []string{".claude", ".codex", ".pi", ".openclaw", ".gemini", ".qwen"} {
 		f, _ := agentHome(filepath.Join(home, name))
 		folders = append(folders, f...)
 	}

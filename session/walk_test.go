@@ -135,6 +135,7 @@ func TestCollectAgentHomes(t *testing.T) {
 		".pi/agent/sessions/--w--/p.jsonl", ".pi/agent/settings.jsonl",
 		".openclaw/agents/main/sessions/o.jsonl", ".openclaw/agents/main/sessions/o.trajectory.jsonl", ".openclaw/cron/runs/r.jsonl",
 		".gemini/tmp/w/chats/session-a.jsonl", ".gemini/tmp/w/chats/s/sub.jsonl", ".gemini/tmp/w/logs.jsonl",
+		".qwen/projects/-w/chats/q.jsonl", ".qwen/projects/-w/subagents/q/agent-a.jsonl", ".qwen/debug/d.jsonl",
 		".cache/x.jsonl", "work/w.jsonl",
 	} {
 		touch(t, filepath.Join(root, f))
@@ -153,7 +154,8 @@ func TestCollectAgentHomes(t *testing.T) {
 		".claude/projects/-w/s.jsonl", ".claude/projects/-w/s/subagents/agent-1.jsonl",
 		".codex/archived_sessions/rollout-b.jsonl", ".codex/sessions/2026/11/25/rollout-a.jsonl",
 		".gemini/tmp/w/chats/s/sub.jsonl", ".gemini/tmp/w/chats/session-a.jsonl",
-		".openclaw/agents/main/sessions/o.jsonl", ".pi/agent/sessions/--w--/p.jsonl", "work/w.jsonl",
+		".openclaw/agents/main/sessions/o.jsonl", ".pi/agent/sessions/--w--/p.jsonl",
+		".qwen/projects/-w/chats/q.jsonl", ".qwen/projects/-w/subagents/q/agent-a.jsonl", "work/w.jsonl",
 	}, rels(root))
 	assert.Equal(t, []string{"projects/-w/s.jsonl", "projects/-w/s/subagents/agent-1.jsonl"}, rels(filepath.Join(root, ".claude")))
 }

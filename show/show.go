@@ -61,6 +61,7 @@ var renderers = map[string]renderer{
 	format.Codex:      codex{},
 	format.Chat:       chat{},
 	format.Gemini:     gemini{},
+	format.Qwen:       qwen{},
 }
 
 // Render writes the session read from r to w, one entry at a time. Lines

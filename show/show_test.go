@@ -337,16 +337,34 @@ func TestGemini(t *testing.T) {
 				"2026-11-27 02:52:51 results to the model · 1 call\nrewind · to u2\n2026-11-27 02:52:52 error\n  quota\n"},
 	})
 
-	input, err := os.ReadFile("../testdata/sessions/gemini-rewind.jsonl")
-	require.NoError(t, err)
-	store := registry.New(local.New(t.TempDir()))
-	plain := render(t, input, Options{Format: "gemini", Store: store})
-	assert.NotContains(t, plain, "\nline ", "an entry the renderer does not know")
+	plain := agentSession(t, "gemini-rewind.jsonl", "gemini")
 	assert.Contains(t, plain, "\nrewind · to bcf329ee-a41c-44ef-8fa9-340f20d185b1\n")
 	assert.Contains(t, plain, " messages set · 8 messages\n")
-	migrated := migrateAll(t, "gemini", input, 4096, store)
-	refs := render(t, migrated, Options{Format: "gemini", Store: store})
+}
+
+// agentSession renders the session name of testdata/sessions, which an
+// agent wrote, in format and returns it: every line is known, and the
+// session migrated shows references, and rehydrated the original.
+func agentSession(t *testing.T, name, format string) string {
+	t.Helper()
+	input, err := os.ReadFile("../testdata/sessions/" + name)
+	require.NoError(t, err)
+	store := registry.New(local.New(t.TempDir()))
+	plain := render(t, input, Options{Format: format, Store: store})
+	assert.NotContains(t, plain, "\nline ", "an entry the renderer does not know")
+	migrated := migrateAll(t, format, input, 4096, store)
+	refs := render(t, migrated, Options{Format: format, Store: store})
 	assert.Contains(t, refs, "⧉ artifact ")
 	assert.NotContains(t, refs, "omitted: stored as artifact", "placeholders are shown as references")
-	assert.Equal(t, plain, render(t, migrated, Options{Format: "gemini", Store: store, Rehydrate: true}))
+	assert.Equal(t, plain, render(t, migrated, Options{Format: format, Store: store, Rehydrate: true}))
+	return plain
+}
+
+// TestQwen: the session Qwen Code 0.24.4 wrote, every line known, shown
+// migrated and rehydrated as the original.
+func TestQwen(t *testing.T) {
+	plain := agentSession(t, "qwen-session.jsonl", "qwen")
+	assert.Contains(t, plain, " user · real_user\n  Read, count, write.\n")
+	assert.Contains(t, plain, " tool result · run_shell_command\n  Command: seq 1 1500\n")
+	assert.Contains(t, plain, " system · ui_telemetry\n")
 }

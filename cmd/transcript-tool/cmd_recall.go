@@ -24,7 +24,8 @@ func recallCommand(st streams) *cli.Command {
 		Description: "SESSION is a transcript file, or a session's id or the start of one, looked for in the\n" +
 			"PATHs or, without them, in the agents' session folders (~/.claude/projects,\n" +
 			"~/.codex/sessions, ~/.pi/agent/sessions, ~/.openclaw/agents/*/sessions,\n" +
-			"~/.gemini/tmp/*/chats). The section is a fixed header that says how to print an\n" +
+			"~/.gemini/tmp/*/chats, ~/.qwen/projects/*/chats and subagents). The section is a\n" +
+			"fixed header that says how to print an\n" +
 			"artifact, a narrative (session id, format, number of entries, time span, tool calls by\n" +
 			"name, number and total size of artifacts, and the last user request shortened), and\n" +
 			"one line per artifact, most recently referenced first: its 12-character id prefix,\n" +
@@ -72,7 +73,7 @@ func runRecall(ctx context.Context, st streams, in session.Input, storeDir, form
 	}
 	s, err := scanSession(in, "", store.Opener(ctx))
 	if err != nil {
-		return fatal(err, "recall reads pi, claude-code, codex, gemini and chat transcripts")
+		return fatal(err, "recall reads pi, qwen, claude-code, codex, gemini and chat transcripts")
 	}
 	path := in.Name()
 	s.Source = registry.SourcePath(path)
