@@ -29,10 +29,14 @@ type geminiAPI struct {
 // script; it stops when t ends.
 func newGeminiAPI(t *testing.T, script func(req *messagesRequest) turn) *geminiAPI {
 	g := &geminiAPI{script: script}
-	g.main = func(r recordedRequest) bool { return r.Req != nil && len(r.Req.Tools) > 0 }
+	g.main = offersTools
 	g.start(t, g.serve)
 	return g
 }
+
+// offersTools reports whether r is a turn of the agent's main loop: a
+// request that offers the model tools.
+func offersTools(r recordedRequest) bool { return r.Req != nil && len(r.Req.Tools) > 0 }
 
 // geminiPart is one part of a content of the Gemini API.
 type geminiPart struct {
