@@ -37,6 +37,8 @@ agents=(
   "@mariozechner/pi-coding-agent@0.73.1"   # pi before it moved
   "@earendil-works/pi-coding-agent@1.5.2"  # 1.6.0 depends on unpublished packages
   "@github/copilot@1.0.102"                # a native binary, from its platform package
+  "@google/gemini-cli@0.61.0"
+  "@qwen-code/qwen-code@0.24.4"
 )
 # How many versions below the latest `latest` tries before it gives up on
 # a package.

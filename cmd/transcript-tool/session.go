@@ -29,6 +29,11 @@ import (
 // Copilot session's.
 var sessionID = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
+// shortID is the end of the name of a file that holds only the start of
+// its session's id, as Gemini CLI's session-<time>-<id8> does: the whole
+// id is read from the file.
+var shortID = regexp.MustCompile(`-([0-9a-f]{8})$`)
+
 // findSession returns the transcript that arg names: arg itself when it is
 // a file, or looks like a file's path; the local copy of the object when
 // it is an s3:// URL; otherwise the one transcript under paths
@@ -83,6 +88,8 @@ func findSession(ctx context.Context, st streams, arg string, paths []string) (s
 			id = ids[len(ids)-1]
 		} else if dir := filepath.Base(filepath.Dir(in.Path)); sessionID.FindString(dir) == dir {
 			id = dir // a session folder's log (Copilot's <id>/events.jsonl)
+		} else if m := shortID.FindStringSubmatch(name); m != nil {
+			id = fileSession(in.Path, m[1])
 		}
 		switch {
 		case arg == id || arg == name:
@@ -109,6 +116,21 @@ func findSession(ctx context.Context, st streams, arg string, paths []string) (s
 	sort.Strings(names)
 	return none, &exitError{code: exitUsage, err: fmt.Errorf("%q names %d sessions:\n  %s", arg, len(found), strings.Join(names, "\n  ")),
 		hint: "give more of the id, or the file's path"}
+}
+
+// fileSession returns the session id that the transcript at path
+// records, when it begins with start, the part of it the file's name
+// holds; else start.
+func fileSession(path, start string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return start
+	}
+	defer f.Close()
+	if _, id, err := session.Detect(f, session.Compressed(path), ""); err == nil && strings.HasPrefix(id, start) {
+		return id
+	}
+	return start
 }
 
 // collectErr is the usage error of session.Collect's err, with a hint
