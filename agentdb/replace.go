@@ -1,0 +1,346 @@
+package agentdb
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/transcript-tool/transcript-tool/transcript"
+)
+
+// pause is called at named points of Replace. Tests make it stop a child
+// process there, to kill it.
+var pause = func(at string) {}
+
+// Replace writes the lines of the file at path, a rewritten copy of what
+// Fetch wrote for snap, back into the session's rows: line i into the
+// i-th row fetched, and only where the line changed. It returns how many
+// rows it rewrote; when no line changed it locks and writes nothing.
+//
+// The file must hold one line, ending with "\n", for each row fetched;
+// a changed line must be a JSON object of the same entry (the same type,
+// id, parent and message idempotency key), in UTF-8. Otherwise Replace
+// fails naming the file, line and byte offset, and writes nothing.
+//
+// Replace fails with ErrInUse (a *HeldError) while an OpenClaw process
+// holds the database, and with ErrChanged when any row of the session
+// differs from snap, or rows were added or removed: the session is then
+// left as it is. Otherwise, under OpenClaw's maintenance lease, it writes
+// the changed rows in one transaction, as identity text: event_json set
+// to the line, event_zstd and navigation_json NULL, event_utf8_bytes the
+// line's length. In the same transaction it rotates the session's rewrite
+// watermark, so that OpenClaw's readers drop what they derived from the
+// old rows, strictly advances the session's transcript_updated_at, and
+// marks its search projection for rebuild (needs_rebuild), which
+// OpenClaw's own exact rewrite also does whenever an entry's members
+// other than its message change, as the exact-restore marker's do.
+func (d *Database) Replace(ctx context.Context, snap *Snapshot, path string) (int, error) {
+	changes, err := diff(snap, path)
+	if err != nil || len(changes) == 0 {
+		return 0, err
+	}
+	unlock := lockLocal(d.Path)
+	defer unlock()
+	if err := d.probe(); err != nil {
+		return 0, err
+	}
+	f, release, err := d.hold(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	// A process that started before the lease was taken holds its
+	// coordinators by now.
+	if err := d.probe(); err != nil {
+		return 0, err
+	}
+	if err := d.dropIntegrityProof(ctx); err != nil {
+		return 0, fmt.Errorf("%s: drop OpenClaw's integrity record: %w", d.Path, err)
+	}
+	if err := d.rewrite(ctx, snap, path, changes, f); err != nil {
+		return 0, fmt.Errorf("%s: replace session %s: %w", d.Path, snap.Session, err)
+	}
+	return len(changes), nil
+}
+
+// change is a line of the rewritten file that differs from its row.
+type change struct {
+	index int // of the row in the Snapshot
+	sum   [sha256.Size]byte
+}
+
+// diff reads the rewritten file at path and returns its lines that differ
+// from the rows of snap, checking that it has one line per row and that
+// each changed line is a JSON object in UTF-8.
+func diff(snap *Snapshot, path string) ([]change, error) {
+	var changes []change
+	err := eachLine(path, func(i int, line []byte, at func(error) error) error {
+		if i >= len(snap.rows) {
+			return at(fmt.Errorf("more lines than the %d rows of session %s fetched", len(snap.rows), snap.Session))
+		}
+		if sumOf(snap.rows[i].seq, line) == snap.rows[i] {
+			return nil
+		}
+		if !utf8.Valid(line) {
+			return at(errors.New("changed line is not UTF-8"))
+		}
+		if _, err := identityOf(line); err != nil {
+			return at(fmt.Errorf("changed line: %w", err))
+		}
+		changes = append(changes, change{index: i, sum: sha256.Sum256(line)})
+		return nil
+	}, func(n int, end int64) error {
+		if n != len(snap.rows) {
+			return &transcript.InputError{Path: path, Line: n + 1, Offset: end,
+				Err: fmt.Errorf("%d lines for the %d rows of session %s fetched", n, len(snap.rows), snap.Session)}
+		}
+		return nil
+	})
+	return changes, err
+}
+
+// eachLine calls fn with every line of the file at path, without its
+// "\n", and a function that places an error at the line; then end with
+// the number of lines and the file's length. A last line without "\n"
+// is an error: Fetch ends every line with one.
+func eachLine(path string, fn func(i int, line []byte, at func(error) error) error, end func(n int, size int64) error) error {
+	file, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	r := bufio.NewReaderSize(file, 1<<20)
+	var off int64
+	for i := 0; ; i++ {
+		line, err := r.ReadBytes('\n')
+		at := func(err error) error { return &transcript.InputError{Path: path, Line: i + 1, Offset: off, Err: err} }
+		switch {
+		case err == io.EOF && len(line) == 0:
+			return end(i, off)
+		case err == io.EOF:
+			return at(errors.New("last line has no line break; the file is not one Fetch wrote"))
+		case err != nil:
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if err := fn(i, line[:len(line)-1], at); err != nil {
+			return err
+		}
+		off += int64(len(line))
+	}
+}
+
+// identity is what OpenClaw derives from an entry into
+// transcript_event_identities: a rewrite must keep it.
+type identity struct {
+	Type     json.RawMessage `json:"type"`
+	ID       json.RawMessage `json:"id"`
+	ParentID json.RawMessage `json:"parentId"`
+	Message  struct {
+		IdempotencyKey json.RawMessage `json:"idempotencyKey"`
+	} `json:"message"`
+}
+
+// identityOf returns the identity of the entry whose JSON is event, which
+// must be an object.
+func identityOf(event []byte) (identity, error) {
+	var id identity
+	t := bytes.TrimLeft(event, " \t\r\n")
+	if len(t) == 0 || t[0] != '{' {
+		return id, errors.New("not a JSON object")
+	}
+	if err := json.Unmarshal(event, &id); err != nil {
+		var te *json.UnmarshalTypeError
+		if !errors.As(err, &te) { // a message that is not an object has no key
+			return id, err
+		}
+	}
+	return id, nil
+}
+
+// equal reports whether two identities are the same, byte for byte.
+func (a identity) equal(b identity) bool {
+	return bytes.Equal(a.Type, b.Type) && bytes.Equal(a.ID, b.ID) && bytes.Equal(a.ParentID, b.ParentID) &&
+		bytes.Equal(a.Message.IdempotencyKey, b.Message.IdempotencyKey)
+}
+
+// rewrite makes the changes of the file at path in one transaction of the
+// database, after checking that every row is as snap says, and commits
+// only while this process still holds the maintenance lease f.
+func (d *Database) rewrite(ctx context.Context, snap *Snapshot, path string, changes []change, f *fence) error {
+	db, err := openWrite(d.Path, 0)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	tx, err := db.BeginTx(ctx, nil)
+	if busy(err) {
+		return &HeldError{Database: d.Path, Holder: "SQLite's write lock on the database"}
+	}
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := checkSchema(ctx, tx); err != nil {
+		return err
+	}
+	if err := hot(ctx, tx, snap.Session); err != nil {
+		return err
+	}
+	var utf8DB bool
+	if err := tx.QueryRowContext(ctx, "SELECT encoding = 'UTF-8' FROM pragma_encoding").Scan(&utf8DB); err != nil {
+		return err
+	}
+	old, err := verify(ctx, tx, snap, changes)
+	if err != nil {
+		return err
+	}
+	pause("verified")
+	update, err := tx.PrepareContext(ctx, `UPDATE transcript_events
+		SET event_json = ?, event_zstd = NULL, event_utf8_bytes = ?, navigation_json = NULL
+		WHERE session_id = ? AND seq = ?`)
+	if err != nil {
+		return err
+	}
+	defer update.Close()
+	next := 0
+	err = eachLine(path, func(i int, line []byte, at func(error) error) error {
+		if next == len(changes) || changes[next].index != i {
+			return nil
+		}
+		c := changes[next]
+		next++
+		if sha256.Sum256(line) != c.sum {
+			return at(errors.New("the file changed while the session was replaced"))
+		}
+		id, err := identityOf(line)
+		if err != nil {
+			return at(err)
+		}
+		if !id.equal(old[i]) {
+			return at(errors.New("changed line is another entry than its row: its type, id, parentId or message idempotencyKey differs"))
+		}
+		var size any
+		if utf8DB {
+			size = len(line)
+		}
+		res, err := update.ExecContext(ctx, string(line), size, snap.Session, snap.rows[i].seq)
+		if err != nil {
+			return at(err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return at(errors.Join(err, fmt.Errorf("%d rows updated for row %d", n, snap.rows[i].seq)))
+		}
+		return nil
+	}, func(int, int64) error { return nil })
+	if err != nil {
+		return err
+	}
+	if next != len(changes) {
+		return fmt.Errorf("%s: the file changed while the session was replaced", path)
+	}
+	pause("updated")
+	if err := derived(ctx, tx, snap.Session); err != nil {
+		return err
+	}
+	if err := f.check(ctx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	pause("committed")
+	return nil
+}
+
+// verify checks, inside the write transaction, that the rows of the
+// session are those of snap, and returns the identities of the rows
+// about to change, by index.
+func verify(ctx context.Context, tx *sql.Tx, snap *Snapshot, changes []change) (map[int]identity, error) {
+	old := make(map[int]identity, len(changes))
+	i, next := 0, 0
+	err := eachRow(ctx, tx, snap.Session, func(seq int64, event []byte) error {
+		if i >= len(snap.rows) || sumOf(seq, event) != snap.rows[i] {
+			return ErrChanged
+		}
+		if next < len(changes) && changes[next].index == i {
+			next++
+			id, err := identityOf(event)
+			if err != nil {
+				return fmt.Errorf("row %d: %w", seq, err)
+			}
+			old[i] = id
+		}
+		i++
+		return nil
+	})
+	if err == nil && i != len(snap.rows) {
+		err = ErrChanged
+	}
+	return old, err
+}
+
+// derived keeps OpenClaw's state derived from the session's rows true
+// after some were rewritten, as rewriteSqliteTranscriptEventRowsInTransaction
+// does: a new rewrite generation, a strictly later transcript_updated_at,
+// and the search projection (full-text rows, active events) marked for
+// the rebuild OpenClaw makes itself (markSessionTranscriptIndexDirty...).
+func derived(ctx context.Context, tx *sql.Tx, session string) error {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return err
+	}
+	now := time.Now().UnixMilli()
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`INSERT INTO transcript_rewrite_watermarks (session_id, generation, updated_at) VALUES (?, ?, ?)
+			ON CONFLICT (session_id) DO UPDATE SET generation = excluded.generation, updated_at = excluded.updated_at`,
+			[]any{session, hex.EncodeToString(b[:]), now}},
+		{`UPDATE session_windows SET transcript_updated_at =
+			max(?, coalesce(transcript_updated_at, -1) + 1, coalesce(transcript_observed_at, -1) + 1)
+			WHERE session_id = ?`,
+			[]any{now, session}},
+		{`INSERT INTO session_transcript_index_state
+			(session_id, indexed_seq, leaf_event_id, needs_rebuild, active_event_count, active_message_count, updated_at)
+			VALUES (?, -1, NULL, 1, 0, 0, ?)
+			ON CONFLICT (session_id) DO UPDATE SET needs_rebuild = 1, updated_at = excluded.updated_at`,
+			[]any{session, now}},
+	} {
+		if _, err := tx.ExecContext(ctx, q.sql, q.args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var (
+	localMu    sync.Mutex
+	localLocks = map[string]*sync.Mutex{}
+)
+
+// lockLocal serializes this process's Replace calls on the database at
+// path, which would otherwise fail each other's BEGIN IMMEDIATE.
+func lockLocal(path string) (unlock func()) {
+	localMu.Lock()
+	m := localLocks[path]
+	if m == nil {
+		m = &sync.Mutex{}
+		localLocks[path] = m
+	}
+	localMu.Unlock()
+	m.Lock()
+	return m.Unlock
+}
