@@ -73,7 +73,7 @@ func TestFetchExact(t *testing.T) {
 
 	sessions, err := d.Sessions(ctx)
 	require.NoError(t, err)
-	require.Len(t, sessions, 2)
+	require.Len(t, sessions, 3)
 	for _, s := range sessions {
 		want := jsonl(lines[s.ID])
 		assert.Equal(t, sessionKeys[s.ID], s.Key)
@@ -88,7 +88,7 @@ func TestFetchExact(t *testing.T) {
 		assert.Equal(t, string(jsonl(want)), got.String(), id)
 		assert.Equal(t, len(want), snap.Rows())
 	}
-	_, err = d.Fetch(ctx, "55555555-5555-4555-8555-555555555555", &bytes.Buffer{})
+	_, err = d.Fetch(ctx, "66666666-6666-4666-8666-666666666666", &bytes.Buffer{})
 	assert.ErrorIs(t, err, ErrNotFound)
 }
 
@@ -187,7 +187,7 @@ func TestReplace(t *testing.T) {
 	after := readState(t, d, sessionA)
 	assert.NotEqual(t, before.generation, after.generation, "rewrite watermark rotated")
 	assert.Greater(t, after.updatedAt, before.updatedAt)
-	assert.EqualValues(t, 1, after.needsRebuild)
+	assert.EqualValues(t, 0, after.needsRebuild, "tool results are not searched: the projection holds")
 	assert.Zero(t, after.maintenanceRows, "maintenance lease released")
 	var proofs []string
 	rows, err := quarantine.Query(`SELECT path FROM agent_integrity_verifications`)
@@ -331,7 +331,8 @@ func TestCorruptAndCold(t *testing.T) {
 	require.NoError(t, err)
 	sessions, err := d.Sessions(ctx)
 	require.NoError(t, err)
-	require.Len(t, sessions, 2)
+	require.Len(t, sessions, 3)
+	assert.Equal(t, sessionB, sessions[1].ID)
 	assert.True(t, sessions[1].Cold)
 	_, err = d.Fetch(ctx, sessionB, &bytes.Buffer{})
 	assert.ErrorIs(t, err, ErrCold)

@@ -28,9 +28,11 @@
 // of the database's integrity first, as OpenClaw's own maintenance does.
 // It keeps OpenClaw's derived state true as OpenClaw's exact rewrite of
 // rows does: it rotates the session's rewrite watermark, advances its
-// recency and marks its search projection for the rebuild that OpenClaw
-// then makes itself. A rewritten row is stored as identity text, a form
-// OpenClaw writes and reads itself.
+// recency, and changes the session's full-text search rows to what
+// OpenClaw's rebuild of them makes, rather than leave the rebuild to
+// OpenClaw, whose `agent` command refuses a session until it is done.
+// A rewritten row is stored as identity text, a form OpenClaw writes and
+// reads itself.
 //
 // Sessions that OpenClaw moved to a cold archive are listed but never
 // fetched nor rewritten (ErrCold). A database of a schema version this

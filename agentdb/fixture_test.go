@@ -30,7 +30,11 @@ const openclawPin = "openclaw@2026.9.6"
 const (
 	sessionA = "33333333-3333-4333-8333-333333333333"
 	sessionB = "44444444-4444-4444-8444-444444444444"
+	sessionC = "55555555-5555-4555-8555-555555555555"
 )
+
+// pixel is a PNG image of one pixel, in base64.
+const pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
 // q returns s as a JSON string, escaped as JavaScript's JSON.stringify
 // escapes it (control characters as \u00XX, nothing else).
@@ -48,7 +52,8 @@ func q(s string) string {
 // OpenClaw writes entries: session A has a 97 KB tool result (stored as a
 // zstd frame), a 14 KB one holding \u escapes (stored as text: OpenClaw
 // compresses no JSON with \u in it), and small entries (text), one with
-// a non-ASCII character; session B is small.
+// a non-ASCII character; session B is small; session C has user messages
+// with images, one with text beside the image and one without.
 func fixtureLines() map[string][]string {
 	var big, esc []string
 	for i := 1; i <= 700; i++ {
@@ -72,6 +77,7 @@ func fixtureLines() map[string][]string {
 			call, q(text), details, sec)
 	}
 	bigText := strings.Join(big, "\n")
+	image := `{"type":"image","data":"` + pixel + `","mimeType":"image/png"}`
 	return map[string][]string{
 		sessionA: {
 			header(sessionA),
@@ -86,11 +92,18 @@ func fixtureLines() map[string][]string {
 			entry("b1", "", 1, `{"role":"user","content":[{"type":"text","text":"a second session"}],"timestamp":1795132801000}`),
 			entry("b2", "b1", 2, `{"role":"assistant","content":[{"type":"text","text":"ok"}],"stopReason":"stop","timestamp":1795132802000}`),
 		},
+		sessionC: {
+			header(sessionC),
+			entry("c1", "", 1, `{"role":"user","content":[{"type":"text","text":"look at this"},`+image+`],"timestamp":1795132801000}`),
+			entry("c2", "c1", 2, `{"role":"assistant","content":[{"type":"text","text":"I see it"}],"stopReason":"stop","timestamp":1795132802000}`),
+			entry("c3", "c2", 3, `{"role":"user","content":[`+image+`],"timestamp":1795132803000}`),
+			entry("c4", "c3", 4, `{"role":"assistant","content":[{"type":"text","text":"a pixel"}],"stopReason":"stop","timestamp":1795132804000}`),
+		},
 	}
 }
 
 // sessionKeys are the session keys the fixture files its sessions under.
-var sessionKeys = map[string]string{sessionA: "agent:main:main", sessionB: "agent:main:other"}
+var sessionKeys = map[string]string{sessionA: "agent:main:main", sessionB: "agent:main:other", sessionC: "agent:main:images"}
 
 // jsonl returns lines as a JSONL file's bytes.
 func jsonl(lines []string) []byte { return []byte(strings.Join(lines, "\n") + "\n") }
@@ -154,7 +167,7 @@ func buildFixture(bin, path string) (string, error) {
 	h := sha256.New()
 	lines := fixtureLines()
 	fmt.Fprintln(h, openclawPin, sessionKeys)
-	for _, id := range []string{sessionA, sessionB} {
+	for _, id := range []string{sessionA, sessionB, sessionC} {
 		h.Write(jsonl(lines[id]))
 	}
 	root := filepath.Join(cacheHome(), "transcript-tool", "fixtures")

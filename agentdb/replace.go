@@ -2,13 +2,11 @@ package agentdb
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,8 +28,10 @@ var pause = func(at string) {}
 // rows it rewrote; when no line changed it locks and writes nothing.
 //
 // The file must hold one line, ending with "\n", for each row fetched;
-// a changed line must be a JSON object of the same entry (the same type,
-// id, parent and message idempotency key), in UTF-8. Otherwise Replace
+// a changed line must be a JSON object in UTF-8 and the same entry as its
+// row: only its message and the exact-restore marker member may differ,
+// not the message's idempotencyKey nor excludeFromContext (see
+// sameEntry), as when migrate or rehydrate rewrote it. Otherwise Replace
 // fails naming the file, line and byte offset, and writes nothing.
 //
 // Replace fails with ErrInUse (a *HeldError) while an OpenClaw process
@@ -42,10 +42,10 @@ var pause = func(at string) {}
 // to the line, event_zstd and navigation_json NULL, event_utf8_bytes the
 // line's length. In the same transaction it rotates the session's rewrite
 // watermark, so that OpenClaw's readers drop what they derived from the
-// old rows, strictly advances the session's transcript_updated_at, and
-// marks its search projection for rebuild (needs_rebuild), which
-// OpenClaw's own exact rewrite also does whenever an entry's members
-// other than its message change, as the exact-restore marker's do.
+// old rows, strictly advances the session's transcript_updated_at, which
+// also makes OpenClaw's memory index read the session again, and keeps
+// the session's full-text rows what OpenClaw's rebuild of them would be
+// (see keepSearch).
 func (d *Database) Replace(ctx context.Context, snap *Snapshot, path string) (int, error) {
 	changes, err := diff(snap, path)
 	if err != nil || len(changes) == 0 {
@@ -61,8 +61,8 @@ func (d *Database) Replace(ctx context.Context, snap *Snapshot, path string) (in
 		return 0, err
 	}
 	defer release()
-	// A process that started before the lease was taken holds its
-	// coordinators by now.
+	// Under the lease no OpenClaw process opens the database any more;
+	// one that took its locks since the first look is seen now.
 	if err := d.probe(); err != nil {
 		return 0, err
 	}
@@ -96,7 +96,7 @@ func diff(snap *Snapshot, path string) ([]change, error) {
 		if !utf8.Valid(line) {
 			return at(errors.New("changed line is not UTF-8"))
 		}
-		if _, err := identityOf(line); err != nil {
+		if _, err := factsOf(line); err != nil {
 			return at(fmt.Errorf("changed line: %w", err))
 		}
 		changes = append(changes, change{index: i, sum: sha256.Sum256(line)})
@@ -141,40 +141,6 @@ func eachLine(path string, fn func(i int, line []byte, at func(error) error) err
 	}
 }
 
-// identity is what OpenClaw derives from an entry into
-// transcript_event_identities: a rewrite must keep it.
-type identity struct {
-	Type     json.RawMessage `json:"type"`
-	ID       json.RawMessage `json:"id"`
-	ParentID json.RawMessage `json:"parentId"`
-	Message  struct {
-		IdempotencyKey json.RawMessage `json:"idempotencyKey"`
-	} `json:"message"`
-}
-
-// identityOf returns the identity of the entry whose JSON is event, which
-// must be an object.
-func identityOf(event []byte) (identity, error) {
-	var id identity
-	t := bytes.TrimLeft(event, " \t\r\n")
-	if len(t) == 0 || t[0] != '{' {
-		return id, errors.New("not a JSON object")
-	}
-	if err := json.Unmarshal(event, &id); err != nil {
-		var te *json.UnmarshalTypeError
-		if !errors.As(err, &te) { // a message that is not an object has no key
-			return id, err
-		}
-	}
-	return id, nil
-}
-
-// equal reports whether two identities are the same, byte for byte.
-func (a identity) equal(b identity) bool {
-	return bytes.Equal(a.Type, b.Type) && bytes.Equal(a.ID, b.ID) && bytes.Equal(a.ParentID, b.ParentID) &&
-		bytes.Equal(a.Message.IdempotencyKey, b.Message.IdempotencyKey)
-}
-
 // rewrite makes the changes of the file at path in one transaction of the
 // database, after checking that every row is as snap says, and commits
 // only while this process still holds the maintenance lease f.
@@ -215,6 +181,7 @@ func (d *Database) rewrite(ctx context.Context, snap *Snapshot, path string, cha
 	}
 	defer update.Close()
 	next := 0
+	var rows []rewritten
 	err = eachLine(path, func(i int, line []byte, at func(error) error) error {
 		if next == len(changes) || changes[next].index != i {
 			return nil
@@ -224,13 +191,14 @@ func (d *Database) rewrite(ctx context.Context, snap *Snapshot, path string, cha
 		if sha256.Sum256(line) != c.sum {
 			return at(errors.New("the file changed while the session was replaced"))
 		}
-		id, err := identityOf(line)
+		now, err := factsOf(line)
 		if err != nil {
 			return at(err)
 		}
-		if !id.equal(old[i]) {
-			return at(errors.New("changed line is another entry than its row: its type, id, parentId or message idempotencyKey differs"))
+		if !sameEntry(old[i], now) {
+			return at(errors.New("changed line is another entry than its row: it changes a member other than the message and the exact-restore marker, or the message's idempotencyKey or excludeFromContext"))
 		}
+		rows = append(rows, rewritten{seq: snap.rows[i].seq, old: old[i], new: now})
 		var size any
 		if utf8DB {
 			size = len(line)
@@ -251,7 +219,7 @@ func (d *Database) rewrite(ctx context.Context, snap *Snapshot, path string, cha
 		return fmt.Errorf("%s: the file changed while the session was replaced", path)
 	}
 	pause("updated")
-	if err := derived(ctx, tx, snap.Session); err != nil {
+	if err := derived(ctx, tx, snap.Session, rows); err != nil {
 		return err
 	}
 	if err := f.check(ctx); err != nil {
@@ -265,10 +233,10 @@ func (d *Database) rewrite(ctx context.Context, snap *Snapshot, path string, cha
 }
 
 // verify checks, inside the write transaction, that the rows of the
-// session are those of snap, and returns the identities of the rows
-// about to change, by index.
-func verify(ctx context.Context, tx *sql.Tx, snap *Snapshot, changes []change) (map[int]identity, error) {
-	old := make(map[int]identity, len(changes))
+// session are those of snap, and returns the facts of the rows about to
+// change, by index.
+func verify(ctx context.Context, tx *sql.Tx, snap *Snapshot, changes []change) (map[int]facts, error) {
+	old := make(map[int]facts, len(changes))
 	i, next := 0, 0
 	err := eachRow(ctx, tx, snap.Session, func(seq int64, event []byte) error {
 		if i >= len(snap.rows) || sumOf(seq, event) != snap.rows[i] {
@@ -276,11 +244,11 @@ func verify(ctx context.Context, tx *sql.Tx, snap *Snapshot, changes []change) (
 		}
 		if next < len(changes) && changes[next].index == i {
 			next++
-			id, err := identityOf(event)
+			f, err := factsOf(event)
 			if err != nil {
 				return fmt.Errorf("row %d: %w", seq, err)
 			}
-			old[i] = id
+			old[i] = f
 		}
 		i++
 		return nil
@@ -291,39 +259,35 @@ func verify(ctx context.Context, tx *sql.Tx, snap *Snapshot, changes []change) (
 	return old, err
 }
 
+// rewritten is a row Replace rewrote, with the facts of its entry
+// before and after.
+type rewritten struct {
+	seq      int64
+	old, new facts
+}
+
 // derived keeps OpenClaw's state derived from the session's rows true
-// after some were rewritten, as rewriteSqliteTranscriptEventRowsInTransaction
-// does: a new rewrite generation, a strictly later transcript_updated_at,
-// and the search projection (full-text rows, active events) marked for
-// the rebuild OpenClaw makes itself (markSessionTranscriptIndexDirty...).
-func derived(ctx context.Context, tx *sql.Tx, session string) error {
+// after the rows were rewritten, as OpenClaw's exact rewrite of rows
+// (rewriteSqliteTranscriptEventRowsInTransaction) does: a new rewrite
+// generation, a strictly later transcript_updated_at, and a search
+// projection that holds what a rebuild of it would (see keepSearch).
+func derived(ctx context.Context, tx *sql.Tx, session string, rows []rewritten) error {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return err
 	}
 	now := time.Now().UnixMilli()
-	for _, q := range []struct {
-		sql  string
-		args []any
-	}{
-		{`INSERT INTO transcript_rewrite_watermarks (session_id, generation, updated_at) VALUES (?, ?, ?)
-			ON CONFLICT (session_id) DO UPDATE SET generation = excluded.generation, updated_at = excluded.updated_at`,
-			[]any{session, hex.EncodeToString(b[:]), now}},
-		{`UPDATE session_windows SET transcript_updated_at =
-			max(?, coalesce(transcript_updated_at, -1) + 1, coalesce(transcript_observed_at, -1) + 1)
-			WHERE session_id = ?`,
-			[]any{now, session}},
-		{`INSERT INTO session_transcript_index_state
-			(session_id, indexed_seq, leaf_event_id, needs_rebuild, active_event_count, active_message_count, updated_at)
-			VALUES (?, -1, NULL, 1, 0, 0, ?)
-			ON CONFLICT (session_id) DO UPDATE SET needs_rebuild = 1, updated_at = excluded.updated_at`,
-			[]any{session, now}},
-	} {
-		if _, err := tx.ExecContext(ctx, q.sql, q.args...); err != nil {
-			return err
-		}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO transcript_rewrite_watermarks (session_id, generation, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (session_id) DO UPDATE SET generation = excluded.generation, updated_at = excluded.updated_at`,
+		session, hex.EncodeToString(b[:]), now); err != nil {
+		return err
 	}
-	return nil
+	if _, err := tx.ExecContext(ctx, `UPDATE session_windows SET transcript_updated_at =
+		max(?, coalesce(transcript_updated_at, -1) + 1, coalesce(transcript_observed_at, -1) + 1)
+		WHERE session_id = ?`, now, session); err != nil {
+		return err
+	}
+	return keepSearch(ctx, tx, session, rows, now)
 }
 
 var (
