@@ -202,3 +202,28 @@ func TestReplaceKilled(t *testing.T) {
 		})
 	}
 }
+
+// TestReplaceConcurrent replaces two sessions of one database at once, as
+// migrate --jobs does: the calls share this process's maintenance lease
+// and take the database's write lock in turn instead of failing it.
+func TestReplaceConcurrent(t *testing.T) {
+	d := fixtureDB(t)
+	lines := map[string][]string{sessionA: migrated(fixtureLines()[sessionA]), sessionC: imagesMigrated(fixtureLines()[sessionC])}
+	errs := make(chan error, len(lines))
+	for id, want := range lines {
+		snap, _, _ := fetchFile(t, d, id)
+		file := writeLines(t, want)
+		go func() {
+			_, err := d.Replace(context.Background(), snap, file)
+			errs <- err
+		}()
+	}
+	for range lines {
+		require.NoError(t, <-errs)
+	}
+	for id, want := range lines {
+		_, _, got := fetchFile(t, d, id)
+		assert.Equal(t, want, got)
+	}
+	assert.Zero(t, readState(t, d, sessionA).maintenanceRows)
+}
