@@ -10,7 +10,7 @@ build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/transcript-tool
 
 test:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 # Peak memory of migrate and rehydrate of a line of MEMLINE_S3 bytes whose
 # payload goes to S3: a versitygw on loopback (see .ci/run), started for
@@ -19,21 +19,31 @@ MEMLINE_S3 ?= 1000000000
 memcheck-s3: build
 	./scripts/memcheck-s3.sh $(BIN) $(MEMLINE_S3)
 
-# The pinned agents the end-to-end tests in e2e/ drive (Claude Code, Codex,
-# pi), installed from npm into AGENTS_DIR, outside the repository (default
-# ~/.cache/transcript-tool/agents). Without them those tests skip.
+# The agents the end-to-end tests in e2e/ drive (Claude Code, Codex, pi)
+# and the Node releases they need, installed from npm into AGENTS_DIR,
+# outside the repository (default ~/.cache/transcript-tool/agents): the
+# pinned versions, or with AGENTS=latest the newest that install today,
+# which the e2e tests then run against as well. Without the pinned ones
+# those tests skip.
+AGENTS ?= pinned
 agents:
-	./scripts/agents.sh
+	./scripts/agents.sh $(AGENTS)
 
 # The long fault-injection and crash runs: every errno at every file
 # operation, crash sweeps of more trees, and 500 SIGKILLs at random times
-# of larger runs (TT_SOAK_SEED=N repeats one); and 5000 rounds of each gc
-# scenario of fsck (gc racing migrate, a moved tree) on a local store, 500
-# through each S3 server. Prints the figures, the whole log on failure.
+# of larger runs (TT_SOAK_SEED=N repeats one); 500 rewrites in place of
+# a transcript another process appends to every millisecond; 5000 rounds
+# of each gc scenario of fsck (gc racing migrate, a moved tree) on a local
+# store, 500 through each S3 server; and 25 SIGKILLs at random times of an
+# in-bucket migrate (transcripts and store in S3, on gofakes3 and
+# versitygw), each run again after, which must leave no temporary in
+# $TMPDIR, the bucket or the store, and lose no byte. Prints the figures,
+# the whole log on failure.
 soak:
 	@log=$$(mktemp) && trap 'rm -f "$$log"' EXIT && \
-	TT_SOAK=1 $(GO) test -race -count=1 -timeout 60m -run 'Fault|Crash|Soak|^TestGC' -v ./migrate ./fsck >"$$log" 2>&1; st=$$?; \
-	if [ $$st -eq 0 ]; then grep -E '^(ok|--- )|faults injected|crash points|runs killed|whole run|no artifact lost|SOAK_SEED' "$$log"; \
+	TT_SOAK=1 $(GO) test -race -count=1 -timeout 60m -run 'Fault|Crash|Soak|^TestGC' -v ./migrate ./fsck >"$$log" 2>&1 && \
+	TT_SOAK=1 $(GO) test -race -count=1 -timeout 60m -run '^TestSoak' -v ./cmd/transcript-tool >>"$$log" 2>&1; st=$$?; \
+	if [ $$st -eq 0 ]; then grep -E '^(ok|--- )|faults injected|crash points|runs killed|whole run|no artifact lost|lines appended|SOAK_SEED' "$$log"; \
 	else grep -v -E '^=== (RUN|PAUSE|CONT|NAME)|^    --- PASS' "$$log"; fi; exit $$st
 
 lint:
@@ -83,6 +93,10 @@ clean:
 # and of rehydrate restoring it; and of show and recall of the original.
 # TMPDIR must have room for the line: a
 # compressed transcript's long lines are kept there while they are read.
+# Then the bounds of scripts/memcheck-bounds.sh, where the input would
+# choose the memory: 8 rollouts declaring 128 MiB zstd windows at
+# --jobs 8 (256 MiB), and a registry line of 300 MB (REGLINE) under
+# verify, ls, cat and recall (64 MiB).
 MEMLINE ?= 46000000
 memcheck: build
 	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
@@ -99,4 +113,5 @@ memcheck: build
 	/usr/bin/time -f "$$f recall: %M KiB peak RSS, %e s" $(BIN) --progress never recall $$dir/orig$${f#big} >/dev/null && \
 	/usr/bin/time -f "$$f rehydrate: %M KiB peak RSS, %e s" $(BIN) --progress never rehydrate $$dir/$$f | cmp - $$dir/orig.jsonl && \
 	echo "$$f round trip: identical" || exit 1; \
-	done
+	done; \
+	GO=$(GO) ./scripts/memcheck-bounds.sh $(BIN)

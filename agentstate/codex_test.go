@@ -1,9 +1,14 @@
 package agentstate
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -78,12 +83,13 @@ func TestFindCodexThread(t *testing.T) {
 		path string
 		want *CodexThread
 	}{
-		{"rollout", rollout, &CodexThread{Home: home, ID: threadA, Rollout: rollout}},
-		{"archived and compressed", archived, &CodexThread{Home: home, ID: threadB, Rollout: archived}},
+		{"rollout", rollout, &CodexThread{Home: home, ID: threadA, Rollout: rollout, History: true}},
+		{"archived and compressed", archived, &CodexThread{Home: home, ID: threadB, Rollout: archived, History: true}},
 		{"not a rollout name", filepath.Join(home, "sessions", "2026", "11", "25", "notes.jsonl"), nil},
 		{"not a UUID", filepath.Join(home, "sessions", "rollout-2026-11-25T20-09-32-../../x.jsonl"), nil},
 		{"outside sessions", filepath.Join(home, "rollout-2026-11-25T20-09-32-"+threadA+".jsonl"), nil},
-		{"no thread history", filepath.Join(other, "sessions", "rollout-2026-11-25T20-09-32-"+threadA+".jsonl"), nil},
+		{"no thread history", filepath.Join(other, "sessions", "rollout-2026-11-25T20-09-32-"+threadA+".jsonl"),
+			&CodexThread{Home: other, ID: threadA, Rollout: filepath.Join(other, "sessions", "rollout-2026-11-25T20-09-32-"+threadA+".jsonl")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,7 +103,7 @@ func TestFindCodexThread(t *testing.T) {
 		t.Chdir(filepath.Join(home, "sessions", "2026"))
 		got, err := FindCodexThread(filepath.Join("11", "25", filepath.Base(rollout)))
 		require.NoError(t, err)
-		assert.Equal(t, &CodexThread{Home: home, ID: threadA, Rollout: rollout}, got)
+		assert.Equal(t, &CodexThread{Home: home, ID: threadA, Rollout: rollout, History: true}, got)
 	})
 }
 
@@ -130,7 +136,7 @@ func TestResetHistoryTableAddedLater(t *testing.T) {
 		INSERT INTO thread_future VALUES (?1, 1), (?2, 2)`, threadA, threadB)
 	require.NoError(t, err)
 
-	require.NoError(t, (&CodexThread{Home: home, ID: threadA, Rollout: rollout}).ResetHistory(context.Background()))
+	require.NoError(t, (&CodexThread{Home: home, ID: threadA, Rollout: rollout, History: true}).ResetHistory(context.Background()))
 
 	var ids []string
 	rows, err := db.Query(`SELECT thread_id FROM thread_future`)
@@ -151,7 +157,7 @@ func TestResetHistoryRefusesUnknownSchema(t *testing.T) {
 	_, err := db.Exec(`DROP TABLE thread_history_projection_state`)
 	require.NoError(t, err)
 
-	err = (&CodexThread{Home: home, ID: threadA, Rollout: rollout}).ResetHistory(context.Background())
+	err = (&CodexThread{Home: home, ID: threadA, Rollout: rollout, History: true}).ResetHistory(context.Background())
 	require.ErrorIs(t, err, ErrUnknownSchema)
 	assert.ErrorContains(t, err, filepath.Join(home, historyDB))
 	var turns int
@@ -161,7 +167,7 @@ func TestResetHistoryRefusesUnknownSchema(t *testing.T) {
 
 func TestResetHistoryWaitsForCodexWriteLock(t *testing.T) {
 	home, rollout := codexHome(t)
-	th := &CodexThread{Home: home, ID: threadA, Rollout: rollout}
+	th := &CodexThread{Home: home, ID: threadA, Rollout: rollout, History: true}
 	old := BusyTimeout
 	BusyTimeout = 200 * time.Millisecond
 	t.Cleanup(func() { BusyTimeout = old })
@@ -189,8 +195,9 @@ func TestResetHistoryWaitsForCodexWriteLock(t *testing.T) {
 
 func TestResetHistoryMissingDatabase(t *testing.T) {
 	home := t.TempDir()
-	err := (&CodexThread{Home: home, ID: threadA}).ResetHistory(context.Background())
+	err := (&CodexThread{Home: home, ID: threadA, History: true}).ResetHistory(context.Background())
 	require.Error(t, err)
+	require.NoError(t, (&CodexThread{Home: home, ID: threadA}).ResetHistory(context.Background()), "a home without history has none to reset")
 	assert.NoFileExists(t, filepath.Join(home, historyDB), "no database is created")
 }
 
@@ -234,5 +241,91 @@ func TestLock(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, unlock())
 		assert.NoDirExists(t, filepath.Join(home, writerLocks))
+	})
+}
+
+// TestHoldMaintenanceLock is not a test: run by TestLockRolloutMaintenance
+// as a process of its own, it holds Codex's rollout maintenance lock as a
+// compression pass does, says so on stdout, and exits when its stdin
+// closes.
+func TestHoldMaintenanceLock(t *testing.T) {
+	home := os.Getenv("TT_CODEX_HOME")
+	if home == "" {
+		t.Skip("run by TestLockRolloutMaintenance")
+	}
+	f, err := os.OpenFile(filepath.Join(home, filepath.FromSlash(maintenanceLock)), os.O_RDWR|os.O_CREATE, 0o644)
+	require.NoError(t, err)
+	require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB))
+	fmt.Println("locked")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
+
+// TestLockRolloutMaintenance: a rollout is not locked for a rewrite while
+// a Codex compression pass holds the maintenance lock (here another
+// process), while a temporary of a compression or a materialization is
+// beside it, or while it is there both plain and compressed; nothing is
+// changed then. transcript-tool's own locks of two threads share the
+// maintenance lock, and a home that has none gets none.
+func TestLockRolloutMaintenance(t *testing.T) {
+	home, rollout := codexHome(t)
+	require.NoError(t, os.Mkdir(filepath.Join(home, ".tmp"), 0o700))
+	th := &CodexThread{Home: home, ID: threadA, Rollout: rollout, History: true}
+	other := &CodexThread{Home: home, ID: threadB, Rollout: filepath.Join(filepath.Dir(rollout), "rollout-2026-11-25T20-09-33-"+threadB+".jsonl"), History: true}
+	lockFile := filepath.Join(home, writerLocks, threadA+".lock")
+
+	t.Run("a compression pass", func(t *testing.T) {
+		holder := exec.Command(os.Args[0], "-test.run=^TestHoldMaintenanceLock$")
+		holder.Env = append(os.Environ(), "TT_CODEX_HOME="+home)
+		stdin, err := holder.StdinPipe()
+		require.NoError(t, err)
+		stdout, err := holder.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, holder.Start())
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		require.NoError(t, err)
+		require.Equal(t, "locked\n", line)
+
+		_, err = th.Lock()
+		require.ErrorIs(t, err, ErrMaintenance)
+		assert.ErrorContains(t, err, filepath.Join(home, ".tmp", "rollout-maintenance.lock"))
+		assert.NoFileExists(t, lockFile, "the thread is not locked")
+
+		require.NoError(t, stdin.Close())
+		require.NoError(t, holder.Wait())
+		unlock, err := th.Lock()
+		require.NoError(t, err, "the pass is over")
+		unlockOther, err := other.Lock()
+		require.NoError(t, err, "two of transcript-tool's locks share the maintenance lock")
+		require.NoError(t, errors.Join(unlock(), unlockOther()))
+	})
+
+	for _, name := range []string{"rollout-compress-AbC123.tmp", ".rollout-materialize-rollout-x.jsonl"} {
+		t.Run(name, func(t *testing.T) {
+			temp := filepath.Join(filepath.Dir(rollout), name)
+			require.NoError(t, os.WriteFile(temp, nil, 0o600))
+			_, err := th.Lock()
+			require.ErrorIs(t, err, ErrMaintenance)
+			assert.ErrorContains(t, err, temp)
+			assert.NoFileExists(t, lockFile, "the thread's lock is released")
+			require.NoError(t, os.Remove(temp))
+		})
+	}
+
+	t.Run("plain and compressed", func(t *testing.T) {
+		require.NoError(t, os.WriteFile(rollout+".zst", nil, 0o600))
+		defer os.Remove(rollout + ".zst")
+		_, err := th.Lock()
+		require.ErrorIs(t, err, ErrMaintenance)
+		compressed := &CodexThread{Home: home, ID: threadA, Rollout: rollout + ".zst", History: true}
+		_, err = compressed.Lock()
+		require.ErrorIs(t, err, ErrMaintenance)
+	})
+
+	t.Run("no maintenance folder", func(t *testing.T) {
+		require.NoError(t, os.RemoveAll(filepath.Join(home, ".tmp")))
+		unlock, err := th.Lock()
+		require.NoError(t, err)
+		require.NoError(t, unlock())
+		assert.NoDirExists(t, filepath.Join(home, ".tmp"), "nothing is created in a home that has no maintenance lock")
 	})
 }

@@ -1,12 +1,14 @@
 // Package bucket reaches transcripts kept in S3-compatible object storage,
-// a PATH s3://BUCKET/PREFIX/: it lists them, fetches each to a local file
-// for the commands that read and rewrite transcripts on disk, and puts a
+// a PATH s3://BUCKET/PREFIX/: Inputs lists them as inputs whose
+// session.Remote is their object, which fetches each to a local file for
+// the commands that read and rewrite transcripts on disk and puts a
 // rewritten one back in its object's place.
 //
 // # Guarantees
 //
 // Objects stream to and from files: memory does not grow with their size.
-// Replace writes an object only if it still holds the bytes Fetch read
+// Those files are kept in a run's folder of local copies
+// (session.Copies). Replace writes an object only if it still holds the bytes Fetch read
 // (PutObject with If-Match: the ETag fetched), so that a transcript an
 // agent rewrote or appended to meanwhile is left as that agent wrote it,
 // as migrate leaves a file on disk that changed while it was migrated.
@@ -25,6 +27,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -122,6 +125,76 @@ func (c *Client) List(ctx context.Context, url string) ([]Object, error) {
 		}
 	}
 	return objs, nil
+}
+
+// Inputs returns the transcripts url names (see List) as inputs whose
+// Remote is their object, each with the path of its local copy below dir
+// (dir/BUCKET/KEY), not fetched yet, and its default store in the bucket.
+// A key with an empty, "." or ".." segment has no local copy: no key may
+// reach outside dir.
+func (c *Client) Inputs(ctx context.Context, url, dir string) ([]session.Input, error) {
+	objs, err := c.List(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	inputs := make([]session.Input, 0, len(objs))
+	for _, o := range objs {
+		for _, seg := range strings.Split(o.Key, "/") {
+			if seg == "" || seg == "." || seg == ".." {
+				return nil, fmt.Errorf("%s: a key with an empty, . or .. segment has no local copy", o.URL())
+			}
+		}
+		inputs = append(inputs, session.Input{Path: filepath.Join(dir, o.Bucket, filepath.FromSlash(o.Key)), Rel: o.Rel,
+			Explicit: o.Explicit, Size: o.Size, Store: o.Store(), Remote: &transcript{c: c, o: o}})
+	}
+	return inputs, nil
+}
+
+// transcript is a transcript kept in an object, as a session.Remote.
+type transcript struct {
+	c *Client
+	o Object
+}
+
+func (t *transcript) Name() string { return t.o.URL() }
+
+func (t *transcript) Fetch(ctx context.Context, path string) (int64, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return 0, err
+	}
+	err := t.c.Fetch(ctx, &t.o, path)
+	return t.o.Size, err
+}
+
+// Replace puts the file at path in the object's place, if the object
+// still holds the bytes fetched; with backup, after copying them to
+// KEY.bak. A reply lost after the write succeeded is found out and is no
+// failure; a backup whose replace failed is removed when the original is
+// known to be in place, and kept when that is not known: it may be the
+// original's only copy.
+func (t *transcript) Replace(ctx context.Context, path string, backup bool) error {
+	c, o := t.c, t.o
+	bak := ""
+	if backup {
+		var err error
+		if bak, err = c.Backup(ctx, o); err != nil {
+			return err
+		}
+	}
+	err := c.Replace(ctx, o, path)
+	if err == nil {
+		return nil
+	}
+	holds, herr := c.Holds(ctx, o, path)
+	switch {
+	case herr == nil && holds == Replaced:
+		return nil // the write succeeded and its reply was lost
+	case herr == nil && bak != "":
+		// The original, or another writer's bytes, in place: the backup
+		// would only block the next run.
+		_ = c.Remove(ctx, o.Bucket, bak)
+	}
+	return err
 }
 
 // storeOf returns the folder of the store key belongs to, if it is one of

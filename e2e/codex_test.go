@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"database/sql"
 	"fmt"
 	"os"
@@ -9,12 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 )
 
-const codexPin = "@openai/codex@0.169.0"
+// codexPin is the Codex release the tests drive.
+const codexPin = "@openai/codex@0.171.0"
 
 // codexMarker ends the large output, and nothing else: not its first
 // line, which a placeholder's summary shows, nor the command, which cuts it
@@ -27,37 +30,20 @@ const codexMarker = "MARKER-codex-large-output-7f3a"
 // fraction of the bytes, and opens a placeholder's path with Codex's own
 // shell tool to get the output back.
 func TestCodexResumesMigratedSession(t *testing.T) {
-	codex := agentBin(t, codexPin, "codex")
-	api := newResponsesAPI(t)
-	home := codexHome(t, api)
-	work := t.TempDir()
+	forEachPin(t, codexPin, testCodexResume)
+}
 
-	big := fmt.Sprintf("seq -f 'row %%05g of the large shell output' 1 1800; m=%s; echo $m%s", codexMarker[:12], codexMarker[12:])
+func testCodexResume(t *testing.T, pin string) {
 	twin := "seq -f 'twin row %05g, the same output twice' 1 1500"
-	api.Script(
-		reply(execCommand("call_big", big)),
+	run := newCodexRollout(t, pin, []responsesStep{
+		reply(execCommand("call_big", bigCommand)),
 		reply(execCommand("call_twin1", twin)),
 		reply(execCommand("call_twin2", twin)),
 		reply(execCommand("call_fail", "echo about to fail >&2; ls /no/such/dir; exit 3")),
 		reply(assistantMessage("All four commands ran.")),
-	)
-	runCodex(t, codex, home, work, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "Run the commands.")
-	api.Requests()
-	rollouts, err := filepath.Glob(filepath.Join(home, "sessions", "*", "*", "*", "rollout-*.jsonl"))
-	require.NoError(t, err)
-	require.Len(t, rollouts, 1, "Codex writes one rollout")
-	rollout := rollouts[0]
+	}, "Run the commands.")
+	home, rollout := run.home, run.rollout
 	thread := rolloutThread(t, rollout)
-
-	// The unmigrated twin: a copy of the whole CODEX_HOME, resumed first,
-	// then put back in place for the migration. Both resume at the same
-	// path because Codex finds a rollout by its absolute path
-	// (state_5.sqlite) and tells the model where its home's skills are: a
-	// copy elsewhere gets one more developer message and no rollout.
-	twinHome := filepath.Join(t.TempDir(), "codex-home")
-	copyTree(t, home, twinHome)
-	original, err := os.ReadFile(rollout)
-	require.NoError(t, err)
 
 	// The resumed turn: the model opens the path of the large output's
 	// placeholder with exec_command, when there is one, then ends the turn.
@@ -72,24 +58,9 @@ func TestCodexResumesMigratedSession(t *testing.T) {
 		}
 		return []map[string]any{assistantMessage("The output is above.")}
 	}
-	resume := func() []responsesRequest {
-		api.Script(recall, recall)
-		runCodex(t, codex, home, work, "exec", "resume", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
-			thread, "Show me the first output again.")
-		return api.Requests()
-	}
-	before := resume()
-	require.NoError(t, os.RemoveAll(home))
-	copyTree(t, twinHome, home)
-
-	// Migrate in place with the default store, as a user would; migrate
-	// resets Codex's thread history of the rollout.
-	runTool(t, "migrate", filepath.Join(home, "sessions"))
-	migrated, err := os.ReadFile(rollout)
-	require.NoError(t, err)
-	t.Logf("rollout: %d bytes, migrated in place: %d bytes", len(original), len(migrated))
+	resume := func() []responsesRequest { return run.resume(t, "Show me the first output again.", recall, recall) }
+	before, original, migrated := run.twinThenMigrate(t, resume)
 	require.Less(t, len(migrated), len(original), "migrate shrinks the rollout")
-	assert.Equal(t, original, runTool(t, "rehydrate", rollout), "rehydrate gives the original bytes back")
 	// Each output is written twice, in an item_completed event and after
 	// a header in the function_call_output: the large output once, the
 	// twin command's twice, make six references to two objects.
@@ -134,6 +105,85 @@ func TestCodexResumesMigratedSession(t *testing.T) {
 	assertThreadHistory(t, home, thread, rollout, "call_cat")
 }
 
+// bigCommand prints a large output that ends with codexMarker.
+var bigCommand = fmt.Sprintf("seq -f 'row %%05g of the large shell output' 1 1800; m=%s; echo $m%s", codexMarker[:12], codexMarker[12:])
+
+// codexRun is a Codex home in which Codex wrote one rollout.
+type codexRun struct {
+	codex               agent
+	api                 *responsesAPI
+	home, work, rollout string
+}
+
+// newCodexRollout has Codex release pin run `codex exec` once in a new
+// home and working folder, with args (a prompt and more), against a new
+// stand-in answering steps, and returns the rollout it wrote.
+func newCodexRollout(t *testing.T, pin string, steps []responsesStep, args ...string) codexRun {
+	t.Helper()
+	r := newCodexHome(t, pin)
+	r.exec(t, steps, args...)
+	return r
+}
+
+// newCodexHome returns a new home and working folder for Codex release
+// pin, and its stand-in, with no rollout yet.
+func newCodexHome(t *testing.T, pin string) codexRun {
+	t.Helper()
+	r := codexRun{codex: findAgent(t, pin, "codex"), api: newResponsesAPI(t), work: t.TempDir()}
+	r.home = codexHome(t, r.api)
+	return r
+}
+
+// exec runs `codex exec` with args against the stand-in answering steps,
+// and sets r.rollout to the rollout Codex wrote.
+func (r *codexRun) exec(t *testing.T, steps []responsesStep, args ...string) {
+	t.Helper()
+	r.api.Script(steps...)
+	runCodex(t, r.codex, r.home, r.work, append([]string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"}, args...)...)
+	r.api.Requests()
+	rollouts, err := filepath.Glob(filepath.Join(r.home, "sessions", "*", "*", "*", "rollout-*.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, rollouts, 1, "Codex writes one rollout")
+	r.rollout = rollouts[0]
+}
+
+// resume runs `codex exec resume` of r's rollout with prompt against the
+// stand-in answering steps, and returns the requests it made.
+func (r codexRun) resume(t *testing.T, prompt string, steps ...responsesStep) []responsesRequest {
+	t.Helper()
+	r.api.Script(steps...)
+	runCodex(t, r.codex, r.home, r.work, "exec", "resume", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+		rolloutThread(t, r.rollout), prompt)
+	return r.api.Requests()
+}
+
+// twinThenMigrate resumes the rollout unmigrated with resume, migrates
+// its home's sessions in place with the default store, as a user would
+// (migrate resets Codex's thread history of the rollout), and checks that
+// rehydrate gives the original bytes back. It returns the unmigrated
+// resume's requests and the rollout's bytes before and after the
+// migration. The unmigrated twin resumes at the same path, its home
+// copied first and put back after, because Codex finds a rollout by its
+// absolute path (state_5.sqlite) and tells the model where its home's
+// skills are: a copy elsewhere gets one more developer message and no
+// rollout.
+func (r codexRun) twinThenMigrate(t *testing.T, resume func() []responsesRequest) (twin []responsesRequest, original, migrated []byte) {
+	t.Helper()
+	original, err := os.ReadFile(r.rollout)
+	require.NoError(t, err)
+	saved := filepath.Join(t.TempDir(), "codex-home")
+	copyTree(t, r.home, saved)
+	twin = resume()
+	require.NoError(t, os.RemoveAll(r.home))
+	copyTree(t, saved, r.home)
+	runTool(t, "migrate", filepath.Join(r.home, "sessions"))
+	migrated, err = os.ReadFile(r.rollout)
+	require.NoError(t, err)
+	t.Logf("rollout: %d bytes, migrated in place: %d bytes (%.1f%%)", len(original), len(migrated), 100*float64(len(migrated))/float64(len(original)))
+	assert.Equal(t, original, runTool(t, "rehydrate", r.rollout), "rehydrate gives the original bytes back")
+	return twin, original, migrated
+}
+
 // codexHome writes a CODEX_HOME whose config points Codex at api.
 func codexHome(t *testing.T, api *responsesAPI) string {
 	home := t.TempDir()
@@ -156,10 +206,10 @@ env_key = "STANDIN_API_KEY"
 
 // runCodex runs Codex with its home in home and nothing of the
 // developer's own.
-func runCodex(t *testing.T, codex, home, dir string, args ...string) {
+func runCodex(t *testing.T, codex agent, home, dir string, args ...string) {
 	t.Helper()
 	env := []string{"CODEX_HOME=" + home, "HOME=" + filepath.Dir(home), "STANDIN_API_KEY=stand-in"}
-	runAgent(t, dir, env, 60*time.Second, codex, args...)
+	runAgent(t, codex, dir, env, 60*time.Second, args...)
 }
 
 // rolloutThread returns the thread id that ends a rollout's file name.
@@ -220,4 +270,51 @@ func assertThreadHistory(t *testing.T, home, thread, rollout, callID string) {
 	assert.Equal(t, fi.Size(), next, "Codex read the rollout to its end")
 	t.Logf("thread history: %d turns, call_big's item %d bytes, %s's item %d bytes, read up to byte %d of %d",
 		len(turns), bigItem, callID, size, next, fi.Size())
+}
+
+// TestCodexCompressedRollout: a rollout Codex compressed itself, as its
+// compression of idle rollouts writes it (one zstd frame at level 3 with
+// its content size and checksum, mtime and mode kept, the plain file
+// gone), migrates in place and rehydrates to its JSONL bytes; Codex
+// resumes the migrated one, which it decompresses back to a plain
+// rollout, and shows the model the placeholder.
+func TestCodexCompressedRollout(t *testing.T) {
+	forEachPin(t, codexPin, func(t *testing.T, pin string) {
+		run := newCodexRollout(t, pin, []responsesStep{reply(execCommand("call_big", bigCommand)), reply(assistantMessage("Done."))}, "Run the command.")
+		home, rollout := run.home, run.rollout
+		plain, err := os.ReadFile(rollout)
+		require.NoError(t, err)
+		fi, err := os.Stat(rollout)
+		require.NoError(t, err)
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(true))
+		require.NoError(t, err)
+		compressed := enc.EncodeAll(plain, nil)
+		require.NoError(t, os.WriteFile(rollout+".zst", compressed, fi.Mode().Perm()))
+		require.NoError(t, os.Chtimes(rollout+".zst", fi.ModTime(), fi.ModTime()))
+		require.NoError(t, os.Remove(rollout))
+
+		runTool(t, "migrate", filepath.Join(home, "sessions"))
+		migrated, err := os.ReadFile(rollout + ".zst")
+		require.NoError(t, err)
+		t.Logf("rollout: %d bytes, compressed %d, migrated %d", len(plain), len(compressed), len(migrated))
+		assert.NoFileExists(t, rollout)
+		assert.Equal(t, plain, runTool(t, "rehydrate", rollout+".zst"), "rehydrate gives the JSONL bytes back")
+
+		require.Len(t, run.resume(t, "Show me the output again.", func(req responsesRequest) []map[string]any {
+			out, ok := req.functionOutput("call_big")
+			require.True(t, ok, "the resumed request holds the large output's call")
+			assert.Contains(t, out, placeholderHead, "the model is shown the placeholder")
+			assert.NotContains(t, out, codexMarker)
+			return []map[string]any{assistantMessage("Seen.")}
+		}), 1)
+		resumed, err := os.ReadFile(rollout)
+		require.NoError(t, err, "Codex decompressed the rollout it resumed")
+		d, err := zstd.NewReader(nil)
+		require.NoError(t, err)
+		defer d.Close()
+		migratedPlain, err := d.DecodeAll(migrated, nil)
+		require.NoError(t, err)
+		assert.True(t, bytes.HasPrefix(resumed, migratedPlain), "Codex resumed the migrated rollout and appended to it")
+		t.Logf("verify: %s", runTool(t, "verify", filepath.Join(home, "sessions")))
+	})
 }

@@ -226,6 +226,10 @@ type agentCase struct {
 	Sessions func(home string) string
 	// Run runs the agent once, for one prompt.
 	Run func(t *testing.T, r agentRun)
+	// Edit, when set, changes the session the agent wrote, at path,
+	// before it is copied and migrated: entries of shapes the agent
+	// writes only in some runs.
+	Edit func(t *testing.T, w workload, session string)
 	// Migrated, when set, checks the agent's own lines of the migrated
 	// session before the agent resumes it.
 	Migrated func(t *testing.T, session []byte)
@@ -248,8 +252,8 @@ const agentTimeout = 90 * time.Second
 // workload; transcript-tool migrates its session folder in place, with
 // the default store, as a user would, and rehydrates each transcript to
 // the bytes of an unmigrated twin; then the agent resumes both, and
-// checkResumes compares what it sent.
-func runE2E(t *testing.T, c agentCase) {
+// checkResumes compares what it sent. It returns both resumed runs.
+func runE2E(t *testing.T, c agentCase) (twin, migrated resumeRun) {
 	root := t.TempDir()
 	w := newWorkload(t, root)
 	home := filepath.Join(root, "home")
@@ -261,6 +265,9 @@ func runE2E(t *testing.T, c agentCase) {
 	transcripts := jsonlFiles(t, c.Sessions(home))
 	require.Len(t, transcripts, 1, "the agent should have written one session")
 	session := transcripts[0]
+	if c.Edit != nil {
+		c.Edit(t, w, session)
+	}
 	rel, err := filepath.Rel(home, session)
 	require.NoError(t, err)
 
@@ -289,8 +296,8 @@ func runE2E(t *testing.T, c agentCase) {
 	if c.Migrated != nil {
 		c.Migrated(t, migratedBytes)
 	}
-	twin := resume("unmigrated", twinHome, twinSession)
-	migrated := resume("migrated", home, session)
+	twin = resume("unmigrated", twinHome, twinSession)
+	migrated = resume("migrated", home, session)
 	checkResumes(t, w, twin, migrated)
 
 	// The agent appended to the migrated session and rewrote nothing,
@@ -299,6 +306,7 @@ func runE2E(t *testing.T, c agentCase) {
 	require.NoError(t, err)
 	assert.True(t, bytes.HasPrefix(resumed, migratedBytes), "the agent rewrote the migrated session instead of appending to it")
 	t.Logf("verify: %s", runTool(t, "verify", c.Sessions(home)))
+	return twin, migrated
 }
 
 // messagesSize is the size of the messages array of r's body: the

@@ -18,7 +18,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 )
@@ -48,37 +47,6 @@ func mainTest(m *testing.M) int {
 	return m.Run()
 }
 
-// agentsDir is where scripts/agents.sh installs the agents.
-func agentsDir() string {
-	if d := os.Getenv("AGENTS_DIR"); d != "" {
-		return d
-	}
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		home, _ := os.UserHomeDir()
-		cache = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(cache, "transcript-tool", "agents")
-}
-
-// agentBin returns the path of the executable bin of the npm package
-// pin ("@scope/name@version"), skipping t (or failing it, under
-// TT_REQUIRE_AGENTS=1) when it is not installed.
-func agentBin(t *testing.T, pin, bin string) string {
-	t.Helper()
-	i := strings.LastIndexByte(pin, '@')
-	folder := filepath.Join(agentsDir(), strings.ReplaceAll(pin[:i], "/", "_")+pin[i:])
-	p := filepath.Join(folder, "node_modules", ".bin", bin)
-	if _, err := os.Stat(p); err != nil {
-		msg := fmt.Sprintf("%s is not installed in %s: run `make agents` (it needs the npm registry)", pin, agentsDir())
-		if os.Getenv("TT_REQUIRE_AGENTS") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return p
-}
-
 // runTool runs transcript-tool with args and returns its stdout; it fails
 // t on a non-zero exit status.
 func runTool(t *testing.T, args ...string) []byte {
@@ -94,21 +62,21 @@ func runTool(t *testing.T, args ...string) []byte {
 	return stdout.Bytes()
 }
 
-// runAgent runs an agent's command line in dir with env (added to a
-// minimal environment: PATH and nothing of the developer's own HOME) and
+// runAgent runs agent a with args in dir with env (added to a minimal
+// environment: a's PATH and nothing of the developer's own HOME) and
 // returns its combined output; it fails t on a non-zero exit status or
 // after timeout.
-func runAgent(t *testing.T, dir string, env []string, timeout time.Duration, name string, args ...string) []byte {
+func runAgent(t *testing.T, a agent, dir string, env []string, timeout time.Duration, args ...string) []byte {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := exec.CommandContext(ctx, a.Bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8", "TERM=dumb", "CI=1"}, env...)
+	cmd.Env = append([]string{"PATH=" + a.Path, "LANG=C.UTF-8", "TERM=dumb", "CI=1"}, env...)
 	cmd.Stdin = bytes.NewReader(nil)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("%s %v: %v\n%s", filepath.Base(name), args, err, out)
+		t.Fatalf("%s %v: %v\n%s", a.Pin, args, err, out)
 	}
 	return out
 }

@@ -71,14 +71,9 @@ func rewriteBoth(t *testing.T, f Format, threshold int, text []byte, start int, 
 // long-line rewrite gives exactly what the whole one does.
 func TestRewriteBigSessions(t *testing.T) {
 	for _, name := range sessionFiles(t) {
-		input, err := os.ReadFile(name)
-		require.NoError(t, err)
+		input, f := readSession(t, name)
 		base := filepath.Base(name)
-		f, ok := detectFormat(input)
-		if !ok {
-			f = piFormat
-		}
-		for _, threshold := range []int{4096, 300} {
+		for _, threshold := range []int{4096, 300, 1} {
 			t.Run(fmt.Sprintf("%s/%d", base, threshold), func(t *testing.T) {
 				compared, whole := 0, 0
 				var calls callTable
@@ -141,7 +136,7 @@ func TestRewriteBigLines(t *testing.T) {
 		`{"type":"message","message":{"role":"toolResult","toolCallId":"c7","toolName":"x","content":[{"type":"text","text":"` + text + "\x01" + `"}]}}`,
 	}
 	for i, l := range lines {
-		for _, threshold := range []int{4096, 300} {
+		for _, threshold := range []int{4096, 300, 1} {
 			if !rewriteBoth(t, piFormat, threshold, []byte(l), 0, nil) {
 				t.Errorf("line %d: left to the whole rewrite", i+1)
 			}
@@ -153,7 +148,7 @@ func TestRewriteBigLines(t *testing.T) {
 // long enough to be cut to stubs, the long-line rewrite gives exactly what
 // the whole one does.
 func FuzzRewriteBig(f *testing.F) {
-	bigPad := strings.Repeat("payload-", 40)
+	bigPad := strings.Repeat("payload-", 400)
 	for _, s := range fuzzSeeds {
 		f.Add(0, strings.ReplaceAll(s, pad, bigPad))
 	}
@@ -200,3 +195,34 @@ func (t *callTable) clone() callTable {
 	maps.Copy(c.m, t.m)
 	return c
 }
+
+// TestMovesReadsNoLargePayload: Moves tells that a payload far larger than
+// any placeholder moves without reading it: a check of a long line reads
+// its payloads no more than to cut them out, however large.
+func TestMovesReadsNoLargePayload(t *testing.T) {
+	text := []byte(`{"type":"message","id":"r1","timestamp":"t","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":` +
+		jsonString(t, strings.Repeat(payloadText, 50)) + `}],"details":{"cwd":"/home/dev/app"},"isError":false}}`)
+	for _, threshold := range []int{4096, 1} {
+		sk, err := transcript.BuildSkeleton(bytes.NewReader(text), skeletonOptions(threshold))
+		require.NoError(t, err)
+		require.NotEmpty(t, sk.Stubs, "no payload cut out")
+		root, err := transcript.Parse(sk.Text, 0)
+		require.NoError(t, err)
+		sites := piFormat.Sites(root, threshold, nil)
+		x := &Externalizer{Format: piFormat, Threshold: threshold, PathFor: testPath}
+		moves, err := x.Moves(root, sites, &BigLine{Skeleton: sk, Src: unreadable{}})
+		require.NoError(t, err, "threshold %d", threshold)
+		var moved []string
+		for i, s := range sites {
+			if moves[i] {
+				moved = append(moved, s.Path.String())
+			}
+		}
+		assert.Equal(t, []string{"/message/content"}, moved, "threshold %d", threshold)
+	}
+}
+
+// unreadable is a line's source that fails every read.
+type unreadable struct{}
+
+func (unreadable) ReadAt([]byte, int64) (int, error) { return 0, errors.New("read") }

@@ -7,7 +7,11 @@
 // their payloads (tool results, command output, images): the payload sites
 // of an entry. A site whose JSON bytes reach the threshold is replaced by
 // a placeholder of the same JSON type that tells a reader what was there,
-// how big it was and where the full content lives.
+// how big it was and where the full content lives, if that shortens the
+// line: a placeholder and the marker's record of it take a few hundred
+// bytes, more than a small payload under a low threshold, so a site moves
+// only if its line gets shorter, marker included, and a line never grows
+// (but for an entry's own member named like the marker; see below).
 //
 // # Tool calls and summaries
 //

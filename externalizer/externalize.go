@@ -2,7 +2,6 @@ package externalizer
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -63,7 +62,9 @@ type Externalizer struct {
 	// decoded and hashed again: a run's.
 	Payloads *Payloads
 
-	scratch []byte // decoded artifact bytes, reused from one artifact to the next
+	// scratch holds the decoded bytes of the artifacts of the line being
+	// rewritten, until they are stored; its space is reused line after line.
+	scratch []byte
 	// calls are the tool calls of the lines rewritten so far: a result
 	// that names only its call is described, and recorded, with the
 	// call's name and main argument. Lines must be rewritten in order.
@@ -90,7 +91,9 @@ type splice struct {
 // Rewrite externalizes the payload sites of one line. text is the line
 // without its end-of-line bytes and start the offset where JSON may begin
 // (past a byte order mark). Lines that are not JSON objects, that nest too
-// deeply, or that have no site over the threshold are kept.
+// deeply, or that have no site over the threshold are kept. A site moves
+// only if that shortens the line, its marker included (see Moves): a
+// rewritten line is always shorter but for the case below.
 //
 // A member called MarkerKey that is not a marker belongs to the entry
 // itself; such an entry always gains a marker after it, with no edits if
@@ -153,88 +156,38 @@ func (x *Externalizer) rewrite(text []byte, start int, big *BigLine) (Result, []
 	if len(sites) == 0 && !foreign {
 		return Result{}, nil, nil
 	}
-	for i := range sites {
-		x.calls.fill(&sites[i])
+	moves, err := x.plan(root, sites, big, foreign, false)
+	if err != nil {
+		return Result{}, nil, err
 	}
-	var (
-		res     Result
-		raws    = rawParts{}
-		edits   = []edit{}
-		splices []splice
-		refSite *Site
-		refArt  Artifact
-	)
-	holes := make([][]hole, len(sites))
-	for i := range sites {
-		s := &sites[i]
-		switch s.Value.Kind() {
-		case transcript.String, transcript.Array, transcript.Object:
-		default:
-			continue // no placeholder keeps the type of a number or literal
-		}
-		holes[i] = cutSite(s.Value, s.Head, x.Threshold, s.Image, s.Media, big)
-		if len(holes[i]) != 1 || !holes[i][0].body {
-			s.Head = 0 // stored whole, as a string cut out of a long line is
-		}
-		if big != nil && !bigSiteOK(big, s, holes[i]) {
-			// Nothing is stored for a line left to the whole rewrite.
-			return Result{}, nil, ErrNeedWhole
-		}
-	}
-	for i := range sites {
-		s := &sites[i]
-		if holes[i] == nil {
-			continue
-		}
-		parts := make([]part, 0, 2*len(holes[i])+1)
-		pos := s.Value.Start
-		first := len(res.Artifacts)
-		for _, h := range holes[i] {
-			if h.v.Start > pos {
-				parts = append(parts, part{Lit: string(text[pos:h.v.Start])})
-			}
-			a, form, err := x.store(h, s, big)
-			if err != nil {
-				return Result{}, nil, err
-			}
-			p := part{ID: a.Digest.String(), Form: form}
-			raws.add(p, text[h.v.Start:h.v.End])
-			parts = append(parts, p)
-			res.Artifacts = append(res.Artifacts, a)
-			pos = h.v.End
-		}
-		main, others := largest(res.Artifacts[first:])
-		if pos < s.Value.End {
-			parts = append(parts, part{Lit: string(text[pos:s.Value.End])})
-		}
-		siteLen := int64(s.Value.Len())
-		if big != nil {
-			from, to := big.Span(s.Value.Start, s.Value.End)
-			siteLen = to - from
-		}
-		edits = append(edits, edit{At: s.Path.String(), Dup: s.Dup, Parts: parts})
-		splices = append(splices, splice{s.Value.Start, s.Value.End, x.placeholder(s, siteLen, main, others)})
-		if s.RefParent != nil && refSite == nil {
-			refSite, refArt = s, main
-		}
-	}
-	if len(edits) == 0 && !foreign {
+	if len(moves) == 0 && !foreign {
 		return Result{}, nil, nil
 	}
-	if refSite != nil {
-		if sp, e, ok := x.artifactRef(root, refSite, refArt); ok {
-			splices = append(splices, sp)
-			edits = append(edits, e)
+	var (
+		raws    = rawParts{}
+		edits   = make([][]byte, 0, len(moves)+1)
+		splices = make([]splice, 0, len(moves)+2)
+		ref     *refAdd
+	)
+	for _, m := range moves {
+		splices = append(splices, m.placeholder)
+		edits = append(edits, m.edit)
+		for _, p := range m.named {
+			raws.add(p.part, p.raw)
+		}
+		if m.ref != nil {
+			ref = m.ref
 		}
 	}
-	sum := sha256.Sum256(text)
-	mk, err := markerAPI.Marshal(marker{V: MarkerVersion, SHA256: hex.EncodeToString(sum[:]), Edits: edits})
-	if err != nil {
-		return Result{}, nil, fmt.Errorf("encode marker: %w", err)
+	if ref != nil {
+		splices = append(splices, ref.splice)
+		edits = append(edits, ref.edit)
 	}
+	sum := sha256.Sum256(text)
 	at, sep := insertionPoint(root)
-	member := append(append([]byte(sep), markerKeyQuoted...), ':')
-	splices = append(splices, splice{at, at, append(member, mk...)})
+	member := make([]byte, 0, len(sep)+len(markerKeyQuoted)+len(":")+markerLen(edits))
+	member = append(append(append(member, sep...), markerKeyQuoted...), ':')
+	splices = append(splices, splice{at, at, appendMarker(member, sum, edits)})
 	if err := checkRewrite(apply(text, splices), start, text, raws); err != nil {
 		return Result{}, nil, err
 	}
@@ -243,6 +196,17 @@ func (x *Externalizer) rewrite(text []byte, start int, big *BigLine) (Result, []
 		last := &splices[len(splices)-1]
 		if last.with, err = patchSum(last.with, sum, big.Sum); err != nil {
 			return Result{}, nil, err
+		}
+	}
+	// Stored only now: nothing is for a line kept as it is.
+	res := Result{Artifacts: make([]Artifact, 0, len(raws))}
+	for _, m := range moves {
+		for _, a := range m.arts {
+			if err := x.Put(a); err != nil {
+				return Result{}, nil, err
+			}
+			a.Data, a.Stream = nil, nil
+			res.Artifacts = append(res.Artifacts, a)
 		}
 	}
 	return res, splices, nil
@@ -280,8 +244,9 @@ func fromStub(s *Site) bool {
 	return false
 }
 
-// store makes the artifact of hole h of site s and passes it to Put.
-func (x *Externalizer) store(h hole, s *Site, big *BigLine) (Artifact, Form, error) {
+// artifact makes the artifact of hole h of site s, ready for Put: its
+// bytes are in Data, in the line's scratch space, or written by Stream.
+func (x *Externalizer) artifact(h hole, s *Site, big *BigLine) (Artifact, Form, error) {
 	ctx := siteContext(s)
 	a := Artifact{Site: s.Path.String(), Tool: s.Tool, ToolCallID: s.ToolCallID, Entry: s.Entry, ctx: ctx}
 	if big != nil && big.cuts(h.v.Start, h.v.End) {
@@ -291,37 +256,43 @@ func (x *Externalizer) store(h hole, s *Site, big *BigLine) (Artifact, Form, err
 		}
 		a.Digest, a.Size, a.Media, a.Stream = d, int(size), p.media, stream
 		a.kind, a.Summary = desc.describe()
-		if err := x.Put(a); err != nil {
-			return Artifact{}, "", err
-		}
-		a.Stream = nil
 		return a, p.form, nil
 	}
 	e, sum := x.Payloads.find(h)
 	if e != nil {
-		return x.storeMet(a, h, e)
+		return x.metAgain(a, h, e), e.form, nil
 	}
-	p := encodePiece(x.scratch, h)
+	p := x.encode(h)
 	a.Digest, a.Data, a.Size, a.Media = store.Sum(p.data), p.data, len(p.data), p.media
 	x.Payloads.add(h, sum, a.Digest, p)
 	a.kind, a.Summary = x.Summaries.describe(a.Digest, ctx, func() (kind, string) {
 		return describeIn(p.data, p.media, ctx).describe()
 	})
-	if err := x.Put(a); err != nil {
-		return Artifact{}, "", err
-	}
-	if p.form != FormRaw {
-		x.scratch = p.data[:0]
-	}
-	a.Data = nil
 	return a, p.form, nil
 }
 
-// storeMet is store for hole h, whose payload the run has met before and
-// made the artifact e: the payload is encoded again only if the store
+// encode is encodePiece into the line's scratch space, after the pieces
+// of the line's other artifacts: they are stored only once the line's
+// moves are known (see plan).
+func (x *Externalizer) encode(h hole) piece {
+	// A piece is never longer than its JSON.
+	if cap(x.scratch)-len(x.scratch) < h.v.Len() {
+		// The pieces in the old space stay there until they are stored.
+		x.scratch = make([]byte, 0, 2*cap(x.scratch)+h.v.Len())
+	}
+	free := x.scratch[len(x.scratch):]
+	p := encodePiece(free, h)
+	if p.form != FormRaw && len(p.data) <= cap(free) {
+		x.scratch = x.scratch[:len(x.scratch)+len(p.data)]
+	}
+	return p
+}
+
+// metAgain is artifact for hole h, whose payload the run has met before
+// and made the artifact e: the payload is encoded again only if the store
 // lacks the artifact (Put calls a.Stream) or its description in this
 // context is not known.
-func (x *Externalizer) storeMet(a Artifact, h hole, e *payloadEntry) (Artifact, Form, error) {
+func (x *Externalizer) metAgain(a Artifact, h hole, e *payloadEntry) Artifact {
 	a.Digest, a.Size, a.Media = e.digest, e.size, e.media
 	a.Stream = func(w io.Writer) error {
 		_, err := w.Write(encodePiece(nil, h).data)
@@ -330,11 +301,7 @@ func (x *Externalizer) storeMet(a Artifact, h hole, e *payloadEntry) (Artifact, 
 	a.kind, a.Summary = x.Summaries.describe(a.Digest, a.ctx, func() (kind, string) {
 		return describeIn(encodePiece(nil, h).data, e.media, a.ctx).describe()
 	})
-	if err := x.Put(a); err != nil {
-		return Artifact{}, "", err
-	}
-	a.Stream = nil
-	return a, e.form, nil
+	return a
 }
 
 // rawParts holds, for each artifact part of a rewritten line, the JSON it
@@ -471,7 +438,13 @@ func (x *Externalizer) placeholder(s *Site, siteLen int64, main Artifact, others
 	id := main.Digest.String()
 	path := x.PathFor(main.Digest)
 	var hint string
-	if s.Shape == format.ShapeToolResult {
+	// An image is shown to the model again by the agent's own tool.
+	view := ""
+	if s.ViewTool != "" && strings.HasPrefix(main.Media, "image/") {
+		view = fmt.Sprintf("call %s with %s %s to see it again", s.ViewTool, s.ViewArg, path)
+	}
+	switch {
+	case s.Shape == format.ShapeToolResult:
 		var b strings.Builder
 		b.WriteString("[Tool result omitted: stored as artifact]\n")
 		b.WriteString("id: " + id + "\n")
@@ -481,15 +454,19 @@ func (x *Externalizer) placeholder(s *Site, siteLen int64, main Artifact, others
 		b.WriteString("size: " + strconv.Itoa(main.Size) + " bytes\n")
 		b.WriteString("summary: " + main.Summary + "\n")
 		b.WriteString("path: " + path)
+		if view != "" {
+			b.WriteString("\nimage: " + view)
+		}
 		for _, o := range others {
 			fmt.Fprintf(&b, "\nalso: %s (%d bytes, %s) at %s", o.Digest, o.Size, o.Media, x.PathFor(o.Digest))
 		}
 		hint = b.String()
-	} else {
+	case view != "" && len(others) == 0:
+		hint = fmt.Sprintf("[Image omitted: stored as artifact %s (%s, %d bytes); %s]", id, main.Media, main.Size, view)
+	case len(others) > 0:
+		hint = fmt.Sprintf("[Omitted %d bytes in %d artifacts, the largest %s at %s]", siteLen, len(others)+1, id, path)
+	default:
 		hint = fmt.Sprintf("[Omitted %d bytes (%s): artifact %s at %s]", main.Size, main.Media, id, path)
-		if len(others) > 0 {
-			hint = fmt.Sprintf("[Omitted %d bytes in %d artifacts, the largest %s at %s]", siteLen, len(others)+1, id, path)
-		}
 	}
 	text := transcript.AppendEncoded(nil, []byte(hint), transcript.StyleJS)
 	if s.Head > 0 && s.Value.Kind() == transcript.String {

@@ -7,12 +7,12 @@ import (
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
-// siteSeeds are one entry per format with payloads over fuzzThreshold.
+// siteSeeds are one entry per format with payloads that move.
 var siteSeeds = []string{
 	`{"type":"message","message":{"role":"toolResult","toolName":"read","content":[{"type":"text","text":"` + pad + `"}],"details":{"diff":"` + pad + `","truncation":{"content":"` + pad + `"}}}}`,
-	`{"type":"user","sessionId":"s","uuid":"u","message":{"role":"user","content":[{"tool_use_id":"t","type":"tool_result","content":[{"type":"text","text":"` + pad + `"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="}}]}]},"toolUseResult":{"stdout":"` + pad + `","file":{"content":"` + pad + `"},"structuredPatch":[{"lines":["` + pad + `"]}]}}`,
+	`{"type":"user","sessionId":"s","uuid":"u","message":{"role":"user","content":[{"tool_use_id":"t","type":"tool_result","content":[{"type":"text","text":"` + pad + `"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + pngPad + `"}}]}]},"toolUseResult":{"stdout":"` + pad + `","file":{"content":"` + pad + `"},"structuredPatch":[{"lines":["` + pad + `"]}]}}`,
 	`{"type":"progress","sessionId":"s","data":{"type":"agent_progress","message":{"message":{"content":[{"type":"tool_result","tool_use_id":"t","content":"` + pad + `"}]}},"fullOutput":"` + pad + `"}}`,
-	`{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":"` + pad + `"},{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="}]}}`,
+	`{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":"` + pad + `"},{"type":"input_image","image_url":"data:image/png;base64,` + pngPad + `"}]}}`,
 	`{"timestamp":"t","type":"event_msg","payload":{"type":"exec_command_end","call_id":"c","stdout":"` + pad + `","aggregated_output":"` + pad + `"}}`,
 	`{"timestamp":"t","type":"compacted","payload":{"replacement_history":[{"type":"custom_tool_call_output","call_id":"c","output":"` + pad + `"}]}}`,
 	`{"type":"function_call_output","call_id":"c","output":"` + pad + `"}`,

@@ -1,6 +1,8 @@
 package externalizer
 
 import (
+	"bytes"
+	"encoding/base64"
 	"strings"
 	"testing"
 )
@@ -8,8 +10,15 @@ import (
 // fuzzThreshold is small so that short inputs reach payload sites.
 const fuzzThreshold = 64
 
-// pad is a payload over fuzzThreshold.
-var pad = strings.Repeat("payload-", 12)
+// pad is a payload over fuzzThreshold that moves: larger than the
+// placeholder and marker edit that would stand for it.
+var pad = strings.Repeat("payload-", 200)
+
+// pngPad is the base64 data of an image that moves at fuzzThreshold: a
+// PNG of one pixel followed by bytes no decoder reads.
+var pngPad = base64.StdEncoding.EncodeToString(append(pngPixel, bytes.Repeat([]byte{0, 255}, 600)...))
+
+var pngPixel, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
 
 // fuzzTemplates put fuzz input where payload sites are: as a content block,
 // inside a large string, as a details key and value, inside image data, as
@@ -25,7 +34,7 @@ var fuzzTemplates = []struct{ before, after string }{
 		`":"` + pad + `"}}}`},
 	{`{"type":"message","message":{"role":"toolResult","content":[{"type":"text","text":"` + pad + `"}],"details":`,
 		`}}`},
-	{`{"type":"message","message":{"role":"user","content":[{"type":"image","data":"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==`,
+	{`{"type":"message","message":{"role":"user","content":[{"type":"image","data":"` + pngPad,
 		`","mimeType":"image/png"}]}}`},
 	{`{"type":"message","message":{"role":"bashExecution","command":"ls","output":`,
 		`,"exitCode":0}}`},
@@ -34,7 +43,7 @@ var fuzzTemplates = []struct{ before, after string }{
 }
 
 // fuzzSeeds are lines in the spirit of testdata/sessions' hostile cases,
-// with payloads just over fuzzThreshold.
+// with payloads that move.
 var fuzzSeeds = []string{
 	`{"type":"session","version":3,"id":"s","timestamp":"2025-07-01T10:00:00.000Z","cwd":"/tmp"}` + "\n" +
 		`{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{"type":"text","text":"` + pad + `"}],"isError":false,"timestamp":1}}` + "\n",
@@ -50,7 +59,7 @@ var fuzzSeeds = []string{
 	`{"type":"m\u0065ssage","message":{"\u0072ole":"toolResult","con\u0074ent":"` + pad + `","details":{"a/b~c":"` + pad + `","":"` + pad + `"}}}`,
 	`{"type":"message","message":{"role":"toolResult","content":[[[[[[[[[[[[[[[[["` + pad + `"]]]]]]]]]]]]]]]]]}}`,
 	"{\"type\":\"message\",\"message\":{\"role\":\"toolResult\",\"toolName\":\"re\xffad\",\"content\":[{\"type\":\"te\xffxt\",\"text\":\"\xe6\x97 " + pad + "\"}]}}",
-	`{"type":"message","message":{"role":"user","content":[{"type":"image","data":"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==","mimeType":"image/png"}]}}`,
+	`{"type":"message","message":{"role":"user","content":[{"type":"image","data":"` + pngPad + `","mimeType":"image/png"}]}}`,
 	`{"type":"message","message":{"role":"toolResult","content":[{"type":"text","text":"` + pad + `"}]}}` + "\nnot json\n" + `{"type":"message","message":{"role":"toolResult","content":[{"type":"te`,
 	`{"type":"message","message":{"role":"toolResult","content":[{"type":"text","text":"` + pad + `"}],"details":{"transcriptTool":{"v":1}}}}`,
 	`{"type":"message","message":{"role":"toolResult","content":"` + pad + `"},"transcriptTool":"an entry's own member"}`,

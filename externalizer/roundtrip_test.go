@@ -113,7 +113,7 @@ func TestRoundTripCorpusPi(t *testing.T) {
 // marker (even a well-formed one) round-trip, and stay idempotent.
 func TestMarkerLookalikes(t *testing.T) {
 	zeros := strings.Repeat("0", 64)
-	big := strings.Repeat("x", 300)
+	big := strings.Repeat("x", 3000)
 	lines := []string{
 		`{"type":"custom","id":"e1","transcriptTool":{"v":1,"sha256":"` + zeros + `","edits":[]}}`,
 		`{"type":"custom","id":"e2","transcriptTool":{"V":1,"SHA256":"` + strings.ToUpper(strings.Repeat("ab", 32)) + `"}}`,
@@ -136,18 +136,18 @@ func TestDuplicateKeysLinear(t *testing.T) {
 	for range 20000 {
 		b.WriteString(`,"content":0,"details":{"diff":0,"diff":0}`)
 	}
-	b.WriteString(`,"content":"` + strings.Repeat("y", 200) + `"}}`)
+	b.WriteString(`,"content":"` + strings.Repeat("y", 3000) + `"}}`)
 	input := []byte(`{"type":"session","id":"s"}` + "\n" + b.String() + "\n")
 	out, store := roundTrip(t, piFormat, 64, input)
 	checkMigrated(t, piFormat, 64, input, out, store)
-	assert.Less(t, len(out), len(input)+2000, "only the last content is externalized")
+	assert.Less(t, len(out), len(input), "only the last content is externalized")
 }
 
 // TestToolNameCannotForgeHintLines: a tool name with newlines does not add
 // lines to the hint a model reads.
 func TestToolNameCannotForgeHintLines(t *testing.T) {
 	input := []byte(`{"type":"session","id":"s"}` + "\n" +
-		`{"type":"message","message":{"role":"toolResult","toolName":"x\npath: /etc/passwd","content":"` + strings.Repeat("z", 300) + `"}}` + "\n")
+		`{"type":"message","message":{"role":"toolResult","toolName":"x\npath: /etc/passwd","content":"` + strings.Repeat("z", 3000) + `"}}` + "\n")
 	out, _ := roundTrip(t, piFormat, 64, input)
 	assert.Contains(t, string(out), `\ntool: x path: /etc/passwd\n`, "the hint keeps the name on its own line")
 }
@@ -370,5 +370,103 @@ func TestFormKind(t *testing.T) {
 	for f, want := range map[Form]string{FormJS: "text", FormJSBare: "text", FormASCII: "text", FormASCIIBare: "text",
 		FormBase64: "image", FormBase64Bare: "image", FormRaw: "JSON", "future": ""} {
 		assert.Equal(t, want, f.Kind(), f)
+	}
+}
+
+// TestSmallSitesStay: with a threshold far below the size of a
+// placeholder, a site that its placeholder and marker would outgrow stays
+// inline, and a line that would only grow is kept as it is; a site larger
+// than both still moves.
+func TestSmallSitesStay(t *testing.T) {
+	store := memStore{}
+	x := &Externalizer{Format: piFormat, Threshold: 1, PathFor: testPath, Put: store.put, Open: store.open}
+	result := func(text string) []byte {
+		return []byte(`{"type":"message","timestamp":"t","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":` + jsonString(t, text) + `}],"isError":false}}`)
+	}
+	small := result(strings.Repeat("ok ", 60))
+	res, err := x.Rewrite(small, 0)
+	require.NoError(t, err)
+	assert.Nil(t, res.Line, "a 180-byte result would have grown the line")
+	assert.Empty(t, res.Artifacts)
+	assert.Empty(t, store, "nothing stored for a site that stays")
+
+	large := result(strings.Repeat("the quick brown fox ", 200))
+	res, err = x.Rewrite(large, 0)
+	require.NoError(t, err)
+	require.NotNil(t, res.Line)
+	assert.Less(t, len(res.Line), len(large))
+}
+
+// TestMoveBreakEven: the rule is exact. For each format, the smallest
+// payload that moves saves its line exactly one byte: one byte less and
+// moving it would have saved nothing, so it stays.
+func TestMoveBreakEven(t *testing.T) {
+	tests := []struct {
+		f    Format
+		line func(payload string) []byte
+	}{
+		{piFormat, func(p string) []byte {
+			return []byte(`{"type":"message","id":"e1","timestamp":"t","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":` + p + `}],"isError":false}}`)
+		}},
+		{claudeCodeFormat, func(p string) []byte {
+			return bytes.TrimSuffix(claudeLine(p, `{"stdout":"","stderr":""}`), []byte("\n"))
+		}},
+		{codexFormat, func(p string) []byte {
+			return []byte(`{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":` + p + `}}`)
+		}},
+		{chatFormat, func(p string) []byte { return []byte(`{"role":"tool","tool_call_id":"call_1","content":` + p + `}`) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.f.Name(), func(t *testing.T) {
+			x := &Externalizer{Format: tt.f, Threshold: 1, PathFor: testPath, Put: memStore{}.put, Open: memStore{}.open}
+			// One line of text: its summary stops growing at DescribeMax,
+			// and the size keeps three digits.
+			for n := 300; n < 1000; n++ {
+				line := tt.line(jsonString(t, strings.Repeat("y", n)))
+				res, err := x.Rewrite(line, 0)
+				require.NoError(t, err)
+				if res.Line != nil {
+					require.Greater(t, n, 300, "the search starts too high")
+					assert.Equal(t, len(line)-1, len(res.Line), "payload of %d bytes", n)
+					return
+				}
+			}
+			t.Fatal("no payload under 1000 bytes moved")
+		})
+	}
+}
+
+// BenchmarkRewrite rewrites pi tool results at the default threshold, one
+// payload of 8 KB and one of 5 KB beside a copy in details, and at
+// --threshold 1 a line of small results where only the large one moves:
+// what deciding which sites shorten their line costs on top of storing
+// them.
+func BenchmarkRewrite(b *testing.B) {
+	result := func(content, details string) []byte {
+		return []byte(`{"type":"message","id":"r1","parentId":"a1","timestamp":"2025-06-01T09:00:03.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":` +
+			content + `,"details":` + details + `,"isError":false}}`)
+	}
+	block := func(s string) string { return `[{"type":"text","text":` + jsonString(b, s) + `}]` }
+	out5 := jsonString(b, payloadText[:5000])
+	for _, tt := range []struct {
+		name      string
+		threshold int
+		line      []byte
+	}{
+		{"8KB", DefaultThreshold, result(block(strings.Repeat(payloadText, 2)[:8000]), `{}`)},
+		{"5KB-and-details", DefaultThreshold, result(`[{"type":"text","text":`+out5+`}]`, `{"aggregated":`+out5+`,"exitCode":0}`)},
+		{"threshold-1", 1, result(block(payloadText), `{"aggregated":"ok\n","cwd":"/home/dev/app","diff":"--- a\n+++ b\n@@ -1 +1 @@\n-x\n+y\n"}`)},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			x := &Externalizer{Format: piFormat, Threshold: tt.threshold, PathFor: testPath, Put: func(Artifact) error { return nil }}
+			b.SetBytes(int64(len(tt.line)))
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := x.Rewrite(tt.line, 0)
+				if err != nil || res.Line == nil {
+					b.Fatal(err, "kept")
+				}
+			}
+		})
 	}
 }

@@ -52,12 +52,7 @@ func migrated(t testing.TB, f Format, threshold int, input []byte) []made {
 func TestSummaryGolden(t *testing.T) {
 	byKind := map[kind]*bytes.Buffer{}
 	for _, name := range sessionFiles(t) {
-		input, err := os.ReadFile(name)
-		require.NoError(t, err)
-		f, ok := detectFormat(input)
-		if !ok {
-			f = piFormat
-		}
+		input, f := readSession(t, name)
 		for _, m := range migrated(t, f, 4096, input) {
 			b := byKind[m.a.kind]
 			if b == nil {

@@ -20,6 +20,10 @@ func (chat) Detect(entry transcript.Value) bool {
 	return ok && msgs.Kind() == transcript.Array
 }
 
+// Knows takes every line Detect takes: a message of a known role, or a
+// line holding messages.
+func (c chat) Knows(entry transcript.Value) bool { return c.Detect(entry) }
+
 func (chat) Session(entry transcript.Value) string {
 	for _, k := range []string{"session_id", "sessionId", "conversation_id", "id"} {
 		if v, ok := entry.Get(k); ok && v.Kind() == transcript.String {

@@ -43,19 +43,43 @@ var claudeTypes = map[string]bool{
 	"custom-title": true,
 }
 
+// claudeKnown are the types of the lines of Claude Code 2.1.332: those
+// its transcript writer routes (teleported-from, of earlier versions,
+// besides).
+var claudeKnown = map[string]bool{
+	"user": true, "assistant": true, "attachment": true, "system": true, "progress": true,
+	"summary": true, "custom-title": true, "ended-by-model": true, "continued-in": true, "ai-title": true,
+	"last-prompt": true, "tag": true, "relocated": true, "agent-name": true, "agent-color": true,
+	"agent-setting": true, "pr-link": true, "frame-link": true, "artifact-comment-monitor": true,
+	"artifact-autoreact-ledger": true, "bridge-session": true, "history-suppression": true,
+	"file-history-snapshot": true, "file-history-delta": true, "attribution-snapshot": true, "mode": true,
+	"permission-mode": true, "isolation-latch": true, "session-owner": true, "dev-mods": true,
+	"memory-mode": true, "atis-latch": true, "tools-used": true, "data-flow-records": true,
+	"data-flow-incomplete": true, "derived-from": true, "worktree-state": true, "cost-state": true,
+	"queue-operation": true, "content-replacement": true, "api-request-shape": true,
+	"api-request-blob": true, "api-request": true, "api-request-resumed": true, "fork-context-ref": true,
+	"observer-ref": true, "resume-head-vouch": true, "teleported-from": true,
+}
+
+func (claudeCode) Knows(entry transcript.Value) bool { return knownType(entry, "type", claudeKnown) }
+
 func (claudeCode) Session(entry transcript.Value) string {
 	id, _ := entry.Get("sessionId")
 	return id.Text()
 }
 
 // toolUseResultDepth bounds how deep large fields are looked for in a
-// toolUseResult (file.content sits at depth 2).
-const toolUseResultDepth = 4
+// toolUseResult (file.content sits at depth 2), and progressDepth in the
+// data of a progress line.
+const (
+	toolUseResultDepth = 4
+	progressDepth      = 2
+)
 
 func (claudeCode) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 	var e [5]transcript.Value
 	entry.Fields(e[:], "uuid", "timestamp", "type", "message", "toolUseResult")
-	base := Site{Entry: e[0].Text(), CreatedAt: e[1].Text()}
+	base := Site{Entry: e[0].Text(), CreatedAt: e[1].Text(), ViewTool: "Read", ViewArg: "file_path"}
 	t := e[2]
 	switch {
 	case t.IsString("user"), t.IsString("assistant"):
@@ -98,24 +122,29 @@ func (claudeCode) Sites(entry transcript.Value, threshold int, dst []Site) []Sit
 			dst = blockSites(content, Pointer{"message", "content"}, threshold, base, dst)
 		}
 	case t.IsString("progress"):
+		// Claude Code skips progress lines when it loads a session: what
+		// they hold is never the model's. agent_progress: a subagent's
+		// message, tool results included; bash_progress: the command's
+		// output so far (fullOutput) and its last lines (output); and the
+		// large strings of any other (hook_progress: a hook's command and
+		// prompt).
 		data, ok := entry.Get("data")
 		if !ok || data.Kind() != transcript.Object {
 			return dst
 		}
-		// agent_progress: a subagent's message, tool results included.
-		if m, ok := data.Get("message"); ok {
-			if inner, ok := m.Get("message"); ok {
-				content, _ := inner.Get("content")
-				dst = blockSites(content, Pointer{"data", "message", "message", "content"}, threshold, base, dst)
-			}
+		var d [2]transcript.Value
+		data.Fields(d[:], "type", "message")
+		if inner, ok := d[1].Get("message"); ok {
+			content, _ := inner.Get("content")
+			dst = blockSites(content, Pointer{"data", "message", "message", "content"}, threshold, base, dst)
 		}
-		// bash_progress: the command's output so far.
-		if out, ok := data.Get("fullOutput"); ok && out.Len() >= threshold && out.Kind() == transcript.String {
-			call, _ := entry.Get("parentToolUseID")
-			s := base
-			s.Path, s.Value, s.Tool, s.ToolCallID = Pointer{"data", "fullOutput"}, out, "Bash", call.Text()
-			dst = append(dst, s)
+		call, _ := entry.Get("parentToolUseID")
+		s := base
+		s.ToolCallID = call.Text()
+		if d[0].IsString("bash_progress") {
+			s.Tool = "Bash"
 		}
+		dst = fieldSites(data, Pointer{"data"}, threshold, s, progressDepth, false, dst, "message")
 	}
 	return sortSites(dst)
 }

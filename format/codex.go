@@ -40,22 +40,50 @@ func (c codex) Session(entry transcript.Value) string {
 	return ""
 }
 
+// codexItems are the types of rollout lines of Codex 0.171 (RolloutItem);
+// id_allocation, whose shape is not known, among them, and
+// codexResponseItems those of the response items that the legacy format
+// has bare.
+var (
+	codexItems = map[string]bool{
+		"session_meta": true, "response_item": true, "event_msg": true, "turn_context": true,
+		"compacted": true, "dynamic_tools_updated": true, "inter_agent_communication": true,
+		"inter_agent_communication_metadata": true, "token_usage_record": true, "world_state": true,
+		"security_risk_score": true, "realtime_item": true, "id_allocation": true,
+	}
+	codexResponseItems = map[string]bool{
+		"message": true, "reasoning": true, "function_call": true, "function_call_output": true,
+		"custom_tool_call": true, "custom_tool_call_output": true, "local_shell_call": true,
+		"web_search_call": true, "image_generation_call": true, "tool_search_call": true,
+		"tool_search_output": true, "ghost_snapshot": true, "compaction": true, "other": true,
+	}
+)
+
+func (codex) Knows(entry transcript.Value) bool {
+	if _, ok := entry.Get("payload"); ok {
+		return knownType(entry, "type", codexItems)
+	}
+	_, instructions := entry.Get("instructions")
+	_, state := entry.Get("record_type")
+	return instructions || state || knownType(entry, "type", codexResponseItems)
+}
+
 // codexOutputs are the exec_command_end fields that hold command output.
 var codexOutputs = []string{"stdout", "stderr", "aggregated_output", "formatted_output"}
 
 func (codex) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 	ts, _ := entry.Get("timestamp")
-	base := Site{CreatedAt: ts.Text(), TextType: "input_text"}
+	base := Site{CreatedAt: ts.Text(), TextType: "input_text", ViewTool: "view_image", ViewArg: "path"}
 	t, _ := entry.Get("type")
 	payload, hasPayload := entry.Get("payload")
 	if !hasPayload {
 		// Legacy: the entry is the response item itself.
-		return codexOutput(entry, nil, threshold, base, dst)
+		return codexItem(entry, nil, threshold, base, dst)
 	}
 	at := Pointer{"payload"}
 	switch {
 	case t.IsString("response_item"):
-		return codexOutput(payload, at, threshold, base, dst)
+		return codexItem(payload, at, threshold, base, dst)
 	case t.IsString("event_msg"):
 		pt, _ := payload.Get("type")
 		switch {
@@ -74,6 +102,19 @@ func (codex) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 			base.ToolCallID = id.Text()
 			base = codexCommand(item, base)
 			payload, at = item, at.Key("item")
+		case pt.IsString("user_message"):
+			// The data: URLs of the images of a prompt, again, for the
+			// history a resumed session shows.
+			images, _ := payload.Get("images")
+			images.Elems(func(i int, v transcript.Value) bool {
+				if v.Kind() == transcript.String && v.Len() >= threshold {
+					s := base
+					s.Path, s.Value = at.Key("images").Index(i), v
+					dst = append(dst, s)
+				}
+				return true
+			})
+			return dst
 		default:
 			return dst
 		}
@@ -86,20 +127,58 @@ func (codex) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 			}
 		}
 		return sortSites(dst)
+	case t.IsString("turn_context"):
+		// The AGENTS.md text and the developer's instructions, which
+		// Codex up to about 0.98 wrote again on every turn and 0.171 does
+		// not read back: it resumes such a rollout with the same
+		// request, the instructions moved or not. (session_meta's
+		// base_instructions stay: Codex sends them as the first
+		// developer message of a resumed session.)
+		for _, k := range []string{"user_instructions", "developer_instructions"} {
+			if v, ok := payload.Get(k); ok && v.Kind() == transcript.String && v.Len() >= threshold {
+				s := base
+				s.Path, s.Value = at.Key(k), v
+				dst = append(dst, s)
+			}
+		}
+		return sortSites(dst)
 	case t.IsString("compacted"):
 		history, _ := payload.Get("replacement_history")
 		history.Elems(func(i int, item transcript.Value) bool {
-			dst = codexOutput(item, at.Key("replacement_history").Index(i), threshold, base, dst)
+			dst = codexItem(item, at.Key("replacement_history").Index(i), threshold, base, dst)
 			return true
 		})
 	}
 	return dst
 }
 
-// codexOutput finds the output of a function or custom tool call output
-// item at path at.
-func codexOutput(item transcript.Value, at Pointer, threshold int, base Site, dst []Site) []Site {
+// codexItem finds the payloads of a response item at path at: the output
+// of a function or custom tool call, and the images of a message.
+func codexItem(item transcript.Value, at Pointer, threshold int, base Site, dst []Site) []Site {
 	it, _ := item.Get("type")
+	if !it.IsString("message") {
+		return codexOutput(item, it, at, threshold, base, dst)
+	}
+	// An image is an input_image item of the content, whose image_url
+	// holds the image as a data: URL: it becomes an input_text item, which
+	// the Responses API takes wherever it takes the other.
+	content, _ := item.Get("content")
+	content.Elems(func(i int, c transcript.Value) bool {
+		if c.Len() >= threshold {
+			if t, _ := c.Get("type"); t.IsString("input_image") {
+				s := base
+				s.Path, s.Value, s.Shape = at.Key("content").Index(i), c, ShapeImageBlock
+				dst = append(dst, s)
+			}
+		}
+		return true
+	})
+	return dst
+}
+
+// codexOutput finds the output of a function or custom tool call output
+// item of type it at path at.
+func codexOutput(item, it transcript.Value, at Pointer, threshold int, base Site, dst []Site) []Site {
 	if !it.IsString("function_call_output") && !it.IsString("custom_tool_call_output") {
 		return dst
 	}

@@ -27,6 +27,11 @@ type Format interface {
 	Detect(entry transcript.Value) bool
 	// Session returns the session id that entry carries, or "".
 	Session(entry transcript.Value) string
+	// Knows reports whether entry is of a kind the format knows: false
+	// for an entry of a type the agent added after the format was
+	// written, which the tool passes through as it is and stats counts
+	// as not understood.
+	Knows(entry transcript.Value) bool
 	// Sites appends to dst the payload sites of entry whose JSON bytes
 	// reach threshold, in document order, none inside another.
 	Sites(entry transcript.Value, threshold int, dst []Site) []Site
@@ -73,6 +78,12 @@ type Site struct {
 	// array or object payload: "text" unless the format names it
 	// otherwise (Codex: "input_text").
 	TextType string
+	// ViewTool is the tool of the format's agent that shows the model an
+	// image file, and ViewArg the argument that takes its path (Codex:
+	// view_image, path): a placeholder of an image tells the model to
+	// call it on the artifact's path to see the image again. "" for a
+	// format of no one agent.
+	ViewTool, ViewArg string
 	// Image is set for a string site that holds base64 image data of
 	// media type Media (Claude Code's toolUseResult.file.base64), so that
 	// it is stored as the image's bytes, as the same image in a content
@@ -123,4 +134,11 @@ func Detect(entry transcript.Value) (Format, bool) {
 		}
 	}
 	return nil, false
+}
+
+// knownType reports whether the string member key of entry is one of
+// types: none is longer than 64 bytes, so a longer one is not decoded.
+func knownType(entry transcript.Value, key string, types map[string]bool) bool {
+	t, _ := entry.Get(key)
+	return t.Kind() == transcript.String && t.Len() <= 64+len(`""`) && types[t.Text()]
 }

@@ -4,9 +4,11 @@ import (
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
-// pi is the session format of pi (v1 to v3) and OpenClaw's file-backed
-// sessions: a "session" header line, then entries of which "message"
-// entries carry user, assistant, toolResult and bashExecution messages.
+// pi is the session format of pi (v1 to v3, 0.x and 1.x) and OpenClaw's
+// file-backed sessions: a "session" header line, then entries of which
+// "message" entries carry user, assistant, system, toolResult and
+// bashExecution messages, and since pi 0.87 "context_edit" entries carry
+// what an earlier message's content is replaced by in the model's context.
 type pi struct{}
 
 func (pi) Name() string { return Pi }
@@ -24,18 +26,48 @@ func (p pi) Session(entry transcript.Value) string {
 	return id.Text()
 }
 
+// piTypes are the entry types of pi 1.5 and of OpenClaw 2026.9.
+var piTypes = map[string]bool{
+	"session": true, "message": true, "model_change": true, "thinking_level_change": true,
+	"compaction": true, "branch_summary": true, "custom": true, "custom_message": true,
+	"label": true, "session_info": true, "usage": true, "context_edit": true,
+}
+
+func (pi) Knows(entry transcript.Value) bool { return knownType(entry, "type", piTypes) }
+
 // detailsDepth bounds how deep payload fields are looked for in details.
 const detailsDepth = 3
 
 func (pi) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
-	var e [4]transcript.Value
-	entry.Fields(e[:], "type", "message", "id", "timestamp")
-	msg := e[1]
-	if !e[0].IsString("message") || msg.Kind() != transcript.Object {
+	var e [7]transcript.Value
+	entry.Fields(e[:], "type", "message", "id", "timestamp", "systemMessage", "replacement", "content")
+	base := Site{Entry: e[2].Text(), CreatedAt: e[3].Text(), ViewTool: "read", ViewArg: "path"}
+	switch t := e[0]; {
+	case t.IsString("message"):
+		return piMessage(e[1], Pointer{"message"}, threshold, base, dst)
+	case t.IsString("compaction"):
+		// The prompt and tools at the compaction boundary, which pi
+		// sends as the compacted context's system message: only what a
+		// message holds besides them.
+		return piMessage(e[4], Pointer{"systemMessage"}, threshold, base, dst)
+	case t.IsString("context_edit"):
+		return piReplacement(e[5], Pointer{"replacement"}, threshold, base, dst)
+	case t.IsString("custom_message"):
+		// An extension's message to the model: its images.
+		return blockSites(e[6], Pointer{"content"}, threshold, base, dst)
+	}
+	return dst
+}
+
+// piMessage finds the payloads of a message at path at: a tool result's
+// content and its details' large fields, a bash execution's output, and
+// the tool results and images in the content of any other message (the
+// system prompt and tool declarations of a system message are the
+// model's, and stay).
+func piMessage(msg transcript.Value, at Pointer, threshold int, base Site, dst []Site) []Site {
+	if msg.Kind() != transcript.Object {
 		return dst
 	}
-	base := Site{Entry: e[2].Text(), CreatedAt: e[3].Text()}
-	at := Pointer{"message"}
 	var m [10]transcript.Value
 	msg.Fields(m[:], "role", "details", "toolName", "toolCallId", "isError", "content", "output", "command", "exitCode", "cancelled")
 	role, details, content := m[0], m[1], m[5]
@@ -71,6 +103,38 @@ func (pi) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 	default:
 		return blockSites(content, at.Key("content"), threshold, base, dst)
 	}
+}
+
+// piReplacement finds the payloads of a context_edit's replacement at
+// path at, whose content pi puts in the place of the content of the
+// message it targets (of any role: user, assistant, tool result): a
+// string is stored whole, as a tool result's; in an array, the text of
+// each text block is, and image and tool_result blocks are as in a
+// message, so that the blocks an assistant's content needs (its tool
+// calls) stay where they are.
+func piReplacement(r transcript.Value, at Pointer, threshold int, base Site, dst []Site) []Site {
+	content, ok := r.Get("content")
+	if !ok || r.Kind() != transcript.Object {
+		return dst
+	}
+	at = at.Key("content")
+	if content.Kind() != transcript.Array {
+		s := base
+		s.Path, s.Shape = at, ShapeToolResult
+		return memberSites(r, "content", threshold, s, dst)
+	}
+	n := len(dst)
+	dst = blockSites(content, at, threshold, base, dst)
+	content.Elems(func(i int, b transcript.Value) bool {
+		if t, _ := b.Get("type"); t.IsString("text") && b.Len() >= threshold {
+			s := base
+			s.Path, s.Shape = at.Index(i).Key("text"), ShapeToolResult
+			dst = memberSites(b, "text", threshold, s, dst)
+		}
+		return true
+	})
+	sortSites(dst[n:])
+	return dst
 }
 
 // Calls finds the toolCall blocks of assistant messages.

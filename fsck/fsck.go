@@ -136,7 +136,7 @@ func (r *Report) add(f Finding) {
 // registry record, and objects no given transcript refers to, are
 // information. It returns an error only when it could not read something
 // it had to (the store's directories, a transcript file).
-func Verify(ctx context.Context, st *registry.Store, transcripts []string) (Report, error) {
+func Verify(ctx context.Context, st *registry.Store, transcripts []session.Input) (Report, error) {
 	rep := Report{Store: st.Dir(), Findings: []Finding{}}
 	objects := map[store.Digest]string{}
 	err := st.Each(ctx, func(d store.Digest, fi store.FileInfo) error {
@@ -177,16 +177,16 @@ func Verify(ctx context.Context, st *registry.Store, transcripts []string) (Repo
 	}
 
 	referenced := map[store.Digest]bool{}
-	for _, path := range transcripts {
+	for _, in := range transcripts {
 		rep.Transcripts++
-		if err := verifyTranscript(ctx, path, st, referenced, &rep); err != nil {
+		if err := verifyTranscript(ctx, in, st, referenced, &rep); err != nil {
 			return rep, err
 		}
 	}
 	rep.References = len(referenced)
 
 	// What gc given the same transcripts would delete, grace aside.
-	cl, err := readClaims(st, transcripts, nil)
+	cl, err := readClaims(st, transcripts)
 	if err != nil {
 		return rep, err
 	}
@@ -228,8 +228,9 @@ func Verify(ctx context.Context, st *registry.Store, transcripts []string) (Repo
 
 // verifyTranscript rebuilds every migrated line of a transcript into a
 // hash, which checks its artifacts and the rebuilt line.
-func verifyTranscript(ctx context.Context, path string, st *registry.Store, referenced map[store.Digest]bool, rep *Report) error {
-	return session.Lines(path, func(l transcript.Line) error {
+func verifyTranscript(ctx context.Context, in session.Input, st *registry.Store, referenced map[store.Digest]bool, rep *Report) error {
+	path := in.Name()
+	return session.Lines(in, func(l transcript.Line) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

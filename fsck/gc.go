@@ -40,10 +40,6 @@ type GCOptions struct {
 	// Waiting, if not nil, is called once if GC must wait for writers to
 	// release the store's lock.
 	Waiting func(store string)
-	// Source names a transcript as registry records do; nil is
-	// registry.SourcePath. A local copy of a transcript in S3 is named
-	// by the object's s3:// URL.
-	Source func(path string) string
 }
 
 // DefaultGrace is the grace period of gc.
@@ -93,7 +89,7 @@ type GCReport struct {
 // from before it reads the first transcript until the last deletion.
 // Every transcript is read before anything is removed; one that cannot
 // be read, or whose references cannot be, stops GC with nothing removed.
-func GC(ctx context.Context, st *registry.Store, transcripts []string, opts GCOptions) (GCReport, error) {
+func GC(ctx context.Context, st *registry.Store, transcripts []session.Input, opts GCOptions) (GCReport, error) {
 	rep := GCReport{Store: st.Dir(), Transcripts: len(transcripts), Removed: opts.Remove,
 		ElsewhereIn: []string{}, GoneIn: []string{}, Collected: []Collected{}}
 	var lock store.Lock
@@ -113,12 +109,12 @@ func GC(ctx context.Context, st *registry.Store, transcripts []string, opts GCOp
 		defer lock.Close()
 	}
 	referenced := map[store.Digest]bool{}
-	for _, path := range transcripts {
-		if err := collectReferences(ctx, path, referenced); err != nil {
+	for _, in := range transcripts {
+		if err := collectReferences(ctx, in, referenced); err != nil {
 			return rep, err
 		}
 	}
-	cl, err := readClaims(st, transcripts, opts.Source)
+	cl, err := readClaims(st, transcripts)
 	if err != nil {
 		return rep, err
 	}
@@ -314,21 +310,21 @@ func (c *claims) stale(st *registry.Store) func(registry.Record) bool {
 }
 
 // readClaims reads the registry's claims on its artifacts. A record's
-// source is examined if it is among transcripts (by path as sourceOf
-// names it, nil for registry.SourcePath, or as the same file under
-// another name); otherwise it is elsewhere if it exists (or
-// cannot be looked at), gone if it does not. Bad lines are Verify's
-// business: they claim nothing.
-func readClaims(st *registry.Store, transcripts []string, sourceOf func(string) string) (*claims, error) {
-	if sourceOf == nil {
-		sourceOf = registry.SourcePath
-	}
+// source is examined if it is among transcripts (by its name as registry
+// records name a transcript, or, for a local file, as the same file under
+// another name); otherwise it is elsewhere if it exists (or cannot be
+// looked at), gone if it does not. Bad lines are Verify's business: they
+// claim nothing.
+func readClaims(st *registry.Store, transcripts []session.Input) (*claims, error) {
 	given := map[string]bool{}
-	givenFiles := map[fileKey]bool{}
-	for _, p := range transcripts {
-		given[sourceOf(p)] = true
-		if fi, err := os.Stat(p); err == nil && keyOf(fi) != (fileKey{}) {
-			givenFiles[keyOf(fi)] = true
+	givenFiles := map[session.FileKey]bool{}
+	for _, in := range transcripts {
+		given[registry.SourcePath(in.Name())] = true
+		if in.Remote != nil {
+			continue
+		}
+		if fi, err := os.Stat(in.Path); err == nil {
+			givenFiles[session.KeyOf(in.Path, fi)] = true
 		}
 	}
 	const (
@@ -356,7 +352,7 @@ func readClaims(st *registry.Store, transcripts []string, sourceOf func(string) 
 		switch {
 		case src == "" || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 			s = missing
-		case given[src] || err == nil && givenFiles[keyOf(fi)]:
+		case given[src] || err == nil && givenFiles[session.KeyOf(src, fi)]:
 			s = examined
 		}
 		status[src] = s
@@ -393,19 +389,9 @@ func readClaims(st *registry.Store, transcripts []string, sourceOf func(string) 
 	return cl, err
 }
 
-// fileKey identifies a file whatever its name, as os.SameFile does.
-type fileKey struct{ dev, ino uint64 }
-
-func keyOf(fi os.FileInfo) fileKey {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return fileKey{dev: uint64(st.Dev), ino: st.Ino}
-	}
-	return fileKey{} // never among givenFiles: matched by path alone
-}
-
 // collectReferences adds the artifacts a transcript refers to.
-func collectReferences(ctx context.Context, path string, referenced map[store.Digest]bool) error {
-	return session.Lines(path, func(l transcript.Line) error {
+func collectReferences(ctx context.Context, in session.Input, referenced map[store.Digest]bool) error {
+	return session.Lines(in, func(l transcript.Line) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

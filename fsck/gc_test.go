@@ -14,6 +14,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/fsck"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/session"
 	storepkg "github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/local"
 )
@@ -65,7 +66,7 @@ func TestGCKeeps(t *testing.T) {
 				then := time.Now().Add(-tt.age)
 				require.NoError(t, os.Chtimes(store.Path(d), then, then))
 
-				rep, err := fsck.GC(context.Background(), registry.New(local.New(store.Dir())), []string{given},
+				rep, err := fsck.GC(context.Background(), registry.New(local.New(store.Dir())), inputs(given),
 					fsck.GCOptions{Grace: time.Hour, Remove: true, PruneMissing: prune, Now: time.Now()})
 				require.NoError(t, err)
 				deleted := !tt.kept
@@ -95,13 +96,13 @@ func TestGCLock(t *testing.T) {
 	_, _, err := writer.Put(context.Background(), []byte("being migrated"))
 	require.NoError(t, err)
 
-	_, err = fsck.GC(context.Background(), registry.New(local.New(writer.Dir())), []string{given}, fsck.GCOptions{Now: time.Now()})
+	_, err = fsck.GC(context.Background(), registry.New(local.New(writer.Dir())), inputs(given), fsck.GCOptions{Now: time.Now()})
 	require.NoError(t, err, "a dry run does not wait")
 
 	waited := make(chan string, 1)
 	done := make(chan error)
 	go func() {
-		_, err := fsck.GC(context.Background(), registry.New(local.New(writer.Dir())), []string{given},
+		_, err := fsck.GC(context.Background(), registry.New(local.New(writer.Dir())), inputs(given),
 			fsck.GCOptions{Remove: true, PruneMissing: true, Now: time.Now(), Waiting: func(s string) { waited <- s }})
 		done <- err
 	}()
@@ -110,7 +111,7 @@ func TestGCLock(t *testing.T) {
 	require.NoError(t, <-done)
 
 	missing := filepath.Join(dir, "none")
-	rep, err := fsck.GC(context.Background(), registry.New(local.New(missing)), []string{given}, fsck.GCOptions{Remove: true, Now: time.Now()})
+	rep, err := fsck.GC(context.Background(), registry.New(local.New(missing)), inputs(given), fsck.GCOptions{Remove: true, Now: time.Now()})
 	require.NoError(t, err)
 	assert.Zero(t, rep.Objects)
 	assert.NoDirExists(t, missing)
@@ -157,11 +158,11 @@ func TestGCCompactsSegments(t *testing.T) {
 	}
 	require.Len(t, files(), 3)
 
-	_, err := fsck.GC(context.Background(), registry.New(local.New(storeDir)), []string{given}, fsck.GCOptions{Grace: time.Hour, Now: time.Now()})
+	_, err := fsck.GC(context.Background(), registry.New(local.New(storeDir)), inputs(given), fsck.GCOptions{Grace: time.Hour, Now: time.Now()})
 	require.NoError(t, err)
 	assert.Len(t, files(), 3, "a dry run compacted")
 
-	rep, err := fsck.GC(context.Background(), registry.New(local.New(storeDir)), []string{given},
+	rep, err := fsck.GC(context.Background(), registry.New(local.New(storeDir)), inputs(given),
 		fsck.GCOptions{Grace: time.Hour, Remove: true, Now: time.Now()})
 	require.NoError(t, err)
 	require.Len(t, rep.Collected, 1)
@@ -190,4 +191,13 @@ func TestGCCompactsSegments(t *testing.T) {
 	assert.Equal(t, w.SegmentPath(), found[0].Path)
 	assert.Equal(t, 1, found[0].Line)
 	assert.Contains(t, found[0].Message, "which is not in the store")
+}
+
+// inputs names local transcripts as the commands give them.
+func inputs(paths ...string) []session.Input {
+	var in []session.Input
+	for _, p := range paths {
+		in = append(in, session.Input{Path: p})
+	}
+	return in
 }

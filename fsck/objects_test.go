@@ -57,7 +57,7 @@ func TestGCKeepsRecordsAppendedMeanwhile(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, w.Append(ctx, []registry.Record{{Hash: y.String(), Size: 37, Media: "text/plain", Source: "/other/live.jsonl", CreatedAt: "y"}}))
 	}
-	_, err = fsck.GC(ctx, registry.New(b), []string{tr}, fsck.GCOptions{Remove: true, Grace: time.Hour, Now: time.Now()})
+	_, err = fsck.GC(ctx, registry.New(b), inputs(tr), fsck.GCOptions{Remove: true, Grace: time.Hour, Now: time.Now()})
 	require.NoError(t, err)
 	var hashes []string
 	require.NoError(t, registry.New(b).Records(func(r registry.Record) error {

@@ -272,7 +272,7 @@ func TestGCMovedTree(t *testing.T) {
 		folder.age(t, store)
 		why := fmt.Sprintf("moved %v, registry cut to %d of %d lines", moved, cut, len(lines))
 
-		rep, err := fsck.GC(context.Background(), folder.registry(t, store), []string{x},
+		rep, err := fsck.GC(context.Background(), folder.registry(t, store), inputs(x),
 			fsck.GCOptions{Remove: true, Now: time.Now()})
 		require.NoError(t, err, why)
 		assertRestores(t, folder, append([]string{x}, ys...), store, why)
@@ -280,7 +280,7 @@ func TestGCMovedTree(t *testing.T) {
 
 		// What --prune-missing deletes is what verify said it would, and
 		// so never what x refers to.
-		v, err := fsck.Verify(context.Background(), folder.registry(t, store), []string{x})
+		v, err := fsck.Verify(context.Background(), folder.registry(t, store), inputs(x))
 		require.NoError(t, err)
 		var promised []string
 		for _, f := range v.Findings {
@@ -288,7 +288,7 @@ func TestGCMovedTree(t *testing.T) {
 				promised = append(promised, f.Path)
 			}
 		}
-		rep, err = fsck.GC(context.Background(), folder.registry(t, store), []string{x},
+		rep, err = fsck.GC(context.Background(), folder.registry(t, store), inputs(x),
 			fsck.GCOptions{Remove: true, PruneMissing: true, Now: time.Now()})
 		require.NoError(t, err, why)
 		var deleted []string
@@ -359,7 +359,7 @@ func (r *racer) run(t *testing.T, rs *raceStore, path, store string, opts fsck.G
 		<-start
 		time.Sleep(delay)
 		opts.Now = time.Now()
-		_, gcErr = fsck.GC(context.Background(), rs.registry(t, store), []string{path}, opts)
+		_, gcErr = fsck.GC(context.Background(), rs.registry(t, store), inputs(path), opts)
 	}()
 	close(start)
 	wg.Wait()
@@ -388,7 +388,7 @@ func memTempDir(t *testing.T) string {
 // resolves to an intact artifact of store.
 func assertRestores(t *testing.T, rs *raceStore, paths []string, store, why string) {
 	t.Helper()
-	rep, err := fsck.Verify(context.Background(), rs.registry(t, store), paths)
+	rep, err := fsck.Verify(context.Background(), rs.registry(t, store), inputs(paths...))
 	require.NoError(t, err)
 	for _, f := range rep.Findings {
 		assert.NotEqual(t, fsck.Error, f.Severity, "%s: %s", why, f)

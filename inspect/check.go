@@ -34,7 +34,10 @@ const (
 type CheckOptions struct {
 	// MaxInline is the size, in JSON bytes, from which a payload site still
 	// inline is a violation: the payloads migrate --threshold MaxInline
-	// moves. A placeholder is far smaller, so migrated sites pass.
+	// moves. A placeholder is far smaller, so migrated sites pass, and so
+	// do those migrate keeps because moving them would not shorten their
+	// line (measured with the placeholders of the store migrate writes to
+	// by default, or of Store).
 	MaxInline int
 	// MaxLine is the longest line allowed, in bytes without its end of
 	// line.
@@ -211,7 +214,7 @@ func Check(ctx context.Context, inputs []session.Input, opts CheckOptions, repor
 			return totals, ctx.Err()
 		}
 		if err != nil {
-			f := Finding{Kind: KindUnreadable, File: in.Path, Message: err.Error()}
+			f := Finding{Kind: KindUnreadable, File: in.Name(), Message: err.Error()}
 			totals.add(f)
 			report(f)
 		}
@@ -298,9 +301,9 @@ func (c *checked) drain(emit func(Finding)) error {
 
 // checkFile checks one transcript, passing its findings to c.
 func checkFile(ctx context.Context, in session.Input, opts CheckOptions, c *checked) error {
-	path := in.Path
+	path := in.Name()
 	report := c.found
-	t, fm, err := open(path, opts.Format)
+	t, fm, err := open(in, opts.Format)
 	if err != nil {
 		return err
 	}
@@ -309,7 +312,18 @@ func checkFile(ctx context.Context, in session.Input, opts CheckOptions, c *chec
 		report(Finding{Kind: KindFile, File: path, Size: t.Size, Limit: opts.MaxFile,
 			Message: fmt.Sprintf("file of %d bytes; limit %d", t.Size, opts.MaxFile)})
 	}
-	refs := references{dir: session.StoreFor(cmp.Or(opts.Store, in.Store), path), off: opts.NoReferences}
+	refs := references{dir: session.StoreFor(cmp.Or(opts.Store, in.Store), in.Path), off: opts.NoReferences}
+	var x *externalizer.Externalizer
+	if fm != nil && opts.MaxInline > 0 {
+		// Asked which sites migrate would move: not those whose moving
+		// would not shorten their line. Its placeholders name artifacts
+		// by the store migrate writes to by default, or --store.
+		st, err := registry.Open(refs.dir)
+		if err != nil {
+			return err
+		}
+		x = &externalizer.Externalizer{Format: fm, Threshold: opts.MaxInline, PathFor: session.PathFor(st, "")}
+	}
 	var sites []format.Site
 	names := newToolNames()
 	threshold := opts.MaxInline
@@ -343,10 +357,30 @@ func checkFile(ctx context.Context, in session.Input, opts CheckOptions, c *chec
 			return nil // no site, and no marker that could restore
 		}
 		names.see(fm, root)
+		sites = sites[:0]
 		if opts.MaxInline > 0 && root.Len() >= opts.MaxInline {
-			sites = payloads(fm, root, opts.MaxInline, sites[:0])
+			sites = payloads(fm, root, opts.MaxInline, sites)
+		}
+		var moves []bool
+		if x != nil {
+			// Every line, sites or none: its tool calls name the results after it.
+			var big *externalizer.BigLine
+			if l.sk != nil {
+				big = &externalizer.BigLine{Skeleton: l.sk, Src: l.src}
+			}
+			moves, err = x.Moves(root, sites, big)
+			if errors.Is(err, externalizer.ErrNeedWhole) {
+				moves = nil // every site counts, as it cannot be shown to stay
+			} else if err != nil {
+				return &transcript.InputError{Path: path, Line: l.Num, Offset: l.Offset, Err: err}
+			}
+		}
+		if len(sites) > 0 {
 			tools := names.line(sites)
-			for _, s := range sites {
+			for i, s := range sites {
+				if moves != nil && !moves[i] {
+					continue // migrate keeps it: moving it would not shorten the line
+				}
 				f := at
 				f.Kind, f.Site, f.Tool, f.Size, f.Limit = KindInline, oneLine(s.Path.String()), names.site(s, tools), l.size(s.Value), int64(opts.MaxInline)
 				f.Message = fmt.Sprintf("inline payload of %d bytes at %s", f.Size, f.Site)

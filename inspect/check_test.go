@@ -61,7 +61,7 @@ func TestCheckFindsInlinePayloadsInEveryFormat(t *testing.T) {
 		{inspect.KindInline, "pi.jsonl", 6, "/message/content", "read"},
 	}, wheres(found))
 	codexOut := found[4]
-	assert.Equal(t, int64(len(jsonString(text(12, 300)))), codexOut.Size, "the payload's JSON bytes")
+	assert.Equal(t, int64(len(jsonString(text(12, 2000)))), codexOut.Size, "the payload's JSON bytes")
 	assert.Equal(t, int64(threshold), codexOut.Limit)
 	assert.Equal(t, fmt.Sprintf("inline payload of %d bytes at /payload/output (tool shell); limit 200", codexOut.Size), codexOut.Message)
 	assert.Equal(t, int64(len(strings.SplitAfter(codexSession(), "\n")[0])+len(strings.SplitAfter(codexSession(), "\n")[1])), codexOut.Offset)
@@ -82,7 +82,7 @@ func TestCheckFindsInlinePayloadsInEveryFormat(t *testing.T) {
 // --threshold with the same number moves.
 func TestCheckMaxInlineIsAtLeast(t *testing.T) {
 	dir := tree(t, map[string]string{"chat.jsonl": chatSession()})
-	size := len(jsonString(text(14, 300)))
+	size := len(jsonString(text(14, 2000)))
 	found, _ := check(t, inspect.CheckOptions{MaxInline: size}, dir)
 	assert.Equal(t, []where{{inspect.KindInline, "chat.jsonl", 3, "/content", "get_weather"}}, wheres(found))
 	found, _ = check(t, inspect.CheckOptions{MaxInline: size + 1}, dir)
@@ -96,6 +96,33 @@ func TestCheckMigratedTreePasses(t *testing.T) {
 	assert.Empty(t, found)
 	assert.Equal(t, 4, totals.Files)
 	assert.Zero(t, totals.Violations)
+}
+
+// TestCheckKeptSitesPass: a payload over --max-inline that migrate keeps
+// inline, because its placeholder and marker edit would make the line
+// longer, is no violation, before migrating or after; the large payloads
+// beside it are, until they are moved.
+func TestCheckKeptSitesPass(t *testing.T) {
+	pi := testsession.Header("s") + "\n" +
+		testsession.ToolCall(1) + "\n" + testsession.ToolResult(1, 300) + "\n" +
+		testsession.ToolCall(2) + "\n" + testsession.ToolResult(2, 3000) + "\n"
+	chat := `{"role":"tool","tool_call_id":"c1","content":` + jsonString(text(3, 300)) + "}\n" +
+		`{"role":"tool","tool_call_id":"c2","content":` + jsonString(text(4, 3000)) + "}\n"
+	dir := tree(t, map[string]string{"pi.jsonl": pi, "chat.jsonl": chat})
+	found, _ := check(t, inspect.CheckOptions{MaxInline: threshold}, dir)
+	assert.Equal(t, []where{
+		{inspect.KindInline, "chat.jsonl", 2, "/content", inspect.UnknownTool},
+		{inspect.KindInline, "pi.jsonl", 5, "/message/content", "read"},
+	}, wheres(found))
+
+	migrateTree(t, dir)
+	for name, small := range map[string]string{"pi.jsonl": text(1, 300), "chat.jsonl": text(3, 300)} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		assert.Contains(t, string(data), jsonString(small)[1:len(jsonString(small))-1], "%s: the small payload stays", name)
+	}
+	found, _ = check(t, inspect.CheckOptions{MaxInline: threshold, Store: filepath.Join(dir, session.StoreDirName)}, dir)
+	assert.Empty(t, found)
 }
 
 func TestCheckBrokenReferences(t *testing.T) {
@@ -188,7 +215,7 @@ func TestCheckUnknownFormat(t *testing.T) {
 // A format named in the options is used for files it would not be
 // detected in.
 func TestCheckNamedFormat(t *testing.T) {
-	session := strings.Repeat(`{"note":"not a message"}`+"\n", 20) + `{"role":"tool","content":` + jsonString(text(1, 300)) + "}\n"
+	session := strings.Repeat(`{"note":"not a message"}`+"\n", 20) + `{"role":"tool","content":` + jsonString(text(1, 2000)) + "}\n"
 	dir := tree(t, map[string]string{"late.jsonl": session})
 	found, _ := check(t, inspect.CheckOptions{MaxInline: threshold}, dir)
 	assert.Equal(t, []inspect.Kind{inspect.KindNote}, kinds(found))
@@ -293,7 +320,7 @@ func TestCheckJobsKeepOrder(t *testing.T) {
 	defer inspect.SetMaxHeld(50)()
 	for i, n := range []int{120, 3, 0, 70, 1, 20} {
 		p := filepath.Join(dir, fmt.Sprintf("s%d.jsonl", i))
-		require.NoError(t, os.WriteFile(p, testsession.Pi(fmt.Sprintf("s%d", i), n, 40), 0o600))
+		require.NoError(t, os.WriteFile(p, testsession.Pi(fmt.Sprintf("s%d", i), n, 1500), 0o600))
 		paths = append(paths, p)
 	}
 	unreadable := filepath.Join(dir, "s9.jsonl")

@@ -16,7 +16,8 @@ import (
 )
 
 // threshold is the payload size of the tests: small, so sessions stay
-// readable.
+// readable. Their payloads are larger than the placeholders and marker
+// edits that stand for them, so that migrate moves them.
 const threshold = 200
 
 // text returns a tool output of size bytes, different for each i.
@@ -32,10 +33,10 @@ func jsonString(s string) string {
 
 // Sessions of each format with two payloads over threshold each, and
 // their tools named only by the calls they answer (pi names its own).
-func piSession() string { return string(testsession.Pi("pi-1", 2, 300)) }
+func piSession() string { return string(testsession.Pi("pi-1", 2, 2000)) }
 
 func claudeSession() string {
-	out := jsonString(text(11, 300))
+	out := jsonString(text(11, 2000))
 	return strings.Join([]string{
 		`{"type":"user","sessionId":"cc-1","uuid":"u1","parentUuid":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user","content":"read x"}}`,
 		`{"type":"assistant","sessionId":"cc-1","uuid":"a1","parentUuid":"u1","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Read","input":{"file_path":"/x"}}]}}`,
@@ -47,8 +48,8 @@ func codexSession() string {
 	return strings.Join([]string{
 		`{"timestamp":"2025-01-01T00:00:00.000Z","type":"session_meta","payload":{"id":"cx-1","cwd":"/w"}}`,
 		`{"timestamp":"2025-01-01T00:00:01.000Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"call_1"}}`,
-		`{"timestamp":"2025-01-01T00:00:02.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":` + jsonString(text(12, 300)) + `}}`,
-		`{"timestamp":"2025-01-01T00:00:03.000Z","type":"event_msg","payload":{"type":"exec_command_end","call_id":"call_1","stdout":` + jsonString(text(13, 250)) + `,"exit_code":0}}`,
+		`{"timestamp":"2025-01-01T00:00:02.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":` + jsonString(text(12, 2000)) + `}}`,
+		`{"timestamp":"2025-01-01T00:00:03.000Z","type":"event_msg","payload":{"type":"exec_command_end","call_id":"call_1","stdout":` + jsonString(text(13, 1800)) + `,"exit_code":0}}`,
 	}, "\n") + "\n"
 }
 
@@ -56,8 +57,8 @@ func chatSession() string {
 	return strings.Join([]string{
 		`{"role":"system","content":"be brief"}`,
 		`{"role":"assistant","content":null,"tool_calls":[{"id":"call_9","type":"function","function":{"name":"get_weather","arguments":"{}"}}]}`,
-		`{"role":"tool","tool_call_id":"call_9","content":` + jsonString(text(14, 300)) + `}`,
-		`{"messages":[{"role":"tool","tool_call_id":"call_9","content":` + jsonString(text(15, 250)) + `}]}`,
+		`{"role":"tool","tool_call_id":"call_9","content":` + jsonString(text(14, 2000)) + `}`,
+		`{"messages":[{"role":"tool","tool_call_id":"call_9","content":` + jsonString(text(15, 1800)) + `}]}`,
 	}, "\n") + "\n"
 }
 

@@ -17,8 +17,8 @@ import (
 // with the length of a line.
 type line struct {
 	transcript.Line
-	// sk is the skeleton of a long line, and src reads the line's bytes
-	// (offset 0 its first byte).
+	// sk is the skeleton of a long line, and src reads a long line's
+	// bytes (offset 0 its first byte), whatever its skeleton.
 	sk  *transcript.Skeleton
 	src *io.SectionReader
 	// tooLarge is set, and Text nil, for a long line whose skeleton
@@ -78,13 +78,13 @@ func scan(ctx context.Context, t *session.Transcript, threshold int, small bool,
 			return nil
 		}
 		if err != nil {
-			return &transcript.InputError{Path: t.Path, Line: next.Num, Offset: next.Offset, Err: err}
+			return &transcript.InputError{Path: t.Name, Line: next.Num, Offset: next.Offset, Err: err}
 		}
 		l = line{Line: tl}
 		next.Num, next.Offset = tl.Num+1, tl.Offset+lineLen(&l)
 		if tl.Long {
 			if err := readLong(t, &l, threshold, small); err != nil {
-				return &transcript.InputError{Path: t.Path, Line: tl.Num, Offset: tl.Offset, Err: err}
+				return &transcript.InputError{Path: t.Name, Line: tl.Num, Offset: tl.Offset, Err: err}
 			}
 		}
 		if err := fn(&l); err != nil {
@@ -102,6 +102,7 @@ var holdLong = false
 func readLong(t *session.Transcript, l *line, threshold int, small bool) error {
 	o := session.SkeletonOptions(threshold)
 	sk, src, err := t.ReadLong(l.Line, o)
+	l.src = src
 	if errors.Is(err, transcript.ErrSkeletonTooLarge) {
 		marked, merr := externalizer.HasMarkerIn(io.NewSectionReader(src, 0, l.Len))
 		if merr != nil {
@@ -148,6 +149,20 @@ func readWhole(l *line, src io.ReaderAt) error {
 	return nil
 }
 
+// writeOriginal writes l as it is in its transcript, end of line
+// included.
+func writeOriginal(w io.Writer, l *line) error {
+	if l.Long {
+		if _, err := io.Copy(w, io.NewSectionReader(l.src, 0, l.Len)); err != nil {
+			return err
+		}
+	} else if _, err := w.Write(l.Text); err != nil {
+		return err
+	}
+	_, err := w.Write(l.EOL)
+	return err
+}
+
 // lineLen is the number of bytes of l in its transcript, end of line
 // included.
 func lineLen(l *line) int64 {
@@ -161,10 +176,10 @@ func lineLen(l *line) int64 {
 // excluded.
 func textLen(l *line) int64 { return lineLen(l) - int64(len(l.EOL)) }
 
-// open opens the transcript at path with the named format, or the one
+// open opens the transcript in with the named format, or the one
 // detected; format is nil for a file of no known format.
-func open(path, name string) (*session.Transcript, format.Format, error) {
-	t, err := session.Open(path, name)
+func open(in session.Input, name string) (*session.Transcript, format.Format, error) {
+	t, err := session.OpenInput(in, name)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -12,9 +12,14 @@ import (
 	_ "image/jpeg"
 	_ "image/png"
 	"io"
+	"io/fs"
 	"math"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/format"
@@ -87,6 +92,14 @@ const (
 	Untyped       = "(no type)"
 )
 
+// ToolResults are the files of the tool-results folders of the sessions
+// of one Claude Code project.
+type ToolResults struct {
+	Project string `json:"project"`
+	Files   int    `json:"files"`
+	Bytes   int64  `json:"bytes"`
+}
+
 // Payload is one payload site.
 type Payload struct {
 	File string `json:"file"`
@@ -142,7 +155,16 @@ type StatsReport struct {
 	EntryTypes []Group   `json:"entryTypes"` // by format as in Formats, then by bytes
 	Tools      []Group   `json:"tools"`      // likewise
 	Largest    []Payload `json:"largest"`    // largest first
-	Migrate    Savings   `json:"migrate"`
+	// NotUnderstood are the lines of a known format whose entry type the
+	// format does not know (one an agent added later): migrate passes
+	// them through as they are. By format as in Formats, then by bytes.
+	NotUnderstood []Group `json:"notUnderstood"`
+	// ToolResults are the files Claude Code keeps beside the sessions
+	// read, per project: the outputs it stored itself, in
+	// <project>/<session>/tool-results/, which the tool leaves as they
+	// are. By project.
+	ToolResults []ToolResults `json:"toolResults"`
+	Migrate     Savings       `json:"migrate"`
 	// Findings are notes (a file of unknown format; a file migrate would
 	// fail on) and files that could not be read, which are left out of
 	// every count.
@@ -164,7 +186,8 @@ func Stats(ctx context.Context, inputs []session.Input, opts StatsOptions) (Stat
 		opts.Threshold = externalizer.DefaultThreshold
 	}
 	s := &stats{opts: opts, stores: map[string]*registry.Store{},
-		formats: newTally(), types: newTally(), tools: newTally()}
+		formats: newTally(), types: newTally(), tools: newTally(), unknown: newTally(),
+		toolResults: map[string]*ToolResults{}, sidecars: map[string]bool{}}
 	s.rep.Threshold = opts.Threshold
 	s.rep.Findings = []Finding{}
 	for _, in := range inputs {
@@ -176,7 +199,7 @@ func Stats(ctx context.Context, inputs []session.Input, opts StatsOptions) (Stat
 			return s.rep, ctx.Err()
 		}
 		if err != nil {
-			s.rep.Findings = append(s.rep.Findings, Finding{Kind: KindUnreadable, File: in.Path, Message: err.Error()})
+			s.rep.Findings = append(s.rep.Findings, Finding{Kind: KindUnreadable, File: in.Name(), Message: err.Error()})
 		}
 		if opts.Progress != nil {
 			opts.Progress.Add(in.Size)
@@ -188,12 +211,16 @@ func Stats(ctx context.Context, inputs []session.Input, opts StatsOptions) (Stat
 
 // stats is the state of one run of Stats.
 type stats struct {
-	opts                  StatsOptions
-	rep                   StatsReport
-	formats, types, tools *tally
+	opts                           StatsOptions
+	rep                            StatsReport
+	formats, types, tools, unknown *tally
 	// stores holds the stores met, by location: deduplication is per
 	// store, over the whole run (see Store.Plan).
 	stores map[string]*registry.Store
+	// toolResults are Claude Code's tool-results folders counted, by
+	// project; a session's once, however many of its files are read.
+	toolResults map[string]*ToolResults
+	sidecars    map[string]bool
 }
 
 // fileStats are the counts of one file, added to the report only once the
@@ -201,6 +228,7 @@ type stats struct {
 type fileStats struct {
 	format                string
 	formats, types, tools *tally
+	unknown               *tally // the lines the format does not know
 	largest               []Payload
 	sav                   Savings
 	changed, failed       bool
@@ -217,18 +245,18 @@ type lineImages struct {
 }
 
 func (s *stats) file(ctx context.Context, in session.Input) error {
-	path := in.Path
-	t, fm, err := open(path, s.opts.Format)
+	path := in.Name()
+	t, fm, err := open(in, s.opts.Format)
 	if err != nil {
 		return err
 	}
 	defer t.Close()
-	fs := &fileStats{format: t.Format, formats: newTally(), types: newTally(), tools: newTally(),
+	fs := &fileStats{format: t.Format, formats: newTally(), types: newTally(), tools: newTally(), unknown: newTally(),
 		digests: map[store.Digest]int64{}, names: newToolNames()}
 	if fm == nil {
 		fs.format = UnknownFormat
 	}
-	storeDir := session.StoreFor(cmp.Or(s.opts.Store, in.Store), path)
+	storeDir := session.StoreFor(cmp.Or(s.opts.Store, in.Store), in.Path)
 	store := s.stores[storeDir]
 	if store == nil {
 		if store, err = registry.Open(storeDir); err != nil {
@@ -253,10 +281,23 @@ func (s *stats) file(ctx context.Context, in session.Input) error {
 		},
 		Open: store.Opener(ctx),
 	}
+	// A compressed transcript is predicted on disk, as migrate reports
+	// it: its output is compressed as migrate compresses it, and counted.
+	var zout *zstdCount
+	if session.Compressed(in.Path) {
+		if zout, err = newZstdCount(); err != nil {
+			return err
+		}
+	}
 	var all, big []format.Site
 	err = scan(ctx, t, s.opts.Threshold, false, func(l *line) error {
 		n := lineLen(l)
 		fs.sav.BytesBefore += n
+		if zout != nil && (fm == nil || fs.failed || l.tooLarge || l.tooDeep) {
+			if err := writeOriginal(zout, l); err != nil {
+				return err
+			}
+		}
 		if l.tooLarge || l.tooDeep {
 			// migrate copies such a line as it is. One too deep is not
 			// JSON, as it is when read whole.
@@ -295,7 +336,11 @@ func (s *stats) file(ctx context.Context, in session.Input) error {
 			fs.largest = top(fs.largest, Payload{File: path, Line: l.Num, Site: oneLine(site.Path.String()), Tool: tool, Size: size}, s.opts.Top)
 		}
 		fs.formats.get(fs.format, "").add(line)
-		fs.types.get(fs.format, entryType(l.Text[start:], root, perr)).add(line)
+		typ := entryType(l.Text[start:], root, perr)
+		fs.types.get(fs.format, typ).add(line)
+		if fm != nil && obj && !fm.Knows(root) {
+			fs.unknown.get(fs.format, typ).add(line)
+		}
 		for _, tool := range tools {
 			fs.tools.get(fs.format, tool).add(Counts{Lines: 1, Bytes: n})
 		}
@@ -303,7 +348,11 @@ func (s *stats) file(ctx context.Context, in session.Input) error {
 			return nil
 		}
 		imgs = lineImages{}
-		saved, changed, err := rewrite(x, l, start)
+		var out io.Writer
+		if zout != nil {
+			out = zout
+		}
+		saved, changed, err := rewrite(x, l, start, out)
 		if err != nil {
 			// migrate fails the whole file: none of it is saved.
 			fs.failed = true
@@ -323,28 +372,113 @@ func (s *stats) file(ctx context.Context, in session.Input) error {
 	if err != nil {
 		return err
 	}
+	if zout != nil {
+		after, err := zout.close()
+		if err != nil {
+			return err
+		}
+		// What the output takes at zstd's default level is what migrate
+		// writes when that is smaller; when it is not, migrate compresses
+		// harder, which this does not try. A file migrate would fail on
+		// it leaves as it is.
+		fs.sav.BytesBefore, fs.sav.Saved = t.Size, t.Size-after
+		if fs.failed {
+			fs.sav.Saved = 0
+		}
+	}
 	if fm == nil {
 		fs.notes = append(fs.notes, Finding{Kind: KindNote, File: path,
 			Message: "unknown transcript format: counted by lines and bytes only; migrate would leave it"})
 	}
 	s.add(ctx, fs, store)
+	if t.Format == format.ClaudeCode {
+		if err := s.countToolResults(path); err != nil {
+			s.rep.Findings = append(s.rep.Findings, Finding{Kind: KindNote, File: path,
+				Message: "Claude Code's tool-results of this session not counted: " + err.Error()})
+		}
+	}
 	return nil
 }
 
-// rewrite rewrites l as migrate would, into nothing, and returns the bytes
-// that saves (negative for a line that grows) and whether migrate changes
-// the line. A long line is rewritten from its skeleton, reading its
+// countToolResults counts the tool-results folder of the Claude Code
+// session of the transcript at path: <project>/<session>/tool-results for
+// <project>/<session>.jsonl, and for its subagents'
+// <project>/<session>/subagents/*.jsonl. Only names and sizes are read.
+func (s *stats) countToolResults(path string) error {
+	dir, name := filepath.Split(path)
+	project, sessionDir := filepath.Clean(dir), filepath.Join(dir, strings.TrimSuffix(name, ".jsonl"))
+	if filepath.Base(project) == "subagents" {
+		sessionDir = filepath.Dir(project)
+		project = filepath.Dir(sessionDir)
+	}
+	folder := filepath.Join(sessionDir, "tool-results")
+	if s.sidecars[folder] {
+		return nil
+	}
+	s.sidecars[folder] = true
+	entries, err := os.ReadDir(folder)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	tr := s.toolResults[project]
+	if tr == nil {
+		tr = &ToolResults{Project: project}
+		s.toolResults[project] = tr
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			return err
+		}
+		tr.Files++
+		tr.Bytes += fi.Size()
+	}
+	return nil
+}
+
+// rewrite rewrites l as migrate would and returns the bytes that saves
+// (negative for a line that grows) and whether migrate changes the line;
+// with w set, it writes there the line as migrate would write it, end of
+// line included. A long line is rewritten from its skeleton, reading its
 // payloads back from the file.
-func rewrite(x *externalizer.Externalizer, l *line, start int) (saved int64, changed bool, err error) {
+func rewrite(x *externalizer.Externalizer, l *line, start int, w io.Writer) (saved int64, changed bool, err error) {
 	if l.sk == nil {
 		res, err := x.Rewrite(l.Text, start)
-		if err != nil || res.Line == nil {
+		if err != nil {
 			return 0, false, err
+		}
+		if w != nil {
+			text := l.Text
+			if res.Line != nil {
+				text = res.Line
+			}
+			if _, err := w.Write(text); err != nil {
+				return 0, false, err
+			}
+			if _, err := w.Write(l.EOL); err != nil {
+				return 0, false, err
+			}
+		}
+		if res.Line == nil {
+			return 0, false, nil
 		}
 		return int64(len(l.Text) - len(res.Line)), true, nil
 	}
 	var out count.Writer
-	res, err := x.RewriteBig(&out, &externalizer.BigLine{Skeleton: l.sk, Src: l.src}, start)
+	var to io.Writer = &out
+	if w != nil {
+		to = io.MultiWriter(&out, w)
+	}
+	res, err := x.RewriteBig(to, &externalizer.BigLine{Skeleton: l.sk, Src: l.src}, start)
+	if w != nil && err == nil {
+		_, err = w.Write(l.EOL)
+	}
 	if errors.Is(err, externalizer.ErrNeedWhole) {
 		// As migrate does, with the whole line.
 		whole := &line{Line: l.Line}
@@ -352,12 +486,35 @@ func rewrite(x *externalizer.Externalizer, l *line, start int) (saved int64, cha
 		if _, err := l.src.ReadAt(whole.Text, 0); err != nil {
 			return 0, false, err
 		}
-		return rewrite(x, whole, start)
+		return rewrite(x, whole, start, w)
 	}
 	if err != nil || len(res.Artifacts) == 0 {
 		return 0, false, err
 	}
 	return l.Len - out.N, true, nil
+}
+
+// zstdCount counts the bytes of what is written to it once compressed as
+// migrate compresses a transcript at first (session.Encoder at zstd's
+// default level).
+type zstdCount struct {
+	n count.Writer
+	e *zstd.Encoder
+}
+
+func newZstdCount() (*zstdCount, error) {
+	z := &zstdCount{}
+	e, err := session.Encoder(&z.n, zstd.SpeedDefault)
+	z.e = e
+	return z, err
+}
+
+func (z *zstdCount) Write(p []byte) (int, error) { return z.e.Write(p) }
+
+// close ends the stream and returns its compressed size.
+func (z *zstdCount) close() (int64, error) {
+	err := z.e.Close()
+	return z.n.N, err
 }
 
 // artifactImageTokens is imageTokens for image artifact a, whose bytes
@@ -390,6 +547,7 @@ func (s *stats) add(ctx context.Context, fs *fileStats, store *registry.Store) {
 	s.formats.get(fs.format, "").Files++
 	s.types.merge(fs.types)
 	s.tools.merge(fs.tools)
+	s.unknown.merge(fs.unknown)
 	for _, p := range fs.largest {
 		s.rep.Largest = top(s.rep.Largest, p, s.opts.Top)
 	}
@@ -438,8 +596,14 @@ func (s *stats) finish() {
 	}
 	s.rep.EntryTypes = s.types.sorted(rank)
 	s.rep.Tools = s.tools.sorted(rank)
+	s.rep.NotUnderstood = s.unknown.sorted(rank)
+	s.rep.ToolResults = []ToolResults{}
+	for _, tr := range s.toolResults {
+		s.rep.ToolResults = append(s.rep.ToolResults, *tr)
+	}
+	sort.Slice(s.rep.ToolResults, func(i, j int) bool { return s.rep.ToolResults[i].Project < s.rep.ToolResults[j].Project })
 	// Empty lists are [] in JSON, not null.
-	for _, g := range []*[]Group{&s.rep.Formats, &s.rep.EntryTypes, &s.rep.Tools} {
+	for _, g := range []*[]Group{&s.rep.Formats, &s.rep.EntryTypes, &s.rep.Tools, &s.rep.NotUnderstood} {
 		if *g == nil {
 			*g = []Group{}
 		}

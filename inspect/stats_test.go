@@ -4,21 +4,25 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/inspect"
+	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/session"
 )
@@ -136,6 +140,35 @@ func TestStatsPredictsMigrate(t *testing.T) {
 	assert.Zero(t, again.Total.Payloads, "placeholders are not payloads")
 }
 
+// TestStatsPredictsMigrateAtThresholdOne: at --threshold 1 most sites
+// stay, their placeholders and marker edits being longer than they are;
+// stats, migrate --dry-run and migrate agree on what moves, and the tree
+// does not grow.
+func TestStatsPredictsMigrateAtThresholdOne(t *testing.T) {
+	files := sessions()
+	files["small.jsonl"] = string(testsession.Pi("small", 3, 300))
+	dir := tree(t, files)
+	rep := stats(t, inspect.StatsOptions{Threshold: 1}, dir)
+	opts := migrate.Options{Threshold: 1, Jobs: 1, DryRun: true}
+	dry := migrate.Run(context.Background(), collect(t, dir), opts)
+	opts.DryRun = false
+	sum := migrate.Run(context.Background(), collect(t, dir), opts)
+	require.Zero(t, sum.Failed, "%+v", sum.Results)
+
+	assert.Equal(t, 4, sum.Migrated, "small.jsonl stays as it is")
+	assert.Less(t, sum.BytesAfter, sum.BytesBefore)
+	for _, r := range sum.Results {
+		assert.LessOrEqual(t, r.BytesAfter, r.BytesBefore, r.Path)
+	}
+	m := rep.Migrate
+	assert.Equal(t, sum.BytesBefore-sum.BytesAfter, m.Saved)
+	assert.Equal(t, sum.Migrated, m.Files)
+	assert.Equal(t, sum.Artifacts, m.Artifacts)
+	assert.Equal(t, sum.BytesAfter, dry.BytesAfter)
+	assert.Equal(t, sum.Migrated, dry.Migrated)
+	assert.Equal(t, sum.Artifacts, dry.Artifacts)
+}
+
 // storeBytes is the size of every artifact under dir.
 func storeBytes(t *testing.T, dir string) int64 {
 	t.Helper()
@@ -188,6 +221,30 @@ func TestStatsFailuresAndUnknowns(t *testing.T) {
 		migrate.Options{Threshold: threshold, Jobs: 1})
 	assert.Equal(t, 1, sum.Failed)
 	assert.Equal(t, sum.BytesBefore-sum.BytesAfter, rep.Migrate.Saved)
+}
+
+// Lines of a known format whose entry type it does not know are counted
+// as not understood, by entry type, and migrate passes them through: a
+// tool result in one stays inline.
+func TestStatsNotUnderstood(t *testing.T) {
+	later := `{"type":"context_snapshot","id":"x1","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolName":"bash","content":"` +
+		strings.Repeat("output ", 100) + `"}}` + "\n"
+	dir := tree(t, map[string]string{
+		"pi.jsonl":    piSession() + later + later + `{"type":"usage","id":"u1","kind":"cache_warm"}` + "\n",
+		"codex.jsonl": `{"timestamp":"t","type":"session_meta","payload":{"id":"s"}}` + "\n" + `{"timestamp":"t","type":"id_allocation","payload":{}}` + "\n" + `{"timestamp":"t","type":"telemetry","payload":{"type":"ping"}}` + "\n",
+	})
+	rep := stats(t, inspect.StatsOptions{Threshold: threshold}, dir)
+	assert.Equal(t, map[string]counted{"pi context_snapshot/toolResult": {2, 0}, "codex telemetry/ping": {1, 0}}, groups(rep.NotUnderstood))
+	for _, g := range rep.NotUnderstood {
+		if g.Format == "pi" {
+			assert.Equal(t, int64(2*len(later)), g.Bytes)
+		}
+	}
+	sum := migrate.Run(context.Background(), collect(t, filepath.Join(dir, "pi.jsonl")), migrate.Options{Threshold: threshold, Jobs: 1})
+	require.Zero(t, sum.Failed)
+	after, err := os.ReadFile(filepath.Join(dir, "pi.jsonl"))
+	require.NoError(t, err)
+	assert.Equal(t, 2, strings.Count(string(after), later), "the lines of the later entry type are kept as they are")
 }
 
 // Images count by area in the token estimate, not by their base64 bytes.
@@ -271,4 +328,60 @@ func copyFile(t *testing.T, from, to string) {
 	_, err = io.Copy(out, in)
 	require.NoError(t, err)
 	require.NoError(t, out.Close())
+}
+
+// TestStatsPredictsCompressed: of a compressed transcript (a Codex rollout
+// Codex compressed itself), stats predicts the saving on disk, as migrate
+// reports it, not of the decompressed lines.
+func TestStatsPredictsCompressed(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rollout.jsonl.zst")
+	// Tool outputs that compress no better than hex: moving them saves on
+	// disk too.
+	rng := rand.New(rand.NewPCG(1, 2))
+	lines := []string{`{"timestamp":"2025-01-01T00:00:00.000Z","type":"session_meta","payload":{"id":"cx-1","cwd":"/w"}}`}
+	for i := range 4 {
+		out := make([]byte, 6000)
+		for j := range out {
+			out[j] = "0123456789abcdef"[rng.IntN(16)]
+		}
+		lines = append(lines, fmt.Sprintf(`{"timestamp":"2025-01-01T00:00:0%d.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_%d","output":%q}}`, i+1, i, out))
+	}
+	plain := strings.Join(lines, "\n") + "\n"
+	var z bytes.Buffer
+	e, err := zstd.NewWriter(&z, zstd.WithEncoderLevel(zstd.SpeedDefault))
+	require.NoError(t, err)
+	_, err = e.Write([]byte(plain))
+	require.NoError(t, err)
+	require.NoError(t, e.Close())
+	require.NoError(t, os.WriteFile(path, z.Bytes(), 0o644))
+
+	rep := stats(t, inspect.StatsOptions{Threshold: threshold}, dir)
+	sum := migrateTree(t, dir)
+	require.Equal(t, 1, sum.Migrated)
+	assert.Equal(t, int64(z.Len()), rep.Migrate.BytesBefore, "bytes on disk")
+	assert.Equal(t, sum.BytesBefore-sum.BytesAfter, rep.Migrate.Saved)
+	assert.Positive(t, rep.Migrate.Saved)
+	assert.Less(t, rep.Migrate.Saved, int64(len(plain))-int64(z.Len()), "not the decompressed bytes")
+}
+
+// Claude Code's own tool-results folders are counted per project, a
+// session's once however many of its transcripts (its subagents') are
+// read; they are never inputs.
+func TestStatsToolResults(t *testing.T) {
+	line := `{"type":"user","sessionId":"s","uuid":"u1","parentUuid":null,"message":{"role":"user","content":"hi"}}` + "\n"
+	dir := tree(t, map[string]string{
+		"p1/s1.jsonl":                        line,
+		"p1/s1/tool-results/bq7e2e0a1.txt":   strings.Repeat("x", 100),
+		"p1/s1/tool-results/toolu_01.json":   strings.Repeat("y", 50),
+		"p1/s1/tool-results/toolu_03.jsonl":  line,
+		"p1/s1/subagents/agent-a1b2c3.jsonl": line,
+		"p1/s2.jsonl":                        line,
+		"p1/s2/tool-results/toolu_02.txt":    strings.Repeat("z", 30),
+		"p2/s3.jsonl":                        line,
+	})
+	inputs := collect(t, dir)
+	require.Len(t, inputs, 4, "the tool-results files are not transcripts")
+	rep := stats(t, inspect.StatsOptions{Threshold: threshold}, dir)
+	assert.Equal(t, []inspect.ToolResults{{Project: filepath.Join(dir, "p1"), Files: 4, Bytes: 180 + int64(len(line))}}, rep.ToolResults)
 }

@@ -48,7 +48,7 @@ func BenchmarkMigrateCorpusPi(b *testing.B) {
 		b.SetBytes(total)
 		for b.Loop() {
 			for _, in := range inputs {
-				if err := RehydrateTo(io.Discard, in.Path, "", nil); err != nil {
+				if err := RehydrateTo(context.Background(), io.Discard, in, "", nil); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -2,6 +2,7 @@ package migrate_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -45,7 +46,7 @@ func TestStoreLinksNeverFollowed(t *testing.T) {
 	require.NoError(t, os.Remove(obj))
 	require.NoError(t, os.Symlink(secret, obj))
 	var out bytes.Buffer
-	err := migrate.RehydrateTo(&out, a, "", nil)
+	err := migrate.RehydrateTo(context.Background(), &out, session.Input{Path: a}, "", nil)
 	assert.ErrorIs(t, err, storepkg.ErrCorrupt)
 	assert.NotContains(t, out.String(), "not an artifact")
 

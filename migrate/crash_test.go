@@ -50,6 +50,9 @@ type childSpec struct {
 	// its store backends (see store/faulty), instead of at a file
 	// operation.
 	BackendAt int
+	// Append makes an agent append a line to src/a.jsonl as the first
+	// file is renamed over it (see agentAtRename).
+	Append bool
 }
 
 func TestMain(m *testing.M) {
@@ -58,6 +61,9 @@ func TestMain(m *testing.M) {
 	}
 	if spec := os.Getenv(unprivilegedEnv); spec != "" {
 		os.Exit(unprivileged(spec))
+	}
+	if path := os.Getenv(appenderEnv); path != "" {
+		os.Exit(appendLines(path))
 	}
 	os.Exit(m.Run())
 }
@@ -84,6 +90,10 @@ func child(spec string) int {
 			in.Action = fault.Tear
 		}
 		in.Install()
+	}
+	if cs.Append {
+		a := &agentAtRename{path: filepath.Join(cs.Root, "src", "a.jsonl"), lines: [][]byte{appended(0)}, next: safefile.Hook}
+		safefile.Hook = a.hook
 	}
 	inputs, err := session.Collect([]string{filepath.Join(cs.Root, "src")})
 	if err != nil {
@@ -146,16 +156,21 @@ func (sc *scenario) run(t *testing.T, root string) migrate.Summary {
 }
 
 // small is the sweep's tree: two sessions that share two payloads in one
-// directory, and in a subdirectory (with its own store) a session and a
+// directory, and in a subdirectory (with its own store) a session whose
+// name is longer than a temporary file's may be (see safefile) and a
 // transcript with nothing to externalize.
 func small() map[string][]byte {
 	return map[string][]byte{
-		"a.jsonl":     testsession.Pi("a", 2, payload),
-		"b.jsonl":     testsession.Pi("b", 3, payload),
-		"sub/c.jsonl": testsession.Pi("c", 1, payload+1),
-		"sub/d.jsonl": testsession.Pi("d", 1, 100),
+		"a.jsonl":         testsession.Pi("a", 2, payload),
+		"b.jsonl":         testsession.Pi("b", 3, payload),
+		"sub/" + longName: testsession.Pi("c", 1, payload+1),
+		"sub/d.jsonl":     testsession.Pi("d", 1, 100),
 	}
 }
+
+// longName is a transcript's name of 120 bytes, as agents' session names
+// with a title in them may be.
+var longName = strings.Repeat("a-long-session-title-", 5) + "123456789012345.jsonl"
 
 // large is the soak's tree: more sessions, more shared payloads, more
 // directories.
@@ -175,6 +190,7 @@ var scenarios = map[string]*scenario{
 	"soak-backup":   {name: "soak-backup", files: large(), bak: true},
 	"soak-out":      {name: "soak-out", files: large(), out: true},
 	"soak-sweep-j1": {name: "soak-sweep-j1", files: large(), jobs: 1, bak: true},
+	"carry":         {name: "carry", files: map[string][]byte{"a.jsonl": testsession.Pi("a", 2, payload)}, jobs: 1},
 }
 
 // reference is the state after one uninterrupted run of a scenario.

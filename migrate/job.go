@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/transcript-tool/transcript-tool/internal/count"
+	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
 	"github.com/transcript-tool/transcript-tool/session"
 )
@@ -59,7 +61,7 @@ type job struct {
 // in res. The output is in place when it returns nil, unless done said
 // not to commit it.
 func (j *job) run(ctx context.Context, res *FileResult) error {
-	path, dest := j.in.Path, j.dest
+	path, dest, name := j.in.Path, j.dest, j.in.Name()
 	src, err := os.Open(path)
 	if err != nil {
 		return err
@@ -72,6 +74,14 @@ func (j *job) run(ctx context.Context, res *FileResult) error {
 	before := idOf(fi)
 	res.BytesBefore = fi.Size()
 	inPlace := j.replace || sameFile(dest, fi)
+	if inPlace {
+		// Replacing the file under one name would split it in two: the
+		// other names would keep the old bytes.
+		if n := otherLinks(path, fi); n > 0 {
+			return fmt.Errorf("%s has %s (hard links), which would keep the old bytes if it were replaced in place; left untouched (write the output elsewhere with --out DIR, or remove the other names)",
+				path, display.Plural(n, "other name"))
+		}
+	}
 	write := !j.dryRun
 	if write && (j.guard || inPlace) {
 		if err := session.Lock(src); err != nil {
@@ -86,7 +96,7 @@ func (j *job) run(ctx context.Context, res *FileResult) error {
 	state := &session.AgentState{}
 	if write && inPlace {
 		if state, err = session.LockAgentState(path); err != nil {
-			return fmt.Errorf("%s: %w; left untouched", path, err)
+			return fmt.Errorf("%s: %w; left untouched", name, err)
 		}
 		defer state.Release()
 	}
@@ -104,7 +114,7 @@ func (j *job) run(ctx context.Context, res *FileResult) error {
 		}
 		out, err = safefile.Create(dest, fi.Mode().Perm())
 		if err != nil {
-			return fmt.Errorf("create output for %s: %w", path, err)
+			return fmt.Errorf("create output for %s: %w", name, err)
 		}
 		defer out.Abort()
 		keepOwner(out.OS(), fi)
@@ -126,13 +136,17 @@ func (j *job) run(ctx context.Context, res *FileResult) error {
 	defer releaseW()
 	dr, at, release, err := session.Source(src, progressReader{src, j.progress}, zst)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
+		return fmt.Errorf("read %s: %w", name, err)
 	}
+	release = sync.OnceFunc(release)
 	defer release()
 	reread, err := j.lines(dr, at, w)
 	if err != nil {
 		return err
 	}
+	// The source's decoder holds a share of the run's budget of zstd
+	// windows, which recompressing the output (see encoder) takes from.
+	release()
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", dest, err)
 	}
@@ -157,25 +171,44 @@ func (j *job) run(ctx context.Context, res *FileResult) error {
 			return err
 		}
 	}
-	if err := state.Reset(ctx); err != nil {
+	// Until the rename, the original is in place: the backup would only
+	// block the next run.
+	dropBackup := func() {
 		if bak != "" {
 			_ = os.Remove(bak)
 		}
-		return fmt.Errorf("%s: %w; left untouched", path, err)
+	}
+	if err := state.Reset(ctx); err != nil {
+		dropBackup()
+		return fmt.Errorf("%s: %w; left untouched", name, err)
+	}
+	// The state stays reset, its lock held, until the bytes agents
+	// appended meanwhile are carried over too.
+	var rp *replacement
+	if inPlace {
+		if rp, err = replace(path, src, fi, before, out, cw.N, zst, j.dirs); err != nil {
+			dropBackup()
+			return err
+		}
+		defer rp.close()
 	}
 	if err := out.CommitNoDirSync(); err != nil {
-		if bak != "" {
-			// The original is still in place: the backup would only
-			// block the next run.
-			_ = os.Remove(bak)
-		}
+		dropBackup()
 		return fmt.Errorf("replace %s: %w", dest, err)
 	}
 	// From here the output is in place and the backup, if any, is the
 	// only copy of the original's bytes: it stays, whatever happens.
-	if err := j.dirs.Sync(filepath.Dir(dest)); err != nil {
-		return fmt.Errorf("replace %s: %w", dest, err)
+	err = j.dirs.Sync(filepath.Dir(dest))
+	if err != nil {
+		err = fmt.Errorf("replace %s: %w", dest, err)
 	}
-	res.BytesAfter = cw.N
-	return nil
+	if rp != nil {
+		var cerr error
+		res.Carried, cerr = rp.settle()
+		err = errors.Join(err, cerr)
+	}
+	if err == nil {
+		res.BytesAfter = cw.N
+	}
+	return err
 }

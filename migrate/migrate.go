@@ -46,14 +46,10 @@ type Options struct {
 	Shard registry.Shard
 	// Done, when set, is called for each file migrated or unchanged once
 	// its output is in place, before the run gives up the store's lock:
-	// a caller that copies the output elsewhere (an object in a bucket)
-	// does it there, while the artifacts it refers to are still held. An
-	// error fails the file.
+	// a caller that copies an --out output elsewhere (a prefix in a
+	// bucket) does it there, while the artifacts it refers to are still
+	// held. An error fails the file.
 	Done func(res *FileResult) error `json:"-"`
-	// Source names, in registry records, the transcript written at a
-	// path; nil is registry.SourcePath. A transcript fetched from S3 is
-	// named by its s3:// URL, not by the local copy migrate rewrites.
-	Source func(path string) string `json:"-"`
 }
 
 // Progress receives the number of input bytes processed.
@@ -86,9 +82,13 @@ type FileResult struct {
 	Deduplicated int    `json:"deduplicated"`
 	// LongKept counts lines too large to rewrite in bounded memory (see
 	// session.SkeletonOptions), copied as they are.
-	LongKept int    `json:"longLinesKept,omitempty"`
-	Err      error  `json:"-"`
-	Message  string `json:"error,omitempty"`
+	LongKept int `json:"longLinesKept,omitempty"`
+	// Carried counts the bytes an agent appended to the transcript as it
+	// was replaced in place, into the file replaced, which were carried
+	// into the new one (after BytesAfter).
+	Carried int64  `json:"carried,omitempty"`
+	Err     error  `json:"-"`
+	Message string `json:"error,omitempty"`
 }
 
 // Summary totals a run.
@@ -137,8 +137,12 @@ func Run(ctx context.Context, inputs []session.Input, opts Options) Summary {
 	if stores.open == nil {
 		stores.open = location.Open
 	}
+	replaces := opts.Out == "" && !opts.DryRun
+	copies := newCopies(opts.Jobs, len(inputs))
 	results := forEach(ctx, inputs, opts.Jobs, func(in session.Input, wait func()) FileResult {
-		res := migrateFile(ctx, in, opts, stores, wait)
+		res := copies.on(ctx, in, replaces, opts.Backup, func(in session.Input) FileResult {
+			return migrateFile(ctx, in, opts, stores, wait)
+		})
 		if opts.Done != nil && (res.Status == StatusMigrated || res.Status == StatusUnchanged) {
 			if err := opts.Done(&res); err != nil {
 				res.Status, res.Err = StatusFailed, err
@@ -213,7 +217,7 @@ func forEach(ctx context.Context, inputs []session.Input, jobs int, fn func(in s
 	}
 	for _, i := range largestFirst(inputs, jobs) {
 		if ctx.Err() != nil {
-			results[i] = FileResult{Path: inputs[i].Path, Status: StatusFailed, Err: ctx.Err()}
+			results[i] = FileResult{Path: inputs[i].Name(), Status: StatusFailed, Err: ctx.Err()}
 			continue
 		}
 		next <- i
@@ -226,6 +230,52 @@ func forEach(ctx context.Context, inputs []session.Input, jobs int, fn func(in s
 		}
 	}
 	return results
+}
+
+// copies bounds the local copies of remote inputs (session.Remote) a run
+// holds at once: one a slot, and one more being fetched, so that local
+// disk holds about --jobs transcripts whatever the number of inputs,
+// while files waiting for the disk give their slot to others.
+type copies chan struct{}
+
+func newCopies(jobs, inputs int) copies {
+	return make(copies, session.Workers(jobs, inputs)+1)
+}
+
+// on runs do on in, and for a remote input, on its local copy: fetched
+// when a worker takes it; put back in the original's place once do
+// rewrote it in place (replaces), if the original is still what was
+// fetched; and removed after. The result names the input as people and
+// registry records do (Input.Name).
+func (c copies) on(ctx context.Context, in session.Input, replaces, backup bool, do func(session.Input) FileResult) FileResult {
+	if in.Remote == nil {
+		return do(in)
+	}
+	name := in.Name()
+	select {
+	case c <- struct{}{}:
+	case <-ctx.Done():
+		return FileResult{Path: name, Status: StatusFailed, Err: ctx.Err()}
+	}
+	defer func() { <-c }()
+	defer os.Remove(in.Path)
+	size, err := in.Remote.Fetch(ctx, in.Path)
+	if err != nil {
+		return FileResult{Path: name, Status: StatusFailed, Err: err}
+	}
+	in.Size = size
+	res := do(in)
+	res.Path = name
+	if res.Dest != in.Path {
+		return res // written under --out: the original stays as it is
+	}
+	res.Dest = name
+	if replaces && (res.Status == StatusMigrated || res.Status == StatusRestored) {
+		if err := in.Remote.Replace(ctx, in.Path, backup); err != nil {
+			res.Status, res.Err = StatusFailed, err
+		}
+	}
+	return res
 }
 
 // largestFirst returns the order in which jobs workers should take the
@@ -318,13 +368,13 @@ func migrateFile(ctx context.Context, in session.Input, opts Options, stores *st
 	res = FileResult{Path: in.Path, Status: StatusFailed}
 	dest := Dest(in, opts.Out)
 	res.Dest = dest
-	// Once per file: filepath.Abs asks the kernel for the working
-	// directory each time, two system calls per reference.
-	sourceOf := opts.Source
-	if sourceOf == nil {
-		sourceOf = registry.SourcePath
+	name := in.Name()
+	// Once per file: resolving a path asks the kernel for the working
+	// directory and each folder's links, several system calls.
+	source := registry.SourcePath(dest)
+	if in.Remote != nil && dest == in.Path {
+		source = name // the transcript itself, not its local copy
 	}
-	source := sourceOf(dest)
 	var (
 		sessionID string
 		st        *storeEntry
@@ -366,12 +416,12 @@ func migrateFile(ctx context.Context, in session.Input, opts Options, stores *st
 			if errors.Is(err, session.ErrUnknownFormat) && !in.Explicit {
 				res.Status = StatusSkipped
 			}
-			return fmt.Errorf("%s: %w", in.Path, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
 		res.Format, sessionID = format.Name(), id
 		st, err = stores.get(session.StoreFor(cmp.Or(opts.Store, in.Store), dest))
 		if err != nil {
-			return fmt.Errorf("%s: %w", in.Path, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
 		pathFor := session.PathFor(st.Store, opts.StoreAs)
 		x = &externalizer.Externalizer{Format: format, Threshold: opts.Threshold, PathFor: pathFor, Put: put, Open: st.Opener(ctx),
@@ -380,7 +430,7 @@ func migrateFile(ctx context.Context, in session.Input, opts Options, stores *st
 			return nil
 		}
 		if err := checkWritable(dest, st.Store); err != nil {
-			return fmt.Errorf("%s: %w; nothing was written", in.Path, err)
+			return fmt.Errorf("%s: %w; nothing was written", name, err)
 		}
 		st.removeStaleTemps()
 		return nil
@@ -397,7 +447,7 @@ func migrateFile(ctx context.Context, in session.Input, opts Options, stores *st
 				return reread, nil
 			}
 			if err != nil {
-				return reread, fmt.Errorf("read %s: %w", in.Path, err)
+				return reread, fmt.Errorf("read %s: %w", name, err)
 			}
 			var rw externalizer.Result
 			if l.Long {
@@ -412,10 +462,10 @@ func migrateFile(ctx context.Context, in session.Input, opts Options, stores *st
 				rw, err = x.Rewrite(l.Text, transcript.JSONStart(l))
 			}
 			if putErr != nil {
-				return reread, fmt.Errorf("%s: %w", in.Path, putErr)
+				return reread, fmt.Errorf("%s: %w", name, putErr)
 			}
 			if err != nil {
-				return reread, &transcript.InputError{Path: in.Path, Line: l.Num, Offset: l.Offset, Err: err}
+				return reread, &transcript.InputError{Path: name, Line: l.Num, Offset: l.Offset, Err: err}
 			}
 			text := l.Text
 			if rw.Line != nil || l.Long && len(rw.Artifacts) > 0 {
@@ -452,11 +502,11 @@ func migrateFile(ctx context.Context, in session.Input, opts Options, stores *st
 		}
 		wait()
 		if err := st.Append(ctx, records); err != nil {
-			return false, fmt.Errorf("%s: %w", in.Path, err)
+			return false, fmt.Errorf("%s: %w", name, err)
 		}
 		return true, nil
 	}
-	j := &job{in: in, dest: dest, replace: opts.Out == "", dryRun: opts.DryRun, guard: true, backup: opts.Backup, noLarger: true,
+	j := &job{in: in, dest: dest, replace: opts.Out == "", dryRun: opts.DryRun, guard: true, backup: opts.Backup && in.Remote == nil, noLarger: true,
 		progress: opts.Progress, temps: &stores.temps, dirs: &stores.dirs, prepare: prepare, lines: lines, done: done}
 	if err := j.run(ctx, &res); err != nil {
 		res.Err = err
@@ -501,6 +551,20 @@ func backup(path string, orig os.FileInfo) (string, error) {
 		return "", err
 	}
 	return bak, nil
+}
+
+// otherLinks returns how many names the file fi describes has besides
+// path, a backup left by a killed run (path.bak, a link) not counted.
+func otherLinks(path string, fi os.FileInfo) int64 {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || st.Nlink < 2 {
+		return 0
+	}
+	n := int64(st.Nlink) - 1
+	if bfi, err := os.Lstat(path + ".bak"); err == nil && os.SameFile(fi, bfi) {
+		n--
+	}
+	return n
 }
 
 // sameContent reports whether the regular file bak, described by bfi, is

@@ -82,7 +82,7 @@ func result(t *testing.T, sum migrate.Summary, path string) migrate.FileResult {
 func rehydrate(t *testing.T, path, store string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, migrate.RehydrateTo(&buf, path, store, nil))
+	require.NoError(t, migrate.RehydrateTo(context.Background(), &buf, session.Input{Path: path}, store, nil))
 	return buf.Bytes()
 }
 
@@ -667,7 +667,7 @@ func TestRehydrateMissingArtifact(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(store, names[0])))
 
 	var buf bytes.Buffer
-	err := migrate.RehydrateTo(&buf, path, "", nil)
+	err := migrate.RehydrateTo(context.Background(), &buf, session.Input{Path: path}, "", nil)
 
 	assert.ErrorIs(t, err, storepkg.ErrNotFound)
 	var ie *transcript.InputError
@@ -820,7 +820,7 @@ func TestRehydrateToWritesNothingOfABrokenFile(t *testing.T) {
 	require.NoError(t, os.Remove(object))
 
 	var out bytes.Buffer
-	err := migrate.RehydrateTo(&out, path, "", nil)
+	err := migrate.RehydrateTo(context.Background(), &out, session.Input{Path: path}, "", nil)
 	require.ErrorIs(t, err, storepkg.ErrNotFound)
 	assert.Contains(t, err.Error(), "s.jsonl:8:")
 	assert.Zero(t, out.Len(), "bytes were written before the error")

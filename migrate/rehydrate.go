@@ -22,20 +22,30 @@ type RehydrateOptions struct {
 	InPlace  bool   // replace each transcript by its original
 	Jobs     int
 	Progress Progress
+	// Done is Options.Done for rehydrate: called for each file restored
+	// once its output is in place.
+	Done func(res *FileResult) error `json:"-"`
 }
 
-// RehydrateTo writes the original bytes of the migrated transcript at path
-// to w. It first restores every line into nothing, so that w receives no
+// RehydrateTo writes the original bytes of the migrated transcript in to
+// w, from its local copy, fetched first, if it has a Remote. It first restores every line into nothing, so that w receives no
 // byte of a transcript that does not restore whole (a missing or damaged
 // artifact, a bad marker), then restores each line again as it writes it,
 // checked against its recorded hash before it is written. The exception is
 // a file changed while it is read: a long line without a marker, which is
 // not held but copied from the file, may then have been written in part,
 // or with the new bytes, before the error (ErrSourceChanged) says so.
-// A w that is the file at path itself (a shell's "rehydrate f > f" or
-// ">> f") is refused with an *OutputIsInputError before anything is
-// written.
-func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
+// A w that is the transcript's file itself (a shell's "rehydrate f > f"
+// or ">> f") is refused with an *OutputIsInputError before anything is
+// written. Errors name the transcript as Input.Name does.
+func RehydrateTo(ctx context.Context, w io.Writer, in session.Input, storeDir string, progress Progress) error {
+	path, name := in.Path, in.Name()
+	if in.Remote != nil {
+		defer os.Remove(path)
+		if _, err := in.Remote.Fetch(ctx, path); err != nil {
+			return err
+		}
+	}
 	src, err := os.Open(path)
 	if err != nil {
 		return err
@@ -47,14 +57,14 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 	}
 	if f, ok := w.(interface{ Stat() (os.FileInfo, error) }); ok {
 		if wfi, err := f.Stat(); err == nil && os.SameFile(fi, wfi) {
-			return &OutputIsInputError{Path: path, Emptied: fi.Size() == 0}
+			return &OutputIsInputError{Path: name, Emptied: fi.Size() == 0}
 		}
 	}
-	st, err := registry.Open(session.StoreFor(storeDir, path))
+	st, err := registry.Open(session.StoreFor(cmp.Or(storeDir, in.Store), path))
 	if err != nil {
 		return err
 	}
-	open := st.Opener(context.Background())
+	open := st.Opener(ctx)
 	// each runs fn over the lines of the file from its start.
 	each := func(p Progress, fn func(l transcript.Line, long *io.SectionReader) error) error {
 		if _, err := src.Seek(0, io.SeekStart); err != nil {
@@ -62,10 +72,10 @@ func RehydrateTo(w io.Writer, path, storeDir string, progress Progress) error {
 		}
 		dr, at, release, err := session.Source(src, progressReader{src, p}, session.Compressed(path))
 		if err != nil {
-			return fmt.Errorf("read %s: %w", path, err)
+			return fmt.Errorf("read %s: %w", name, err)
 		}
 		defer release()
-		return session.EachLine(dr, at, path, fn)
+		return session.EachLine(dr, at, name, fn)
 	}
 	err = each(nil, func(l transcript.Line, long *io.SectionReader) error {
 		if long != nil {
@@ -164,28 +174,40 @@ func Rehydrate(ctx context.Context, inputs []session.Input, opts RehydrateOption
 		temps safefile.Sweeper // of the directories written to
 		dirs  safefile.DirSyncer
 	)
+	copies := newCopies(opts.Jobs, len(inputs))
 	results := forEach(ctx, inputs, opts.Jobs, func(in session.Input, _ func()) FileResult {
-		dest := in.Path
-		if !opts.InPlace {
-			dest = Dest(in, opts.Out)
-		}
-		res := FileResult{Path: in.Path, Dest: dest, Status: StatusFailed, BytesBefore: in.Size}
-		st, err := registry.Open(session.StoreFor(cmp.Or(opts.Store, in.Store), in.Path))
-		if err != nil {
-			res.Err = err
+		return copies.on(ctx, in, opts.InPlace, false, func(in session.Input) FileResult {
+			dest := in.Path
+			if !opts.InPlace {
+				dest = Dest(in, opts.Out)
+			}
+			res := FileResult{Path: in.Path, Dest: dest, Status: StatusFailed, BytesBefore: in.Size}
+			st, err := registry.Open(session.StoreFor(cmp.Or(opts.Store, in.Store), in.Path))
+			if err != nil {
+				res.Err = err
+				return res
+			}
+			j := &job{in: in, dest: dest, replace: opts.InPlace, progress: opts.Progress, temps: &temps, dirs: &dirs,
+				lines: func(dr io.Reader, at io.ReaderAt, w io.Writer) (bool, error) {
+					return restoreFile(w, dr, at, in.Name(), st.Opener(ctx))
+				}}
+			if err := j.run(ctx, &res); err != nil {
+				res.Err = err
+				return res
+			}
+			res.Status = StatusRestored
 			return res
-		}
-		j := &job{in: in, dest: dest, replace: opts.InPlace, progress: opts.Progress, temps: &temps, dirs: &dirs,
-			lines: func(dr io.Reader, at io.ReaderAt, w io.Writer) (bool, error) {
-				return restoreFile(w, dr, at, in.Path, st.Opener(ctx))
-			}}
-		if err := j.run(ctx, &res); err != nil {
-			res.Err = err
-			return res
-		}
-		res.Status = StatusRestored
-		return res
+		})
 	})
+	if opts.Done != nil {
+		for i := range results {
+			if results[i].Status == StatusRestored && results[i].Dest != results[i].Path {
+				if err := opts.Done(&results[i]); err != nil {
+					results[i].Status, results[i].Err, results[i].Message = StatusFailed, err, err.Error()
+				}
+			}
+		}
+	}
 	sum := Summary{Results: []FileResult{}}
 	for _, r := range results {
 		sum.add(r)

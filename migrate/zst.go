@@ -2,10 +2,12 @@ package migrate
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"os"
 
 	"github.com/klauspost/compress/zstd"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/transcript-tool/transcript-tool/internal/count"
 	"github.com/transcript-tool/transcript-tool/session"
@@ -24,7 +26,7 @@ func encoder(w io.Writer, zst bool, atMost int64) (io.WriteCloser, func(), error
 		return flushCloser{bw}, release, nil
 	}
 	if atMost <= 0 {
-		e, err := zstdWriter(w, zstd.SpeedDefault)
+		e, err := session.Encoder(w, zstd.SpeedDefault)
 		return e, func() {}, err
 	}
 	f, err := session.Scratch()
@@ -32,16 +34,20 @@ func encoder(w io.Writer, zst bool, atMost int64) (io.WriteCloser, func(), error
 		return nil, nil, err
 	}
 	b := &boundedEncoder{w: w, atMost: atMost, file: f, n: &count.Writer{W: f}}
-	if b.Encoder, err = zstdWriter(b.n, zstd.SpeedDefault); err != nil {
+	if b.Encoder, err = session.Encoder(b.n, zstd.SpeedDefault); err != nil {
 		_ = f.Close()
 		return nil, nil, err
 	}
 	return b, func() { _ = f.Close() }, nil
 }
 
-func zstdWriter(w io.Writer, level zstd.EncoderLevel) (*zstd.Encoder, error) {
-	return zstd.NewWriter(w, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(level))
-}
+// recompressions bounds the outputs compressed again at the best level
+// at once, by every job of the run together: each takes some 50 MiB, its
+// encoder's tables and a decoder, which at --jobs 8 would be 400 MiB.
+// A job takes its turn with no decoder of its own transcript held (see
+// job.run), so that it never waits for the budget of windows while
+// holding a share of it.
+var recompressions = semaphore.NewWeighted(2)
 
 // boundedEncoder compresses into a scratch file first: the level is
 // chosen once the size at the default one is known, and what was written
@@ -72,12 +78,16 @@ func (b *boundedEncoder) Close() error {
 // recompress writes the zstd stream read from r to w again, at the best
 // level.
 func recompress(w io.Writer, r io.Reader) error {
+	if err := recompressions.Acquire(context.Background(), 1); err != nil {
+		return err
+	}
+	defer recompressions.Release(1)
 	d, release, err := session.Decoded(r, true)
 	if err != nil {
 		return err
 	}
 	defer release()
-	e, err := zstdWriter(w, zstd.SpeedBestCompression)
+	e, err := session.Encoder(w, zstd.SpeedBestCompression)
 	if err != nil {
 		return err
 	}

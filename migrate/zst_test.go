@@ -87,7 +87,7 @@ func TestMigrateZstd(t *testing.T) {
 	assert.Contains(t, string(migrated), `"transcriptTool":{"v":1`)
 
 	var got bytes.Buffer
-	require.NoError(t, migrate.RehydrateTo(&got, path, "", nil))
+	require.NoError(t, migrate.RehydrateTo(context.Background(), &got, session.Input{Path: path}, "", nil))
 	assert.Equal(t, string(plain), got.String(), "rehydrate to a stream gives the JSONL bytes")
 
 	out := filepath.Join(dir, "restored")

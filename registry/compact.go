@@ -175,7 +175,7 @@ func headerOf(files []*regFile) (header, []int64, error) {
 	for i, rf := range files {
 		sum := sha256.New()
 		var err error
-		if ends[i], err = rf.scan(sum, func([]byte, int, int64) error { return nil }); err != nil {
+		if ends[i], err = rf.scan(sum, func([]byte, int, int64) error { return nil }, nil); err != nil {
 			return h, nil, fmt.Errorf("read registry %s: %w", rf.path, err)
 		}
 		h.Compacts = append(h.Compacts, covered{File: rf.name, Size: ends[i], SHA256: hex.EncodeToString(sum.Sum(nil))})
@@ -214,6 +214,13 @@ func writeMerged(w io.Writer, h header, files []*regFile, keep func(Record) bool
 				ix.add(line)
 			}
 			_, err := w.Write(line)
+			return err
+		}, func(_ int, off, size int64) error {
+			// Not a record, but its bytes are kept all the same.
+			if ix != nil {
+				ix.addLong(size)
+			}
+			_, err := io.Copy(w, io.NewSectionReader(rf.f, off, size))
 			return err
 		})
 		if err != nil {

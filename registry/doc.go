@@ -44,7 +44,10 @@
 // writer's id, is roughly the order the writers started in. A torn last
 // line of any file is skipped (its writer is dead, or will not append
 // after it); a bad line elsewhere is reported with its file, line and
-// byte offset, never dropped silently. Readers take no lock.
+// byte offset, never dropped silently. A line over 1 MiB is such a bad
+// line, passed over without being held (a record takes a few hundred
+// bytes; Append splits the places of one that would not fit). Readers
+// take no lock.
 //
 // # Indexes
 //

@@ -164,6 +164,13 @@ type posting struct {
 	line uint32
 }
 
+// addLong adds the segment's next line when it is over maxLine, of size
+// bytes: it holds no record, and is read each time, to be reported.
+func (b *indexBuilder) addLong(size int64) {
+	b.always = append(b.always, uint32(len(b.lens)))
+	b.lens = append(b.lens, uint64(size))
+}
+
 // add adds the segment's next line, with its newline.
 func (b *indexBuilder) add(line []byte) {
 	n := uint32(len(b.lens))

@@ -111,7 +111,7 @@ func (s *Store) readKnownObjects(ctx context.Context) error {
 				known[k] = true
 			}
 			return nil
-		})
+		}, nil)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -66,8 +67,15 @@ func group(recs []Record) []Record {
 		hash, source, session, media string
 		size                         int64
 	}
+	type place struct {
+		group int
+		ref   Ref
+	}
 	var out []Record
 	at := map[key]int{}
+	// The places of each group, so that a transcript that refers to one
+	// artifact from n places takes n steps, not n².
+	places := map[place]bool{}
 	for _, r := range recs {
 		k := key{r.Hash, r.Source, r.Session, r.Media, r.Size}
 		i, ok := at[k]
@@ -81,9 +89,11 @@ func group(recs []Record) []Record {
 			first := *g
 			g.Site, g.Entry, g.Line, g.ToolCallID = "", "", 0, ""
 			g.Refs = []Ref{g.refOf(first)}
+			places[place{i, g.Refs[0]}] = true
 		}
 		ref := g.refOf(r)
-		if !slices.Contains(g.Refs, ref) {
+		if !places[place{i, ref}] {
+			places[place{i, ref}] = true
 			g.Refs = append(g.Refs, ref)
 		}
 	}
@@ -201,22 +211,24 @@ func (s *Store) Append(ctx context.Context, recs []Record) error {
 	// not one per record.
 	var lines []byte
 	fresh := map[recordKey]bool{} // the keys of lines
-	for _, r := range group(recs) {
-		b, err := api.Marshal(r)
+	for _, g := range group(recs) {
+		parts, err := fit(g)
 		if err != nil {
 			return err
 		}
-		k, ok := keyOfLine(b)
-		if !ok {
-			if k, err = keyOf(r); err != nil {
-				return err
+		for _, p := range parts {
+			k, ok := keyOfLine(p.line)
+			if !ok {
+				if k, err = keyOf(p.r); err != nil {
+					return err
+				}
 			}
+			if s.known[k] || fresh[k] {
+				continue
+			}
+			fresh[k] = true
+			lines = append(append(lines, p.line...), '\n')
 		}
-		if s.known[k] || fresh[k] {
-			continue
-		}
-		fresh[k] = true
-		lines = append(append(lines, b...), '\n')
 	}
 	if len(lines) == 0 {
 		return nil // nothing new: no segment is created for nothing
@@ -280,6 +292,39 @@ func (s *Store) Append(ctx context.Context, recs []Record) error {
 	}
 	s.remember(fresh, seg)
 	return nil
+}
+
+// marshalled is a record and its line, without the newline.
+type marshalled struct {
+	r    Record
+	line []byte
+}
+
+// fit returns the line of r, or, when it would be over maxLine (an
+// artifact referred to from thousands of places of one transcript),
+// those of records of r's places split in halves until each fits: a
+// reader refuses a longer line. A record of one place that does not fit
+// is an error.
+func fit(r Record) ([]marshalled, error) {
+	b, err := api.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < maxLine {
+		return []marshalled{{r, b}}, nil
+	}
+	if len(r.Refs) < 2 {
+		return nil, fmt.Errorf("registry record of %s: %w", r.Hash, &LineTooLongError{Size: int64(len(b)) + 1})
+	}
+	half := len(r.Refs) / 2
+	a, c := r, r
+	a.Refs, c.Refs = r.Refs[:half], r.Refs[half:]
+	first, err := fit(a)
+	if err != nil {
+		return nil, err
+	}
+	rest, err := fit(c)
+	return append(first, rest...), err
 }
 
 // remember adds the keys of lines appended to seg and made durable to
@@ -538,7 +583,7 @@ func (s *Store) readKnownFile(name string, f *os.File) (again bool, err error) {
 			s.known[k] = true
 		}
 		return nil
-	})
+	}, nil)
 	if err != nil {
 		return false, err
 	}
@@ -553,12 +598,17 @@ func setAside(rf *regFile, end int64) error {
 	if end == rf.size {
 		return nil
 	}
-	tail := make([]byte, rf.size-end)
-	if _, err := rf.f.ReadAt(tail, end); err != nil {
-		return err
-	}
 	aside := rf.path + ".torn-" + strconv.FormatInt(time.Now().UnixNano(), 10)
-	if err := safefile.WriteFile(aside, tail, filePerm); err != nil {
+	f, err := safefile.Create(aside, filePerm)
+	if err != nil {
+		return fmt.Errorf("set aside torn registry tail: %w", err)
+	}
+	defer f.Abort()
+	// Copied, not held: a torn tail may be as long as any line.
+	if _, err := io.Copy(f, io.NewSectionReader(rf.f, end, rf.size-end)); err != nil {
+		return fmt.Errorf("set aside torn registry tail: %w", err)
+	}
+	if err := f.Commit(); err != nil {
 		return fmt.Errorf("set aside torn registry tail: %w", err)
 	}
 	return nil
@@ -680,6 +730,15 @@ func (rd *recordReader) emit(rf *regFile, line []byte, n int, off int64) error {
 	return r.places(func(p Record) error { return rd.fn(p, Pos{Path: rf.path, Line: n, Offset: off}) })
 }
 
+// tooLong passes line n of rf at offset off, of size bytes, over
+// maxLine, to bad.
+func (rd *recordReader) tooLong(rf *regFile, n int, off, size int64) error {
+	if rd.bad != nil {
+		rd.bad(&BadLineError{Path: rf.path, Line: n, Offset: off, Err: &LineTooLongError{Size: size}})
+	}
+	return nil
+}
+
 // file reads the records of rf: through its index when keys are given
 // and it has one, else whole, making its index if it should have one.
 func (rd *recordReader) file(rf *regFile, keys []Key) error {
@@ -702,6 +761,13 @@ func (rd *recordReader) file(rf *regFile, keys []Key) error {
 		}
 		// The byte before, so that a line the index names is seen to
 		// start one.
+		if end-off > maxLine {
+			if err := rd.tooLong(rf, int(n)+1, off, end-off); err != nil {
+				return err
+			}
+			passed = append(passed, off)
+			continue
+		}
 		from := max(off-1, 0)
 		rd.line = slices.Grow(rd.line[:0], int(end-from))[:end-from]
 		if _, err := rf.f.ReadAt(rd.line, from); err != nil {
@@ -726,7 +792,8 @@ func (rd *recordReader) file(rf *regFile, keys []Key) error {
 	if ix.covered > rf.from {
 		tail.from, tail.lines = ix.covered, len(ix.offs)-1
 	}
-	_, err = tail.scan(nil, func(line []byte, n int, off int64) error { return rd.emit(rf, line, n, off) })
+	_, err = tail.scan(nil, func(line []byte, n int, off int64) error { return rd.emit(rf, line, n, off) },
+		func(n int, off, size int64) error { return rd.tooLong(rf, n, off, size) })
 	return err
 }
 
@@ -734,18 +801,28 @@ func (rd *recordReader) file(rf *regFile, keys []Key) error {
 // passed (ascending), writing rf's index when keys are given and it
 // should have one.
 func (rd *recordReader) whole(rf *regFile, keys []Key, passed []int64) error {
-	emit := func(line []byte, n int, off int64) error {
+	// seen reports whether the line at off was passed on already.
+	seen := func(off int64) bool {
 		for len(passed) > 0 && passed[0] < off {
 			passed = passed[1:]
 		}
-		if len(passed) > 0 && passed[0] == off {
+		return len(passed) > 0 && passed[0] == off
+	}
+	emit := func(line []byte, n int, off int64) error {
+		if seen(off) {
 			return nil
 		}
 		return rd.emit(rf, line, n, off)
 	}
+	tooLong := func(n int, off, size int64) error {
+		if seen(off) {
+			return nil
+		}
+		return rd.tooLong(rf, n, off, size)
+	}
 	f, ok := rf.f.(*os.File)
 	if keys == nil || !ok || rf.name == RegistryFile || rf.size < indexMinSize || rf.from > 0 {
-		_, err := rf.scan(nil, emit)
+		_, err := rf.scan(nil, emit, tooLong)
 		return err
 	}
 	// Read whole, every line, the header too, for the index.
@@ -758,6 +835,12 @@ func (rd *recordReader) whole(rf *regFile, keys []Key, passed []int64) error {
 			return nil
 		}
 		return emit(line, n, off)
+	}, func(n int, off, size int64) error {
+		b.addLong(size)
+		if off == 0 && rf.header > 0 {
+			return nil
+		}
+		return tooLong(n, off, size)
 	}); err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -259,14 +260,14 @@ func (rf *regFile) readHeader() error {
 	if rf.size < int64(len(headerPrefix)) {
 		return nil
 	}
-	br := bufio.NewReader(io.NewSectionReader(rf.f, 0, rf.size))
+	br := bufio.NewReader(io.NewSectionReader(rf.f, 0, min(rf.size, maxHeader)))
 	start, err := br.Peek(len(headerPrefix))
 	if err != nil || !bytes.Equal(start, headerPrefix) {
 		return err
 	}
 	line, err := br.ReadBytes('\n')
 	if err == io.EOF {
-		return nil // torn: not a header
+		return nil // torn, or longer than a header: not a header
 	}
 	if err != nil {
 		return err
@@ -325,43 +326,91 @@ func prefixSum(f io.ReaderAt, n int64) (string, int, error) {
 	}
 }
 
+// maxLine bounds a registry line that is read: a record takes a few
+// hundred bytes, and Append splits one of many places to fit (see fit).
+// A longer line is not a record: it is reported as a bad line and passed
+// over, never held, so that a line of hundreds of megabytes costs a
+// reader no memory.
+const maxLine = 1 << 20
+
+// maxHeader bounds the header line of a compacted segment: it names every
+// file the compaction merged, some 200 bytes each. A first line that
+// starts like a header but runs longer is not one.
+const maxHeader = 16 << 20
+
+// LineTooLongError is the error of a registry line over maxLine bytes.
+type LineTooLongError struct{ Size int64 }
+
+func (e *LineTooLongError) Error() string {
+	return fmt.Sprintf("a line of %d bytes, over the %d a registry record may take", e.Size, maxLine)
+}
+
 // scan calls fn for each whole line of rf past what a compacted segment
 // holds, but its header, with the line's number (from 1) and offset (the
 // line's bytes are fn's only until it returns), and
 // returns the offset just past the last whole line: a torn last line is
-// never passed. With h, the bytes of rf up to that offset, all of them,
-// are also written to h.
-func (rf *regFile) scan(h hash.Hash, fn func(line []byte, n int, off int64) error) (int64, error) {
+// never passed. A line longer than maxLine is not read into memory: it
+// is passed to tooLong instead, with its length, or passed over if
+// tooLong is nil. With h, the bytes of rf up to that offset, all of
+// them, are also written to h.
+func (rf *regFile) scan(h hash.Hash, fn func(line []byte, n int, off int64) error, tooLong func(n int, off, size int64) error) (int64, error) {
 	start, n := rf.from, rf.lines
 	if h != nil {
 		start, n = 0, 0
 	}
 	br := bufio.NewReaderSize(io.NewSectionReader(rf.f, start, rf.size-start), 64<<10)
 	off := start
-	var long []byte // a line longer than br's buffer, put together
+	var (
+		long   []byte // a line longer than br's buffer, read again whole
+		pieced bool   // the line is longer than br's buffer
+		size   int64  // the bytes of the line read so far
+	)
 	for {
 		// The line is fn's only until it returns: no copy for a line that
 		// fits in br's buffer, which every record does.
-		line, err := br.ReadSlice('\n')
+		chunk, err := br.ReadSlice('\n')
+		size += int64(len(chunk))
+		pieced = pieced || err == bufio.ErrBufferFull
 		if err == bufio.ErrBufferFull {
-			long = append(long, line...)
 			continue
 		}
-		if long != nil {
-			line, long = append(long, line...), nil
-		}
-		if len(line) > 0 && line[len(line)-1] == '\n' {
+		if len(chunk) > 0 && chunk[len(chunk)-1] == '\n' {
 			n++
+			line := chunk
+			switch {
+			case size > maxLine:
+				line = nil
+			case pieced:
+				// Read again once its length is known: put together
+				// piece by piece, it would be copied as it grew.
+				long = slices.Grow(long[:0], int(size))[:size]
+				if _, err := rf.f.ReadAt(long, off); err != nil {
+					return off, err
+				}
+				line = long
+			}
 			if h != nil {
-				h.Write(line)
+				if line != nil {
+					h.Write(line)
+				} else if _, err := io.Copy(h, io.NewSectionReader(rf.f, off, size)); err != nil {
+					return off, err
+				}
 			}
 			if off >= rf.from && !(off == 0 && rf.header > 0) {
-				if ferr := fn(line, n, off); ferr != nil {
+				var ferr error
+				switch {
+				case line != nil:
+					ferr = fn(line, n, off)
+				case tooLong != nil:
+					ferr = tooLong(n, off, size)
+				}
+				if ferr != nil {
 					return off, ferr
 				}
 			}
-			off += int64(len(line))
+			off += size
 		}
+		pieced, size = false, 0
 		if err == io.EOF {
 			return off, nil // a torn tail, if any, is not a line
 		}

@@ -15,7 +15,10 @@ import (
 // (decompressed for *.jsonl.zst), its format and its session id.
 type Transcript struct {
 	io.Reader
-	Path    string
+	Path string
+	// Name is how the transcript is named to people (Input.Name): its
+	// path, or the URL of a transcript Path is a local copy of.
+	Name    string
 	Format  string // "" when no format was recognised
 	Session string
 	Size    int64 // size of the file on disk
@@ -31,6 +34,13 @@ type Transcript struct {
 // from its first lines unless format names one; a file of no known format
 // opens with Format "" so that readers which need none can go on.
 func Open(path, format string) (*Transcript, error) {
+	return OpenInput(Input{Path: path}, format)
+}
+
+// OpenInput is Open for an input, its local copy if it has a Remote, whose
+// errors name it as Input.Name does.
+func OpenInput(in Input, format string) (*Transcript, error) {
+	path, name := in.Path, in.Name()
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -41,7 +51,7 @@ func Open(path, format string) (*Transcript, error) {
 		return nil, err
 	}
 	zst := Compressed(path)
-	t := &Transcript{Path: path, Size: fi.Size(), file: f, zst: zst}
+	t := &Transcript{Path: path, Name: name, Size: fi.Size(), file: f, zst: zst}
 	fm, session, err := Detect(f, zst, format)
 	switch {
 	case err == nil:
@@ -49,12 +59,12 @@ func Open(path, format string) (*Transcript, error) {
 	case format == "" && errors.Is(err, ErrUnknownFormat):
 	default:
 		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	dr, release, err := Decoded(f, zst)
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
 	t.Reader, t.release = dr, release
 	return t, nil
@@ -107,16 +117,16 @@ func (t *Transcript) Close() error {
 	return t.file.Close()
 }
 
-// Lines calls fn for every line of the transcript at path, decompressed
-// and with its format detected as Open does; an error from fn stops the
-// reading and is reported at the line's place in path.
-func Lines(path string, fn func(transcript.Line) error) error {
-	t, err := Open(path, "")
+// Lines calls fn for every line of the transcript in, decompressed and
+// with its format detected as Open does; an error from fn stops the
+// reading and is reported at the line's place in in.
+func Lines(in Input, fn func(transcript.Line) error) error {
+	t, err := OpenInput(in, "")
 	if err != nil {
 		return err
 	}
 	defer t.Close()
-	return EachLine(t, nil, path, func(l transcript.Line, _ *io.SectionReader) error { return fn(l) })
+	return EachLine(t, nil, t.Name, func(l transcript.Line, _ *io.SectionReader) error { return fn(l) })
 }
 
 // ErrUnknownFormat is the error of a file whose format is not recognised.
@@ -148,6 +158,9 @@ func Detect(src *os.File, zst bool, name string) (format.Format, string, error) 
 	defer r.Release()
 	for n := 0; n < detectLines; n++ {
 		l, err := r.Next()
+		if errors.Is(err, ErrWindowTooLarge) {
+			return nil, "", err
+		}
 		if err != nil {
 			break
 		}

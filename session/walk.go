@@ -25,24 +25,29 @@ type Input struct {
 	// or "" for session.StoreFor's: a transcript fetched from S3 has its
 	// store in its bucket, not beside its local copy.
 	Store string
+	// Remote, when set, is where the transcript lives, Path its local
+	// copy in a Copies folder, there once it is fetched (see Remote).
+	Remote Remote
 }
 
 // Collect expands paths into transcripts: files as given, directories
 // searched recursively for *.jsonl and *.jsonl.zst. Every path is first
 // given its one name (package canon: absolute, links resolved), so that
 // inputs are named alike however the command line spelled them. Artifact
-// stores (and the registry of a store that is itself walked), hidden and
-// temporary files, and symbolic links found while walking are skipped,
-// but for the agents' homes (.claude, .codex, .pi, .openclaw), of which
-// only the session folders are searched, whether named or found (see
-// agentHome). A path inside a store is refused. A file named twice, or
-// under two names, is processed once.
+// stores (and the registry of a store that is itself walked), Claude
+// Code's tool-results folders, hidden and temporary files, and symbolic
+// links found while walking are skipped, but for the agents' homes
+// (.claude, .codex, .pi, .openclaw), of which only the session folders are
+// searched, whether named or found (see agentHome). A path inside a store
+// is refused. A file named twice, or under two names (links, hard links),
+// is processed once, under the name found first.
 func Collect(paths []string) ([]Input, error) {
 	var inputs []Input
-	seen := map[string]bool{}
-	add := func(in Input) {
-		if !seen[in.Path] {
-			seen[in.Path] = true
+	seen := map[FileKey]bool{}
+	add := func(in Input, fi os.FileInfo) {
+		key := KeyOf(in.Path, fi)
+		if !seen[key] {
+			seen[key] = true
 			inputs = append(inputs, in)
 		}
 	}
@@ -68,7 +73,7 @@ func Collect(paths []string) ([]Input, error) {
 			}
 			// Named by the user: a link is followed to the file it names,
 			// which is what is rewritten, and Rel keeps the name given.
-			add(Input{Path: root, Rel: filepath.Base(arg), Explicit: true, Size: fi.Size()})
+			add(Input{Path: root, Rel: filepath.Base(arg), Explicit: true, Size: fi.Size()}, fi)
 			continue
 		}
 		var walk func(start string) error
@@ -89,7 +94,7 @@ func Collect(paths []string) ([]Input, error) {
 						}
 						return filepath.SkipDir
 					}
-					if path != start && (strings.HasPrefix(name, ".") || isStore(path)) ||
+					if path != start && (strings.HasPrefix(name, ".") || isStore(path) || toolResults(path)) ||
 						name == registry.SegmentsDir && isStore(filepath.Dir(path)) {
 						// A store, and the registry of a store walked
 						// itself: its segments are JSONL, never sessions.
@@ -109,7 +114,7 @@ func Collect(paths []string) ([]Input, error) {
 				if err != nil {
 					return err
 				}
-				add(Input{Path: path, Rel: rel, Size: info.Size()})
+				add(Input{Path: path, Rel: rel, Size: info.Size()}, info)
 				return nil
 			})
 		}
@@ -183,6 +188,18 @@ func agentHome(dir string) ([]string, bool) {
 // sessions.
 func notSession(name string) bool {
 	return strings.HasSuffix(name, ".trajectory.jsonl")
+}
+
+// toolResults reports whether dir is the folder in which Claude Code
+// keeps the outputs it stored itself for a session,
+// <project>/<session>/tool-results beside <project>/<session>.jsonl:
+// whatever their names, they are Claude Code's files, never sessions.
+func toolResults(dir string) bool {
+	if filepath.Base(dir) != "tool-results" {
+		return false
+	}
+	fi, err := os.Stat(filepath.Dir(dir) + ".jsonl")
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // isStore reports whether dir is an artifact store (see location.IsStore).

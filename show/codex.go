@@ -14,8 +14,9 @@ import (
 // {"id","timestamp","instructions"} line.
 //
 // The events that repeat a response item (user_message, agent_message,
-// agent_reasoning) and token counts are skipped; other events are one
-// line each. The items of one turn that share a timestamp share one
+// agent_reasoning) and token counts are skipped; other events, and the
+// items Codex 0.171 added (id_allocation, world_state, ...), are one line
+// each. The items of one turn that share a timestamp share one
 // header.
 type codex struct{}
 
@@ -35,6 +36,11 @@ func (codex) entry(e *entry) bool {
 		return e.codexItem(ts, payload)
 	case "event_msg":
 		e.codexEvent(ts, payload)
+	case "id_allocation", "world_state", "token_usage_record", "dynamic_tools_updated", "security_risk_score",
+		"inter_agent_communication", "inter_agent_communication_metadata", "realtime_item":
+		// Codex 0.171's other items, on one line: their payload, whose
+		// shape (id_allocation's) may not be known, as it is.
+		e.header(ts, strings.ReplaceAll(str(e.root, "type", 40), "_", " "), dim, "", compactJSON(payload.Raw(), 80))
 	case "compacted":
 		e.header(ts, "compaction", meta, "")
 		e.text(get(payload, "message"), true)

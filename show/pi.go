@@ -9,9 +9,9 @@ import (
 )
 
 // pi shows pi and OpenClaw sessions: a session header, then message
-// entries (user, assistant, toolResult, bashExecution and custom roles)
-// and session events (compaction, model and thinking level changes,
-// branch summaries, labels).
+// entries (user, assistant, toolResult, bashExecution, system and custom
+// roles) and session events (compaction, model and thinking level
+// changes, branch summaries, labels, context edits, usage).
 type pi struct{}
 
 func (pi) entry(e *entry) bool {
@@ -54,6 +54,17 @@ func (pi) entry(e *entry) bool {
 	case "custom_message":
 		e.header(ts, "message", meta, "", str(e.root, "customType", 60))
 		e.content(get(e.root, "content"), false)
+	case "context_edit":
+		// What the model sees instead of an earlier message's content.
+		r := get(e.root, "replacement")
+		if r.Kind() != transcript.Object {
+			e.header(ts, "context edit", meta, "", "omits "+str(e.root, "targetId", 60))
+			break
+		}
+		e.header(ts, "context edit", meta, "", "replaces "+str(e.root, "targetId", 60))
+		e.content(get(r, "content"), true)
+	case "usage":
+		e.header(ts, "usage", dim, "", str(e.root, "kind", 40), str(e.root, "model", 60))
 	default:
 		return false
 	}

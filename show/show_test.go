@@ -81,6 +81,13 @@ func TestPi(t *testing.T) {
 		{"custom role",
 			[]string{`{"type":"message","message":{"role":"hookMessage","customType":"lint","content":"all clear"}}`},
 			"hookMessage · lint\n  all clear\n"},
+		{"pi 1.x context edits and usage",
+			[]string{
+				`{"type":"context_edit","id":"e1","targetId":"r1","replacement":{"content":[{"type":"text","text":"shorter"}]}}`,
+				`{"type":"context_edit","id":"e2","targetId":"r2","replacement":null}`,
+				`{"type":"usage","id":"u1","kind":"cache_warm","provider":"anthropic","model":"claude-sonnet-4-5","usage":{}}`,
+			},
+			"context edit · replaces r1\n  shorter\ncontext edit · omits r2\nusage · cache_warm · claude-sonnet-4-5\n"},
 		{"unknown entry",
 			[]string{`{"type":"tomorrow","x":1}`},
 			"line 1: pi entry of unknown type \"tomorrow\" (25 bytes)\n"},
@@ -138,6 +145,12 @@ func TestClaudeCode(t *testing.T) {
 
 func TestCodex(t *testing.T) {
 	runFormatCases(t, "codex", []formatCase{
+		{"Codex 0.171 items",
+			[]string{
+				`{"timestamp":"2026-11-26T00:00:00Z","ordinal":7,"type":"id_allocation","payload":{"next_item_ordinal":42,"generated":[1,2]}}`,
+				`{"timestamp":"2026-11-26T00:00:01Z","ordinal":8,"type":"token_usage_record","payload":{"input_tokens":9}}`,
+			},
+			"2026-11-26 00:00:00 id allocation · {\"next_item_ordinal\":42,\"generated\":[1,2]}\n2026-11-26 00:00:01 token usage record · {\"input_tokens\":9}\n"},
 		{"results named by calls made and by calls of a compacted history",
 			[]string{
 				`{"timestamp":"t1","type":"response_item","payload":{"type":"local_shell_call","call_id":"c","action":{"type":"exec","command":["ls"]}}}`,
@@ -224,17 +237,17 @@ func TestColor(t *testing.T) {
 // the entry shown as migrated.
 func TestReferences(t *testing.T) {
 	store := registry.New(local.New(t.TempDir()))
-	payload := strings.Repeat("0123456789\n", 30)
-	original := []byte(`{"type":"message","message":{"role":"toolResult","toolName":"read","content":"` + strings.ReplaceAll(payload, "\n", `\n`) + `","details":{"diff":"` + strings.Repeat("d", 300) + `"}}}` + "\n")
+	payload := strings.Repeat("0123456789\n", 150)
+	original := []byte(`{"type":"message","message":{"role":"toolResult","toolName":"read","content":"` + strings.ReplaceAll(payload, "\n", `\n`) + `","details":{"diff":"` + strings.Repeat("d", 1500) + `"}}}` + "\n")
 	migrated := migrateAll(t, "pi", original, 100, store)
 	require.NotEqual(t, string(original), string(migrated))
 
 	text := storepkg.Sum([]byte(payload))
-	diff := storepkg.Sum([]byte(strings.Repeat("d", 300)))
+	diff := storepkg.Sum([]byte(strings.Repeat("d", 1500)))
 	shown := render(t, migrated, Options{Format: "pi", Store: store})
 	assert.Equal(t, "tool result · read\n"+
-		"  ⧉ artifact "+text.String()[:12]+" · 330 bytes text · "+store.Path(text)+"\n"+
-		"  /message/details/diff: ⧉ artifact "+diff.String()[:12]+" · 300 bytes text · "+store.Path(diff)+"\n", shown)
+		"  ⧉ artifact "+text.String()[:12]+" · 1650 bytes text · "+store.Path(text)+"\n"+
+		"  /message/details/diff: ⧉ artifact "+diff.String()[:12]+" · 1500 bytes text · "+store.Path(diff)+"\n", shown)
 
 	assert.Contains(t, render(t, migrated, Options{Format: "pi"}), "⧉ artifact "+text.String()[:12]+" · text\n",
 		"without a store, a reference has no size or path")

@@ -47,7 +47,7 @@ var problems = &exitError{code: exitProblems, err: errors.New("problems found")}
 type streams struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	// remote holds the command line's transcripts fetched from S3.
+	// remote holds what the command line's transcripts in S3 need.
 	remote *remote
 }
 
@@ -93,7 +93,7 @@ var commands = []func(streams) *cli.Command{
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	rem := &remote{}
 	defer rem.close()
-	st := streams{stdin: stdin, stdout: urlWriter{stdout, rem}, stderr: urlWriter{stderr, rem}, remote: rem}
+	st := streams{stdin: stdin, stdout: stdout, stderr: stderr, remote: rem}
 	var stopProfiles func() error
 	app := &cli.App{
 		Name:           "transcript-tool",
@@ -150,7 +150,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			err = perr
 		}
 	}
-	return exitCode(st, err)
+	code := exitCode(st, err)
+	if code == exitOK && rem.failures() > 0 {
+		code = exitProblems // objects that were not fetched, reported by collect
+	}
+	return code
 }
 
 // plainDefaults makes the help show defaults as people write them: none
@@ -266,14 +270,14 @@ func newProgress(c *cli.Context, st streams, total int64, what string) (*progres
 
 // isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
-	f, ok := raw(w).(*os.File)
+	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // terminalWidth returns the width in columns of the terminal w is, or 0
 // when it is none.
 func terminalWidth(w io.Writer) int {
-	f, ok := raw(w).(*os.File)
+	f, ok := w.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return 0
 	}

@@ -333,3 +333,48 @@ func TestS3ReplaceReplyLost(t *testing.T) {
 		})
 	}
 }
+
+// TestS3FetchFails: an object that cannot be fetched fails alone: it is
+// reported by its URL, the others are migrated (or read), and the run
+// exits 1; a command given only that object has nothing to do, and
+// exits 2.
+func TestS3FetchFails(t *testing.T) {
+	for _, srv := range s3test.Servers(t) {
+		t.Run(srv.Name, func(t *testing.T) {
+			bkt := srv.Bucket(t, "tt-fetch")
+			objs := newObjects(t, srv, bkt)
+			sessions := filepath.Join("..", "..", "testdata", "sessions")
+			names := []string{"claude-session.jsonl", "codex-rollout.jsonl", "generated-v1.jsonl"}
+			for _, name := range names {
+				objs.put("s/"+name, readFile(t, filepath.Join(sessions, name)))
+			}
+			bad := "/" + bkt + "/s/codex-rollout.jsonl"
+			proxy := s3test.NewProxy(t, srv, func(r s3test.Request) s3test.Fault {
+				if r.Method == "GET" && r.Key == bad {
+					return s3test.Fault{Status: 403}
+				}
+				return s3test.Fault{}
+			})
+			proxy.Setenv(t)
+			store := "s3://" + bkt + "/store"
+
+			r := runCLI(t, "migrate", "--store", store, "s3://"+bkt+"/s/")
+			assert.Equal(t, exitProblems, r.code, r.stdout+r.stderr)
+			assert.Contains(t, r.stderr, "s3:/"+bad)
+			assert.Contains(t, r.stdout, "migrated 2 of 3 files (0 unchanged, 0 skipped, 1 failed)", "an object that cannot be fetched fails alone")
+			for _, name := range names {
+				orig := string(readFile(t, filepath.Join(sessions, name)))
+				same := orig == string(objs.get("s/"+name))
+				assert.Equal(t, "/"+bkt+"/s/"+name == bad, same, "%s: only the object not fetched is as it was", name)
+			}
+
+			ck := runCLI(t, "stats", "s3://"+bkt+"/s/")
+			assert.Equal(t, exitProblems, ck.code, ck.stdout+ck.stderr)
+			assert.Contains(t, ck.stderr, "s3:/"+bad)
+
+			one := runCLI(t, "show", "s3:/"+bad)
+			assert.Equal(t, exitUsage, one.code, one.stdout+one.stderr)
+			assert.Contains(t, one.stderr, "s3:/"+bad)
+		})
+	}
+}

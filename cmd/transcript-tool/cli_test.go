@@ -42,6 +42,9 @@ func runCLI(t *testing.T, args ...string) result {
 	for _, trace := range []string{"panic:", "goroutine ", "runtime error", "fatal error:"} {
 		assert.NotContains(t, r.stderr, trace, "transcript-tool %s: a Go trace on stderr", strings.Join(args, " "))
 	}
+	// A transcript in a bucket is named by its URL, never by its local
+	// copy in the run's folder (session.Copies).
+	assert.NotContains(t, r.stdout+r.stderr, "transcript-tool-copies-", "transcript-tool %s: a local copy named", strings.Join(args, " "))
 	assert.Contains(t, []int{exitOK, exitProblems, exitUsage}, r.code, "transcript-tool %s: exit status", strings.Join(args, " "))
 	return r
 }

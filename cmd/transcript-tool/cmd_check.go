@@ -26,12 +26,13 @@ func checkCommand(st streams) *cli.Command {
 		Usage:     "fail when transcripts carry large inline payloads, long lines or large files (a CI gate)",
 		ArgsUsage: "PATH...",
 		Description: "A violation is an inline payload of at least --max-inline JSON bytes (a payload site of the\n" +
-			"file's format, one migrate --threshold would move; the placeholders of migrated entries are not\n" +
-			"payloads), a line longer than --max-line bytes, a file larger than --max-file bytes on disk,\n" +
-			"and, with --store, a migrated entry that does not restore from the store (an artifact missing\n" +
-			"or not matching its hash). Of a file of no known format only the sizes of lines and of the\n" +
-			"file are checked, with a note. Sizes take units: 4096, 5MB (5,000,000), 512KiB (524,288);\n" +
-			"0 turns a limit off. Nothing is modified.\n\n" +
+			"file's format, one migrate --threshold would move: not one it keeps because its placeholder\n" +
+			"would make the line longer; the placeholders of migrated entries are not payloads), a line\n" +
+			"longer than --max-line bytes, a file larger than --max-file bytes on disk, and, with --store, a\n" +
+			"migrated entry that does not restore from the store (an artifact missing or not matching its\n" +
+			"hash). Of a file of no known format only the sizes of lines and of the file are checked, with a\n" +
+			"note. Sizes take units: 4096, 5MB (5,000,000), 512KiB (524,288); 0 turns a limit off. Nothing is\n" +
+			"modified.\n\n" +
 			"--format text prints FILE:LINE: MESSAGE per violation and a summary; json one document;\n" +
 			"github workflow commands (::error file=...,line=...::...) that GitHub Actions shows on the\n" +
 			"pull request. Exit status: 0 no violations, 1 violations, 2 usage error or unreadable input.",

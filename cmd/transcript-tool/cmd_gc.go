@@ -52,7 +52,7 @@ func gcCommand(st streams) *cli.Command {
 			if err != nil {
 				return err
 			}
-			opts := fsck.GCOptions{Grace: grace, Remove: c.Bool("yes"), PruneMissing: c.Bool("prune-missing"), Now: time.Now(), Source: st.remote.name,
+			opts := fsck.GCOptions{Grace: grace, Remove: c.Bool("yes"), PruneMissing: c.Bool("prune-missing"), Now: time.Now(),
 				Waiting: func(store string) {
 					fmt.Fprintf(st.stderr, "transcript-tool: waiting for the migrations using %s to end\n", store)
 				}}

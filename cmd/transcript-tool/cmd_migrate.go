@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -29,7 +30,7 @@ func migrateCommand(st streams) *cli.Command {
 		Flags: []cli.Flag{
 			newStoreFlag(),
 			storeAsFlag(),
-			thresholdFlag("externalize payloads of at least `SIZE` JSON bytes"),
+			thresholdFlag("externalize payloads of at least `SIZE` JSON bytes, each only if that shortens its line"),
 			&cli.StringFlag{Name: "out", Usage: "write migrated transcripts under `DIR`, mirroring relative paths, instead of in place"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "report what would be saved; write nothing"},
 			&cli.BoolFlag{Name: "backup", Usage: "keep each original as FILE.bak"},
@@ -64,17 +65,13 @@ func runMigrate(c *cli.Context, st streams, paths []string, opts migrateOptions)
 	if err != nil {
 		return err
 	}
-	opts.Source = st.remote.name
 	bar, err := newProgress(c, st, totalSize(inputs), "migrate")
 	if err != nil {
 		return err
 	}
 	opts.Progress = bar
 	if !opts.DryRun {
-		// Each object is replaced as soon as its copy is migrated, while
-		// the run still holds the store and within the collector's grace
-		// of the artifacts it refers to, not once the whole run is over.
-		opts.Done = func(res *migrate.FileResult) error { return st.remote.commitOne(c.Context, res, opts.Backup) }
+		opts.Done = func(res *migrate.FileResult) error { return st.remote.upload(c.Context, res) }
 	}
 	sum := migrate.Run(c.Context, inputs, opts.Options)
 	bar.finish()
@@ -100,7 +97,8 @@ func totalSize(inputs []session.Input) int64 {
 	return n
 }
 
-// reportFiles writes per-file failures and skips to stderr.
+// reportFiles writes per-file failures and skips to stderr, and what was
+// copied or carried as it was.
 func reportFiles(st streams, sum migrate.Summary) {
 	for _, r := range sum.Results {
 		switch r.Status {
@@ -111,6 +109,9 @@ func reportFiles(st streams, sum migrate.Summary) {
 		}
 		if r.LongKept > 0 && r.Status != migrate.StatusFailed {
 			st.warnf("%s: %s too large to migrate in bounded memory (mostly numbers or short strings) copied as they are", r.Path, display.Plural(r.LongKept, "line"))
+		}
+		if r.Carried > 0 && r.Status != migrate.StatusFailed {
+			st.warnf("%s: %s an agent wrote to it as it was replaced carried into it", r.Path, display.Plural(r.Carried, "byte"))
 		}
 	}
 }
@@ -149,11 +150,15 @@ func human(n int64) string {
 	return display.Bytes(n)
 }
 
-// collect finds the transcripts under paths, fetching those of s3://
-// PATHs in the shard to local copies (see remote), and checks that no two
-// of them would be written to the same file under *out (out nil for a
-// command that writes none). An --out prefix in S3 becomes the local
-// folder uploaded to it.
+// collect finds the transcripts under paths, those of s3:// PATHs as
+// inputs with a Remote (see remote). For a command that writes no
+// transcript (out nil), it fetches those in the shard to local copies
+// before it returns: one that cannot be fetched is reported and left out,
+// and the run then ends with exitProblems at least (see run), unless none
+// could be fetched, which is fatal. migrate and rehydrate fetch each as a
+// worker takes it. It checks that no two of them would be written to the
+// same file under *out; an --out prefix in S3 becomes the local folder
+// uploaded to it.
 func collect(ctx context.Context, st streams, paths []string, out *string, shard registry.Shard) ([]session.Input, error) {
 	var local []string
 	var inputs []session.Input
@@ -162,7 +167,7 @@ func collect(ctx context.Context, st streams, paths []string, out *string, shard
 			local = append(local, p)
 			continue
 		}
-		in, err := st.remote.list(ctx, p)
+		in, err := st.remote.inputs(ctx, p)
 		if err != nil {
 			return nil, fatal(err, "")
 		}
@@ -179,10 +184,15 @@ func collect(ctx context.Context, st streams, paths []string, out *string, shard
 		st.warnf("no transcript in %s (files *.jsonl and *.jsonl.zst; stores, hidden and temporary files are skipped)", strings.Join(paths, ", "))
 	}
 	inputs = session.TakeShard(inputs, shard)
-	if err := st.remote.fetch(ctx, inputs); err != nil {
-		return nil, fatal(err, "")
-	}
 	if out == nil {
+		n := len(inputs)
+		inputs, failed := st.remote.fetch(ctx, inputs)
+		if len(failed) == n && n > 0 {
+			return nil, fatal(errors.Join(failed...), "")
+		}
+		for _, err := range failed {
+			st.errorf("%v", err)
+		}
 		return inputs, nil
 	}
 	if *out != "" {

@@ -55,27 +55,28 @@ func recallCommand(st streams) *cli.Command {
 			if format != "markdown" && format != "json" {
 				return usageErr("--format must be markdown or json, not %q", format)
 			}
-			path, err := findSession(c.Context, st, c.Args().First(), c.Args().Tail())
+			in, err := findSession(c.Context, st, c.Args().First(), c.Args().Tail())
 			if err != nil {
 				return err
 			}
-			return runRecall(c.Context, st, path, c.String("store"), format, opts)
+			return runRecall(c.Context, st, in, c.String("store"), format, opts)
 		},
 	}
 }
 
-func runRecall(ctx context.Context, st streams, path, storeDir, format string, opts recall.Options) error {
-	store, err := openStore(session.StoreFor(cmp.Or(storeDir, st.remote.store(path)), path))
+func runRecall(ctx context.Context, st streams, in session.Input, storeDir, format string, opts recall.Options) error {
+	store, err := openStore(session.StoreFor(cmp.Or(storeDir, in.Store), in.Path))
 	if err != nil {
 		return err
 	}
-	s, err := scanSession(path, "", store.Opener(ctx))
+	s, err := scanSession(in, "", store.Opener(ctx))
 	if err != nil {
 		return fatal(err, "recall reads pi, claude-code, codex and chat transcripts")
 	}
+	path := in.Name()
 	s.Source = registry.SourcePath(path)
-	for _, sub := range session.Subagents(path) {
-		ss, err := scanSession(sub, "", store.Opener(ctx))
+	for _, sub := range session.Subagents(in.Path) {
+		ss, err := scanSession(session.Input{Path: sub}, "", store.Opener(ctx))
 		if err != nil {
 			return fatal(err, "")
 		}
@@ -98,20 +99,20 @@ func runRecall(ctx context.Context, st streams, path, storeDir, format string, o
 	return err
 }
 
-// scanSession reads the transcript at path for recall, its session id
+// scanSession reads the transcript in for recall, its session id
 // included.
-func scanSession(path, format string, open externalizer.Opener) (*recall.Session, error) {
-	t, err := session.Open(path, format)
+func scanSession(in session.Input, format string, open externalizer.Opener) (*recall.Session, error) {
+	t, err := session.OpenInput(in, format)
 	if err != nil {
 		return nil, err
 	}
 	defer t.Close()
 	if t.Format == "" {
-		return nil, fmt.Errorf("%s: %w", path, session.ErrUnknownFormat)
+		return nil, fmt.Errorf("%s: %w", t.Name, session.ErrUnknownFormat)
 	}
 	s, err := recall.ScanLines(t.NewReader(), t.Format, open, skeletons(t))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, fmt.Errorf("read %s: %w", t.Name, err)
 	}
 	s.ID = t.Session
 	return s, nil

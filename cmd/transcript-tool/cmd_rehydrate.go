@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 
@@ -76,7 +75,7 @@ func rehydrateCommand(st streams) *cli.Command {
 					return &exitError{code: exitUsage, err: fmt.Errorf("rehydrate to stdout takes exactly one file, got %d", len(inputs)),
 						hint: "use --out DIR or --in-place for several files"}
 				}
-				err := migrate.RehydrateTo(raw(st.stdout), inputs[0].Path, cmp.Or(opts.Store, inputs[0].Store), nil)
+				err := migrate.RehydrateTo(c.Context, st.stdout, inputs[0], opts.Store, nil)
 				var same *migrate.OutputIsInputError
 				if errors.As(err, &same) {
 					hint := "write to another file (rehydrate FILE > FILE.orig), or restore it where it is with --in-place"
@@ -96,8 +95,8 @@ func rehydrateCommand(st streams) *cli.Command {
 				return err
 			}
 			opts.Progress = bar
+			opts.Done = func(res *migrate.FileResult) error { return st.remote.upload(c.Context, res) }
 			sum := migrate.Rehydrate(c.Context, inputs, opts)
-			st.remote.commit(c.Context, &sum, false)
 			bar.finish()
 			reportFiles(st, sum)
 			if c.Bool("json") {

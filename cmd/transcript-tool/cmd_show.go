@@ -49,7 +49,7 @@ func showCommand(st streams) *cli.Command {
 					hint: "usage: transcript-tool show [flags] SESSION [PATH...]"}
 			}
 			isTerm := false
-			if f, ok := raw(st.stdout).(*os.File); ok {
+			if f, ok := st.stdout.(*os.File); ok {
 				isTerm = term.IsTerminal(int(f.Fd()))
 			}
 			color, err := colorFor(c.String("color"), os.Getenv("NO_COLOR"), os.Getenv("TERM"), isTerm)
@@ -58,11 +58,11 @@ func showCommand(st streams) *cli.Command {
 			}
 			opts := showOptions{store: c.String("store"), format: c.String("input-format"), rehydrate: c.Bool("rehydrate"),
 				full: c.Bool("full"), color: color}
-			path, err := findSession(c.Context, st, c.Args().First(), c.Args().Tail())
+			in, err := findSession(c.Context, st, c.Args().First(), c.Args().Tail())
 			if err != nil {
 				return err
 			}
-			return runShow(st, path, opts)
+			return runShow(st, in, opts)
 		},
 	}
 }
@@ -91,17 +91,18 @@ func colorFor(mode, noColor, termName string, isTerminal bool) (bool, error) {
 	return isTerminal && termName != "dumb", nil
 }
 
-func runShow(st streams, path string, opts showOptions) error {
-	t, err := session.Open(path, opts.format)
+func runShow(st streams, in session.Input, opts showOptions) error {
+	t, err := session.OpenInput(in, opts.format)
 	if err != nil {
 		return fatal(err, "")
 	}
+	path := t.Name
 	defer t.Close()
 	if t.Format == "" {
 		st.warnf("%s: no known transcript format; its entries are shown as notes", path)
 		fmt.Fprintf(st.stderr, "hint: name the format with --input-format %s\n", formatNames())
 	}
-	store, err := openStore(session.StoreFor(cmp.Or(opts.store, st.remote.store(path)), path))
+	store, err := openStore(session.StoreFor(cmp.Or(opts.store, in.Store), in.Path))
 	if err != nil {
 		return err
 	}

@@ -103,6 +103,18 @@ func printStats(w io.Writer, r inspect.StatsReport) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", g.Format, g.Name, countCells(g.Counts))
 		}
 	}
+	if len(r.NotUnderstood) > 0 {
+		fmt.Fprintln(tw, "\nENTRY TYPES NOT UNDERSTOOD (kept as they are)\nFORMAT\tENTRY TYPE\tLINES\tBYTES")
+		for _, g := range r.NotUnderstood {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", g.Format, g.Name, g.Lines, human(g.Bytes))
+		}
+	}
+	if len(r.ToolResults) > 0 {
+		fmt.Fprintln(tw, "\nCLAUDE CODE'S OWN tool-results/ (kept as they are)\nPROJECT\tFILES\tBYTES")
+		for _, tr := range r.ToolResults {
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", tr.Project, tr.Files, human(tr.Bytes))
+		}
+	}
 	if len(r.Largest) > 0 {
 		fmt.Fprintln(tw, "\nLARGEST PAYLOADS\nSIZE\tTOOL\tSITE\tFILE:LINE")
 		for _, p := range r.Largest {

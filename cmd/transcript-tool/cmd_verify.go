@@ -98,7 +98,7 @@ func verifyLine(name string, rep fsck.Report) string {
 // storeGroup is a store and the transcripts to check against it.
 type storeGroup struct {
 	store       string
-	transcripts []string
+	transcripts []session.Input
 }
 
 // storeGroups sorts the transcripts under paths by the store they use:
@@ -125,7 +125,7 @@ func storeGroups(ctx context.Context, st streams, paths []string, store string, 
 			g = &storeGroup{store: dir}
 			byStore[dir] = g
 		}
-		g.transcripts = append(g.transcripts, in.Path)
+		g.transcripts = append(g.transcripts, in)
 	}
 	groups := make([]storeGroup, 0, len(byStore))
 	for _, g := range byStore {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +20,20 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the expected outputs in testdata/script from the actual ones")
 
+// cliArgsEnv, set to a JSON array of arguments, makes the test binary
+// run the command line with them instead of the tests: the process that
+// TestSoakS3Kill kills.
+const cliArgsEnv = "TT_CLI_ARGS"
+
 func TestMain(m *testing.M) {
+	if args := os.Getenv(cliArgsEnv); args != "" {
+		var a []string
+		if err := json.Unmarshal([]byte(args), &a); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		os.Exit(run(context.Background(), append([]string{"transcript-tool"}, a...), os.Stdin, os.Stdout, os.Stderr))
+	}
 	testscript.Main(m, map[string]func(){
 		"transcript-tool": func() { os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)) },
 	})

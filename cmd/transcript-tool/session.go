@@ -33,46 +33,47 @@ var sessionID = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 // (by default the agents' session folders in the home folder) whose
 // session id, or name, arg is or begins. Several give a usage error that
 // lists them, as cat does for an ambiguous prefix.
-func findSession(ctx context.Context, st streams, arg string, paths []string) (string, error) {
+func findSession(ctx context.Context, st streams, arg string, paths []string) (session.Input, error) {
+	var none session.Input
 	if bucket.IsURL(arg) && len(paths) == 0 {
 		inputs, err := collect(ctx, st, []string{arg}, nil, registry.Shard{})
 		if err != nil {
-			return "", err
+			return none, err
 		}
 		if len(inputs) != 1 || !inputs[0].Explicit {
-			return "", usageErr("%s names %d transcripts, not one", arg, len(inputs))
+			return none, usageErr("%s names %d transcripts, not one", arg, len(inputs))
 		}
-		return inputs[0].Path, nil
+		return inputs[0], nil
 	}
 	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
 		if len(paths) > 0 {
-			return "", usageErr("%s is a file: the PATHs after SESSION are where to look for a session id", arg)
+			return none, usageErr("%s is a file: the PATHs after SESSION are where to look for a session id", arg)
 		}
 		inputs, err := session.Collect([]string{arg})
 		if err != nil {
-			return "", collectErr(err)
+			return none, collectErr(err)
 		}
-		return inputs[0].Path, nil
+		return inputs[0], nil
 	}
 	if strings.ContainsRune(arg, filepath.Separator) || strings.HasSuffix(arg, ".jsonl") || strings.HasSuffix(arg, ".zst") {
-		return arg, nil // a file's path: opening it says what is wrong
+		return session.Input{Path: arg, Explicit: true}, nil // a file's path: opening it says what is wrong
 	}
 	if len(paths) == 0 {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return "", fatal(fmt.Errorf("session %q: no home folder to look in: %w", arg, err), "name the folders to look in after it")
+			return none, fatal(fmt.Errorf("session %q: no home folder to look in: %w", arg, err), "name the folders to look in after it")
 		}
 		paths = session.Folders(home)
 		if len(paths) == 0 {
-			return "", &exitError{code: exitUsage, err: fmt.Errorf("%s is no file, and no agent's session folder is in %s to look for it", arg, home),
+			return none, &exitError{code: exitUsage, err: fmt.Errorf("%s is no file, and no agent's session folder is in %s to look for it", arg, home),
 				hint: "name the transcript's path, or the folders to look in after the id"}
 		}
 	}
 	inputs, err := session.Collect(paths)
 	if err != nil {
-		return "", collectErr(err)
+		return none, collectErr(err)
 	}
-	var exact, prefixed []string
+	var exact, prefixed []session.Input
 	for _, in := range inputs {
 		name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(in.Path), ".zst"), ".jsonl")
 		id := name
@@ -81,9 +82,9 @@ func findSession(ctx context.Context, st streams, arg string, paths []string) (s
 		}
 		switch {
 		case arg == id || arg == name:
-			exact = append(exact, in.Path)
+			exact = append(exact, in)
 		case strings.HasPrefix(id, arg) || strings.HasPrefix(name, arg):
-			prefixed = append(prefixed, in.Path)
+			prefixed = append(prefixed, in)
 		}
 	}
 	found := exact
@@ -92,13 +93,17 @@ func findSession(ctx context.Context, st streams, arg string, paths []string) (s
 	}
 	switch len(found) {
 	case 0:
-		return "", &exitError{code: exitUsage, err: fmt.Errorf("no session %q in %s", arg, strings.Join(paths, ", ")),
+		return none, &exitError{code: exitUsage, err: fmt.Errorf("no session %q in %s", arg, strings.Join(paths, ", ")),
 			hint: "a session is named by its file, its id or the start of its id"}
 	case 1:
 		return found[0], nil
 	}
-	sort.Strings(found)
-	return "", &exitError{code: exitUsage, err: fmt.Errorf("%q names %d sessions:\n  %s", arg, len(found), strings.Join(found, "\n  ")),
+	var names []string
+	for _, in := range found {
+		names = append(names, in.Path)
+	}
+	sort.Strings(names)
+	return none, &exitError{code: exitUsage, err: fmt.Errorf("%q names %d sessions:\n  %s", arg, len(found), strings.Join(names, "\n  ")),
 		hint: "give more of the id, or the file's path"}
 }
 

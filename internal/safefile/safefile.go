@@ -16,12 +16,16 @@
 //
 // # Temporary files
 //
-// A temporary file of name is called ".<name>.tmp-<digits>" (the base name
-// cut to 100 bytes), in name's directory: hidden, so that walks skip it.
-// IsTemp recognises such names and RemoveTemps deletes those a crash left.
+// A temporary file of name is called ".<name>.tmp-<digits>", in name's
+// directory: hidden, so that walks skip it. A base name over 100 bytes is
+// cut to 83 and followed by "~" and 16 hex digits of its SHA-256, so that
+// the temporary files of one name are never another's. IsTemp recognises
+// such names and RemoveTemps deletes those a crash left.
 package safefile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -102,9 +106,12 @@ func tempPattern(name string) (dir, pattern string) {
 	if dir == "" {
 		dir = "."
 	}
-	// A long name plus the suffix could pass the file system's limit.
+	// A long name plus the suffix could pass the file system's limit. A
+	// cut one ends in a hash of the whole, so that its temporary files
+	// are still its own alone: its owner removes them, as any other's.
 	if len(base) > maxBase {
-		base = base[:maxBase]
+		sum := sha256.Sum256([]byte(base))
+		base = base[:maxBase-1-2*cutHash] + "~" + hex.EncodeToString(sum[:cutHash])
 	}
 	return dir, "." + base + tempSuffix + "*"
 }
@@ -112,6 +119,8 @@ func tempPattern(name string) (dir, pattern string) {
 const (
 	tempSuffix = ".tmp-"
 	maxBase    = 100
+	// cutHash is the bytes of SHA-256 that end a name cut to maxBase.
+	cutHash = 8
 )
 
 // Create starts writing the file name with permissions perm, whatever the
@@ -469,14 +478,9 @@ const StaleAge = time.Hour
 // says that the caller is name's only writer (it holds a lock that every
 // writer of name takes): then every temporary file of name goes; otherwise
 // only those older than StaleAge, since a live writer may own the others.
-// A name cut to 100 bytes shares its temporary files' prefix with other
-// names, so for it owned is not enough.
 func RemoveTemps(name string, owned bool) (int, error) {
 	dir, pattern := tempPattern(name)
 	prefix := strings.TrimSuffix(pattern, "*")
-	if len(filepath.Base(name)) > maxBase {
-		owned = false
-	}
 	// Only digits may follow: ".s.jsonl.tmp-5.jsonl.tmp-7" is a temporary
 	// file of "s.jsonl.tmp-5.jsonl".
 	return removeTemps(dir, func(n string) bool { return strings.HasPrefix(n, prefix) && digits(n[len(prefix):]) }, owned)
@@ -575,9 +579,6 @@ func (s *Sweeper) Remove(name string, owned bool) (int, error) {
 	entries := d.temps[prefix]
 	delete(d.temps, prefix)
 	s.mu.Unlock()
-	if len(filepath.Base(name)) > maxBase {
-		owned = false
-	}
 	return removeEntries(dir, entries, owned)
 }
 

@@ -156,6 +156,18 @@ func TestIsTemp(t *testing.T) {
 	}
 }
 
+// tempOf returns the base name of a new temporary file of name, as
+// Create makes it, and removes the file.
+func tempOf(t *testing.T, name string) string {
+	t.Helper()
+	f, err := safefile.Create(name, 0o600)
+	require.NoError(t, err)
+	base := filepath.Base(f.OS().Name())
+	f.Abort()
+	assert.LessOrEqual(t, len(base), 1+100+len(".tmp-")+20, "too long a name")
+	return base
+}
+
 // tempDir returns a new directory and a function that makes an empty
 // file of it, last changed age ago.
 func tempDir(t *testing.T) (string, func(name string, age time.Duration) string) {
@@ -181,8 +193,9 @@ func TestRemoveTemps(t *testing.T) {
 		"prefix":       write(".s.jsonl.bak.tmp-4", 0),
 		"longer name":  write(".s.jsonl.tmp-5.jsonl.tmp-7", 0),
 		"not temp":     write(".s.jsonl.tmp-x", 2*safefile.StaleAge),
-		"long young":   write("."+long[:100]+".tmp-5", 0),
-		"long old":     write("."+long[:100]+".tmp-6", 2*safefile.StaleAge),
+		"long young":   write(tempOf(t, filepath.Join(dir, long)), 0),
+		"long old":     write(tempOf(t, filepath.Join(dir, long)), 2*safefile.StaleAge),
+		"long other":   write(tempOf(t, filepath.Join(dir, long+"x")), 0),
 		"the file":     write("s.jsonl", 2*safefile.StaleAge),
 		"its longname": write(long, 0),
 	}
@@ -208,12 +221,11 @@ func TestRemoveTemps(t *testing.T) {
 
 	n, err = safefile.RemoveTemps(filepath.Join(dir, long), true)
 	require.NoError(t, err)
-	assert.Equal(t, 1, n, "a cut name's young temporary file may be another name's")
-	assert.True(t, exists()["long young"])
+	assert.Equal(t, 2, n, "a name cut short: its owner left its temporary files")
 
 	assert.Equal(t, map[string]bool{
 		"young": false, "old": false, "other": true, "prefix": true, "longer name": true, "not temp": true,
-		"long young": true, "long old": false, "the file": true, "its longname": true,
+		"long young": false, "long old": false, "long other": true, "the file": true, "its longname": true,
 	}, exists())
 
 	n, err = safefile.RemoveStale(dir)
@@ -235,8 +247,9 @@ func TestSweeper(t *testing.T) {
 		"other":       write(".t.jsonl.tmp-3", 2*safefile.StaleAge),
 		"prefix":      write(".s.jsonl.bak.tmp-4", 0),
 		"longer name": write(".s.jsonl.tmp-5.jsonl.tmp-7", 0),
-		"long young":  write("."+long[:100]+".tmp-5", 0),
-		"long old":    write("."+long[:100]+".tmp-6", 2*safefile.StaleAge),
+		"long young":  write(tempOf(t, filepath.Join(dir, long)), 0),
+		"long old":    write(tempOf(t, filepath.Join(dir, long)), 2*safefile.StaleAge),
+		"long other":  write(tempOf(t, filepath.Join(dir, long+"x")), 0),
 	}
 	var sw safefile.Sweeper
 	n, err := sw.Remove(filepath.Join(dir, "s.jsonl"), true)
@@ -248,7 +261,7 @@ func TestSweeper(t *testing.T) {
 	assert.Equal(t, 1, n, "one listing: a file made since is not seen")
 	n, err = sw.Remove(filepath.Join(dir, long), true)
 	require.NoError(t, err)
-	assert.Equal(t, 1, n, "a cut name's young temporary file may be another name's")
+	assert.Equal(t, 2, n, "a name cut short: its owner left its temporary files")
 	n, err = sw.Remove(filepath.Join(dir, "s.jsonl.bak"), false)
 	require.NoError(t, err)
 	assert.Equal(t, 0, n, "not the owner: a young one stays")
@@ -259,7 +272,7 @@ func TestSweeper(t *testing.T) {
 		exists[k] = !errors.Is(err, fs.ErrNotExist)
 	}
 	assert.Equal(t, map[string]bool{"young": false, "old": false, "other": false, "prefix": true, "longer name": true,
-		"long young": true, "long old": false, "new": true}, exists)
+		"long young": false, "long old": false, "long other": true, "new": true}, exists)
 	_, err = sw.Remove(filepath.Join(dir, "missing", "x.jsonl"), true)
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 }

@@ -6,6 +6,11 @@
 // With -bigline BYTES it writes instead one transcript with a line of about
 // that size to -out, for memory measurements (make memcheck); zstd-
 // compressed when -out ends in .zst, as Codex may store a rollout.
+//
+// With -rollouts N it writes instead N small Codex rollouts into -out,
+// rollout-<i>.jsonl.zst, each compressed as one frame that declares a
+// zstd window of 2^-window bytes, as zstd --long does: the memory that
+// decoding many of them at once takes (make memcheck).
 package main
 
 import (
@@ -24,9 +29,13 @@ import (
 func main() {
 	out := flag.String("out", "testdata/sessions", "directory to write the sessions into, or the file with -bigline")
 	bigLine := flag.Int("bigline", 0, "write one transcript with a line of about this many bytes to -out")
+	rollouts := flag.Int("rollouts", 0, "write this many small compressed Codex rollouts into the directory -out")
+	window := flag.Int("window", 27, "with -rollouts, the log2 of the zstd window they declare")
 	flag.Parse()
 	var err error
-	if *bigLine > 0 {
+	if *rollouts > 0 {
+		err = writeRollouts(*out, *rollouts, *window)
+	} else if *bigLine > 0 {
 		f := sessiongen.BigLine(*bigLine)
 		if err = writeFile(*out, f.Data); err == nil {
 			fmt.Printf("largest line: %d bytes\n", longestLine(f.Data))
@@ -75,6 +84,22 @@ func longestLine(data []byte) int {
 		data = data[min(i+1, len(data)):]
 	}
 	return n
+}
+
+// writeRollouts writes n Codex rollouts of some 150 KB into dir, each one
+// zstd frame declaring a window of 2^window bytes.
+func writeRollouts(dir string, n, window int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := range n {
+		data := sessiongen.GenerateCodex(sessiongen.Options{Seed: uint64(100 + i), Entries: 20, MinPayload: 16, MaxPayload: 2000}, false)
+		name := filepath.Join(dir, fmt.Sprintf("rollout-%d.jsonl.zst", i+1))
+		if err := os.WriteFile(name, sessiongen.ZstdFrame(data, window), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func write(dir string) error {
