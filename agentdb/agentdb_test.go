@@ -16,53 +16,33 @@ import (
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
-func TestFind(t *testing.T) {
+func TestOpen(t *testing.T) {
 	state := t.TempDir()
-	for _, id := range []string{"main", "work"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(state, "agents", id, "agent"), 0o700))
-		require.NoError(t, os.WriteFile(filepath.Join(state, "agents", id, "agent", FileName), nil, 0o600))
-	}
-	require.NoError(t, os.MkdirAll(filepath.Join(state, "agents", "empty", "sessions"), 0o700))
-	other := filepath.Join(state, "other.sqlite")
-	require.NoError(t, os.WriteFile(other, nil, 0o600))
 	main := filepath.Join(state, "agents", "main", "agent", FileName)
-	work := filepath.Join(state, "agents", "work", "agent", FileName)
-
-	for _, tc := range []struct {
-		path string
-		want []string
-	}{
-		{state, []string{main, work}},
-		{filepath.Join(state, "agents"), []string{main, work}},
-		{filepath.Join(state, "agents", "work"), []string{work}},
-		{filepath.Join(state, "agents", "work", "agent"), []string{work}},
-		{main, []string{main}},
-		{filepath.Join(state, "agents", "empty"), nil},
-		{other, nil},
-	} {
-		dbs, err := Find(tc.path)
-		require.NoError(t, err, tc.path)
-		var got []string
-		for _, d := range dbs {
-			got = append(got, d.Path)
-			assert.Equal(t, state, d.StateDir)
-			assert.Equal(t, filepath.Join(filepath.Dir(d.Path), "artifacts"), d.Store())
-		}
-		assert.Equal(t, tc.want, got, tc.path)
-	}
-	dbs, err := Find(work)
+	require.NoError(t, os.MkdirAll(filepath.Dir(main), 0o700))
+	require.NoError(t, os.WriteFile(main, nil, 0o600))
+	d, err := Open(filepath.Join(state, "agents", "main", "agent", ".", FileName))
 	require.NoError(t, err)
-	assert.Equal(t, "work", dbs[0].AgentID)
+	assert.Equal(t, main, d.Path)
+	assert.Equal(t, "main", d.AgentID)
+	assert.Equal(t, state, d.StateDir)
+	assert.Equal(t, filepath.Dir(main), d.AgentDir())
 
 	// A copy outside OpenClaw's layout has no state folder.
 	lone := filepath.Join(t.TempDir(), FileName)
 	require.NoError(t, os.WriteFile(lone, nil, 0o600))
-	dbs, err = Find(lone)
+	d, err = Open(lone)
 	require.NoError(t, err)
-	require.Len(t, dbs, 1)
-	assert.Equal(t, "", dbs[0].StateDir)
+	assert.Equal(t, "", d.StateDir)
+	assert.Equal(t, "", d.AgentID)
 
-	_, err = Find(filepath.Join(state, "nothing"))
+	other := filepath.Join(state, "other.sqlite")
+	require.NoError(t, os.WriteFile(other, nil, 0o600))
+	_, err = Open(other)
+	assert.ErrorContains(t, err, "not an OpenClaw agent database")
+	_, err = Open(filepath.Dir(main))
+	assert.ErrorContains(t, err, "not an OpenClaw agent database")
+	_, err = Open(filepath.Join(state, "nothing", FileName))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
 

@@ -4,7 +4,7 @@
 // one row of transcript_events an entry, the entry's JSON stored as text
 // (event_json) or as a zstd frame (event_zstd).
 //
-// Find locates the databases a PATH names, Sessions lists a database's
+// Open names a database, Sessions lists its
 // sessions, Fetch writes one session's rows as JSONL lines, and Replace
 // writes a rewritten copy of those lines back into the rows. A session
 // thus takes the path a transcript in a bucket takes through the

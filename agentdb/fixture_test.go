@@ -270,10 +270,9 @@ func copyState(src, dst string) error {
 // fixtureDB returns the fixture's agent database, in a copy of t's.
 func fixtureDB(t *testing.T) *Database {
 	t.Helper()
-	dbs, err := Find(fixture(t))
+	d, err := Open(filepath.Join(fixture(t), "agents", "main", "agent", FileName))
 	require.NoError(t, err)
-	require.Len(t, dbs, 1)
-	return dbs[0]
+	return d
 }
 
 // sqlDB opens the database at path for a test to read or change it

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/transcript-tool/transcript-tool/agentdb"
 	"github.com/transcript-tool/transcript-tool/internal/canon"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/store/location"
@@ -26,7 +27,8 @@ type Input struct {
 	// store in its bucket, not beside its local copy.
 	Store string
 	// Remote, when set, is where the transcript lives, Path its local
-	// copy in a Copies folder, there once it is fetched (see Remote).
+	// copy in a Copies folder, there once it is fetched (see Remote), ""
+	// until Place gives it one.
 	Remote Remote
 }
 
@@ -41,6 +43,12 @@ type Input struct {
 // searched, whether named or found (see agentHome). A path inside a store
 // is refused. A file named twice, or under two names (links, hard links),
 // is processed once, under the name found first.
+//
+// An OpenClaw agent database (agentdb.FileName), named or found, gives
+// one input for each of its sessions, whose Remote is its rows and whose
+// local copy's path is left for Place to give. An OpenClaw home's session
+// folders are its agents' sessions/ (JSONL, before 2026.8) and agent/
+// folders, which hold the databases.
 func Collect(paths []string) ([]Input, error) {
 	var inputs []Input
 	seen := map[FileKey]bool{}
@@ -50,6 +58,18 @@ func Collect(paths []string) ([]Input, error) {
 			seen[key] = true
 			inputs = append(inputs, in)
 		}
+	}
+	// An agent's database, named or found: its sessions, unless it was
+	// seen before.
+	addDB := func(path, rel string, explicit bool, fi os.FileInfo) error {
+		key := KeyOf(path, fi)
+		if seen[key] {
+			return nil
+		}
+		seen[key] = true
+		in, err := dbInputs(path, rel, explicit)
+		inputs = append(inputs, in...)
+		return err
 	}
 	for _, arg := range paths {
 		fi, err := os.Stat(arg)
@@ -70,6 +90,12 @@ func Collect(paths []string) ([]Input, error) {
 		if !fi.IsDir() {
 			if !fi.Mode().IsRegular() {
 				return nil, fmt.Errorf("%s: not a regular file", root)
+			}
+			if filepath.Base(root) == agentdb.FileName {
+				if err := addDB(root, "", true, fi); err != nil {
+					return nil, err
+				}
+				continue
 			}
 			// Named by the user: a link is followed to the file it names,
 			// which is what is rewritten, and Rel keeps the name given.
@@ -102,6 +128,17 @@ func Collect(paths []string) ([]Input, error) {
 					}
 					return nil
 				}
+				if name == agentdb.FileName && d.Type().IsRegular() {
+					info, err := d.Info()
+					if err != nil {
+						return err
+					}
+					rel, err := filepath.Rel(root, filepath.Dir(path))
+					if err != nil {
+						return err
+					}
+					return addDB(path, rel, false, info)
+				}
 				if !d.Type().IsRegular() || strings.HasPrefix(name, ".") || !(strings.HasSuffix(name, ".jsonl") || Compressed(name)) ||
 					notSession(name) || name == registry.RegistryFile && isStore(filepath.Dir(path)) {
 					return nil
@@ -132,7 +169,7 @@ var agentHomes = map[string][]string{
 	".claude":   {"projects"},
 	".codex":    {"sessions", "archived_sessions"},
 	".pi":       {filepath.Join("agent", "sessions")},
-	".openclaw": {filepath.Join("agents", "*", "sessions")},
+	".openclaw": {filepath.Join("agents", "*", "sessions"), filepath.Join("agents", "*", "agent")},
 }
 
 // Folders returns the agents' session folders under home (the
