@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/transcript-tool/transcript-tool/agentdb"
 )
@@ -26,6 +27,18 @@ type dbSession struct {
 }
 
 func (s *dbSession) Name() string { return DBScheme + s.db.Path + "#" + s.id }
+
+// parseDBName returns the database and session that name, a session's
+// Name, names; any other name is returned as it is, with id "". The
+// session id is what follows the last "#", which a path may hold too.
+func parseDBName(name string) (path, id string) {
+	rest, ok := strings.CutPrefix(name, DBScheme)
+	i := strings.LastIndexByte(rest, '#')
+	if !ok || i < 0 || i == len(rest)-1 {
+		return name, ""
+	}
+	return rest[:i], rest[i+1:]
+}
 
 // Fetch writes the session's rows to a new file at path, one line each.
 func (s *dbSession) Fetch(ctx context.Context, path string) (int64, error) {

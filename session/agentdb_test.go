@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -113,4 +114,38 @@ func TestAgentDBReplace(t *testing.T) {
 	got, err = os.ReadFile(in.Path)
 	require.NoError(t, err)
 	assert.Equal(t, strings.Join(append(lines, appended), "\n")+"\n", string(got))
+}
+
+// TestAgentDBOwner replaces a session of a database another user owns,
+// as root may: the database and the files SQLite keeps beside it keep
+// that user and the database its mode.
+func TestAgentDBOwner(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("only root can give a file to another user")
+	}
+	home, sessions := testState(t)
+	db := openclawgen.DBPath(filepath.Join(home, ".openclaw"), "main")
+	require.NoError(t, os.Chown(db, 4321, 4322))
+	require.NoError(t, os.Chmod(db, 0o640))
+	inputs, err := Collect([]string{db})
+	require.NoError(t, err)
+	require.NoError(t, Place(inputs, func() (string, error) { return t.TempDir(), nil }))
+	ctx := context.Background()
+	in := inputs[0]
+	_, err = in.Remote.Fetch(ctx, in.Path)
+	require.NoError(t, err)
+	lines := strings.Join(sessions[0].Lines, "\n") + "\n"
+	require.NoError(t, os.WriteFile(in.Path, []byte(strings.Replace(lines, "file1.txt line 1:", "FILE1.TXT LINE 1:", 1)), 0o600))
+	require.NoError(t, in.Remote.Replace(ctx, in.Path, false))
+	found, _ := filepath.Glob(db + "*")
+	require.NotEmpty(t, found)
+	for _, f := range found {
+		fi, err := os.Stat(f)
+		require.NoError(t, err)
+		st := fi.Sys().(*syscall.Stat_t)
+		assert.Equal(t, [2]uint32{4321, 4322}, [2]uint32{st.Uid, st.Gid}, f)
+	}
+	fi, err := os.Stat(db)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm())
 }

@@ -45,13 +45,15 @@ type Input struct {
 // is processed once, under the name found first.
 //
 // An OpenClaw agent database (agentdb.FileName), named or found, gives
-// one input for each of its sessions, whose Remote is its rows and whose
+// one input for each of its sessions (a path sqlite://DB#SESSION names
+// one), whose Remote is its rows and whose
 // local copy's path is left for Place to give. An OpenClaw home's session
 // folders are its agents' sessions/ (JSONL, before 2026.8) and agent/
 // folders, which hold the databases.
 func Collect(paths []string) ([]Input, error) {
 	var inputs []Input
 	seen := map[FileKey]bool{}
+	seenNames := map[string]bool{} // of sessions of databases
 	add := func(in Input, fi os.FileInfo) {
 		key := KeyOf(in.Path, fi)
 		if !seen[key] {
@@ -59,19 +61,38 @@ func Collect(paths []string) ([]Input, error) {
 			inputs = append(inputs, in)
 		}
 	}
-	// An agent's database, named or found: its sessions, unless it was
-	// seen before.
-	addDB := func(path, rel string, explicit bool, fi os.FileInfo) error {
+	// An agent's database, named or found: its sessions (only the one
+	// named id, if id is not ""), those not seen before. A database found
+	// under a second name keeps the first.
+	dbNames := map[FileKey]string{}
+	addDB := func(path, rel, id string, explicit bool, fi os.FileInfo) error {
 		key := KeyOf(path, fi)
-		if seen[key] {
-			return nil
+		if first, ok := dbNames[key]; ok {
+			path = first
 		}
-		seen[key] = true
+		dbNames[key] = path
 		in, err := dbInputs(path, rel, explicit)
-		inputs = append(inputs, in...)
-		return err
+		if err != nil {
+			return err
+		}
+		found := false
+		for _, in := range in {
+			if id != "" && in.Remote.(*dbSession).id != id {
+				continue
+			}
+			found = true
+			if name := in.Name(); !seenNames[name] {
+				seenNames[name] = true
+				inputs = append(inputs, in)
+			}
+		}
+		if id != "" && !found {
+			return fmt.Errorf("%s: %w: %s", path, agentdb.ErrNotFound, id)
+		}
+		return nil
 	}
 	for _, arg := range paths {
+		arg, id := parseDBName(arg)
 		fi, err := os.Stat(arg)
 		if err != nil {
 			var pe *fs.PathError
@@ -87,12 +108,15 @@ func Collect(paths []string) ([]Input, error) {
 		if st, ok := InsideStore(root); ok {
 			return nil, &InStoreError{Path: arg, Store: st}
 		}
+		if id != "" && (fi.IsDir() || filepath.Base(root) != agentdb.FileName) {
+			return nil, fmt.Errorf("%s: not an OpenClaw agent database (a file named %s)", arg, agentdb.FileName)
+		}
 		if !fi.IsDir() {
 			if !fi.Mode().IsRegular() {
 				return nil, fmt.Errorf("%s: not a regular file", root)
 			}
 			if filepath.Base(root) == agentdb.FileName {
-				if err := addDB(root, "", true, fi); err != nil {
+				if err := addDB(root, "", id, true, fi); err != nil {
 					return nil, err
 				}
 				continue
@@ -137,7 +161,7 @@ func Collect(paths []string) ([]Input, error) {
 					if err != nil {
 						return err
 					}
-					return addDB(path, rel, false, info)
+					return addDB(path, rel, "", false, info)
 				}
 				if !d.Type().IsRegular() || strings.HasPrefix(name, ".") || !(strings.HasSuffix(name, ".jsonl") || Compressed(name)) ||
 					notSession(name) || name == registry.RegistryFile && isStore(filepath.Dir(path)) {

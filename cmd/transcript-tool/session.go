@@ -48,12 +48,12 @@ func findSession(ctx context.Context, st streams, arg string, paths []string) (s
 		}
 		return inputs[0], nil
 	}
-	if db, id, ok := strings.Cut(strings.TrimPrefix(arg, session.DBScheme), "#"); strings.HasPrefix(arg, session.DBScheme) && ok && len(paths) == 0 {
-		inputs, err := placed(st, []string{db})
+	if strings.HasPrefix(arg, session.DBScheme) && len(paths) == 0 {
+		inputs, err := placed(st, []string{arg})
 		if err != nil {
 			return none, err
 		}
-		return pickSession(ctx, st, inputs, func(in session.Input) bool { return in.Name() == session.DBScheme+db+"#"+id }, arg, db)
+		return pickSession(ctx, st, inputs, func(session.Input) bool { return true }, arg, arg)
 	}
 	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
 		if len(paths) > 0 {

@@ -46,6 +46,9 @@ func Workload(id, key string, n, size int) Session {
 	s := Session{ID: id, Key: key}
 	parent := ""
 	sec := 0
+	// add appends an entry of type kind: its own members, then id,
+	// parentId and timestamp, but for a message, whose message member
+	// comes last.
 	add := func(kind, body string) {
 		sec++
 		eid := fmt.Sprintf("%s-%04d", id[:8], sec)
@@ -53,15 +56,19 @@ func Workload(id, key string, n, size int) Session {
 		if parent != "" {
 			p = jq(parent)
 		}
-		s.Lines = append(s.Lines, fmt.Sprintf(`{"type":%s,%s"id":%s,"parentId":%s,"timestamp":%s}`,
-			jq(kind), body, jq(eid), p, jq(stamp(sec))))
+		ids := fmt.Sprintf(`"id":%s,"parentId":%s,"timestamp":%s`, jq(eid), p, jq(stamp(sec)))
+		if kind == "message" {
+			s.Lines = append(s.Lines, fmt.Sprintf(`{"type":"message",%s,%s}`, ids, body))
+		} else {
+			s.Lines = append(s.Lines, fmt.Sprintf(`{"type":%s,%s%s}`, jq(kind), body, ids))
+		}
 		parent = eid
 	}
 	s.Lines = append(s.Lines, fmt.Sprintf(`{"type":"session","version":4,"id":%s,"timestamp":%s,"cwd":"/home/user/project"}`, jq(id), jq(stamp(0))))
 	add("model_change", `"provider":"standin","modelId":"standin-model",`)
 	add("thinking_level_change", `"thinkingLevel":"off",`)
 	add("custom", `"customType":"model-snapshot","data":{"timestamp":1795735215139,"provider":"standin","modelApi":"anthropic-messages","modelId":"standin-model"},`)
-	msg := func(m string) { add("message", `"message":`+m+`,`) }
+	msg := func(m string) { add("message", `"message":`+m) }
 	msg(fmt.Sprintf(`{"role":"user","content":"Run the workload.","timestamp":%d,"__openclaw":{"senderIsOwner":true},"idempotencyKey":"%s:user"}`, millis(sec+1), id))
 	for i := 1; i <= n; i++ {
 		call := fmt.Sprintf("toolu_standin_%04d_0", i)
