@@ -72,7 +72,53 @@ func (d *Database) Replace(ctx context.Context, snap *Snapshot, path string) (in
 	if err := d.rewrite(ctx, snap, path, changes, f); err != nil {
 		return 0, fmt.Errorf("%s: replace session %s: %w", d.Path, snap.Session, err)
 	}
+	// The rows are written; giving the pages they freed back is a saving,
+	// not a part of the change, which OpenClaw's own maintenance also
+	// makes later: it may fail.
+	_ = d.reclaim(ctx, f)
 	return len(changes), nil
+}
+
+// reclaimPages bounds the pages one reclaim gives back, as OpenClaw's own
+// reclamation bounds one pass, so that it holds the write lock briefly.
+const reclaimPages = 4096
+
+// reclaim gives the pages the rewritten rows freed back to the file
+// system, as OpenClaw's reclamation does (reclaimSqliteWalFreePages): a
+// checkpoint that empties the WAL, then PRAGMA incremental_vacuum in a
+// transaction of its own, for a database OpenClaw made with
+// auto_vacuum=INCREMENTAL, while this process still holds the
+// maintenance lease f. Otherwise the file keeps its size until OpenClaw
+// reclaims the pages itself.
+func (d *Database) reclaim(ctx context.Context, f *fence) error {
+	db, err := openWrite(d.Path, 0)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var mode, free int
+	if err := db.QueryRowContext(ctx, "SELECT * FROM pragma_auto_vacuum, pragma_freelist_count").Scan(&mode, &free); err != nil || mode != 2 || free == 0 {
+		return err
+	}
+	if _, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA incremental_vacuum(%d)", min(free, reclaimPages))); err != nil {
+		return err
+	}
+	if err := f.check(ctx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	_, err = db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+	return err
 }
 
 // change is a line of the rewritten file that differs from its row.

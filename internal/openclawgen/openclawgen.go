@@ -123,9 +123,10 @@ func Append(path, id, line string) error {
 }
 
 // exec runs stmts in one transaction of the database at path, made if
-// need be, in WAL mode as OpenClaw keeps it.
+// need be as OpenClaw makes its databases: in WAL mode, with incremental
+// auto-vacuum (which only a database without tables takes).
 func exec(path string, stmts []string) error {
-	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: path, RawQuery: url.Values{"_pragma": {"journal_mode(WAL)"}}.Encode()}).String())
+	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: path, RawQuery: url.Values{"_pragma": {"auto_vacuum(INCREMENTAL)", "journal_mode(WAL)"}}.Encode()}).String())
 	if err != nil {
 		return err
 	}
