@@ -97,10 +97,9 @@ func (e changedError) Unwrap() []error { return []error{e.err, ErrSourceChanged}
 // dbInputs returns the sessions of the agent database at path, a file
 // named agentdb.FileName, as inputs whose Remote is their rows, named rel
 // below the PATH they were found under: REL-FOLDER/SESSION.jsonl. Each
-// has no local copy yet (see Place) and its default store is artifacts/
-// in the agent folder, which serves all the agent's sessions. Sessions
-// OpenClaw moved to a cold archive are left out: their events are no
-// longer rows.
+// has no local copy yet (see Place) and its default store is the agent's
+// (see dbStore). Sessions OpenClaw moved to a cold archive are left out:
+// their events are no longer rows.
 func dbInputs(path, relDir string, explicit bool) ([]Input, error) {
 	db, err := agentdb.Open(path)
 	if err != nil {
@@ -110,6 +109,7 @@ func dbInputs(path, relDir string, explicit bool) ([]Input, error) {
 	if err != nil {
 		return nil, err
 	}
+	store := dbStore(db)
 	var inputs []Input
 	for _, s := range sessions {
 		if s.Cold {
@@ -119,11 +119,25 @@ func dbInputs(path, relDir string, explicit bool) ([]Input, error) {
 			Rel:      filepath.Join(relDir, url.PathEscape(s.ID)+".jsonl"),
 			Explicit: explicit,
 			Size:     s.Bytes + s.Rows,
-			Store:    filepath.Join(db.AgentDir(), StoreDirName),
+			Store:    store,
 			Remote:   &dbSession{db: db, id: s.ID},
 		})
 	}
 	return inputs, nil
+}
+
+// dbStore returns the default store of db's sessions, one for all the
+// agent's sessions: the store of the agent's JSONL sessions of before
+// OpenClaw 2026.8, agents/<id>/sessions/artifacts, when there is one,
+// since OpenClaw's doctor --fix imports migrated sessions as they are,
+// placeholders, markers and all, and their artifacts are there;
+// otherwise artifacts/ in the agent folder, beside the database.
+func dbStore(db *agentdb.Database) string {
+	legacy := filepath.Join(filepath.Dir(db.AgentDir()), "sessions", StoreDirName)
+	if db.AgentID != "" && isStore(legacy) {
+		return legacy
+	}
+	return filepath.Join(db.AgentDir(), StoreDirName)
 }
 
 // Place gives each input whose Remote is a session of an agent's database

@@ -149,3 +149,29 @@ func TestAgentDBOwner(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm())
 }
+
+// TestAgentDBLegacyStore: once OpenClaw's doctor --fix imported JSONL
+// sessions that transcript-tool had migrated, their rows refer to the
+// store of agents/<id>/sessions, which then serves the database's
+// sessions; without it, artifacts/ beside the database does.
+func TestAgentDBLegacyStore(t *testing.T) {
+	home, _ := testState(t)
+	agent := filepath.Join(home, ".openclaw", "agents", "main")
+	inputs, err := Collect([]string{home})
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(agent, "agent", "artifacts"), inputs[0].Store)
+
+	// A folder so named that is no store changes nothing.
+	require.NoError(t, os.MkdirAll(filepath.Join(agent, "sessions", "artifacts"), 0o700))
+	inputs, err = Collect([]string{home})
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(agent, "agent", "artifacts"), inputs[0].Store)
+
+	require.NoError(t, os.MkdirAll(filepath.Join(agent, "sessions", "artifacts", "objects"), 0o700))
+	inputs, err = Collect([]string{home})
+	require.NoError(t, err)
+	require.Len(t, inputs, 2)
+	for _, in := range inputs {
+		assert.Equal(t, filepath.Join(agent, "sessions", "artifacts"), in.Store)
+	}
+}
