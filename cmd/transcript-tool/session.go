@@ -48,17 +48,12 @@ func findSession(ctx context.Context, st streams, arg string, paths []string) (s
 		}
 		return inputs[0], nil
 	}
-	if strings.HasPrefix(arg, session.DBScheme) && len(paths) == 0 {
-		inputs, err := placed(st, []string{arg})
-		if err != nil {
-			return none, err
-		}
-		return pickSession(ctx, st, inputs, func(session.Input) bool { return true }, arg, arg)
+	fi, err := os.Stat(arg)
+	isFile := err == nil && !fi.IsDir()
+	if isFile && len(paths) > 0 {
+		return none, usageErr("%s is a file: the PATHs after SESSION are where to look for a session id", arg)
 	}
-	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
-		if len(paths) > 0 {
-			return none, usageErr("%s is a file: the PATHs after SESSION are where to look for a session id", arg)
-		}
+	if isFile || strings.HasPrefix(arg, session.DBScheme) && len(paths) == 0 {
 		inputs, err := placed(st, []string{arg})
 		if err != nil {
 			return none, err
