@@ -104,7 +104,10 @@ var agents = []Agent{
 	},
 	{
 		// Its root is its own sessions/ folder.
-		Name: "OpenClaw", Format: Pi, Home: ".openclaw", Sessions: []string{filepath.Join("agents", "*", "sessions")},
+		// agents/<id>/sessions holds the JSONL sessions of versions before
+		// 2026.8, agents/<id>/agent the SQLite database of later ones.
+		Name: "OpenClaw", Format: Pi, Home: ".openclaw",
+		Sessions: []string{filepath.Join("agents", "*", "sessions"), filepath.Join("agents", "*", "agent")},
 		// Its trajectories beside the sessions.
 		Skip: func(name string) bool { return strings.HasSuffix(name, ".trajectory.jsonl") },
 	},
