@@ -9,8 +9,11 @@ FUZZTIME    ?= 30s
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/transcript-tool
 
+# The transcript package again in its purego build: its scanner's Go
+# form, which other platforms run.
 test:
 	$(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) test -race -count=1 -tags purego ./transcript/
 
 # Peak memory of migrate and rehydrate of a line of MEMLINE_S3 bytes whose
 # payload goes to S3: a versitygw on loopback (see .ci/run), started for

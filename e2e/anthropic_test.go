@@ -23,12 +23,51 @@ import (
 // asked of a small model) get a short text answer, and count_tokens an
 // estimate, so the agents go on as they would against the real API.
 type anthropicAPI struct {
-	srv    *httptest.Server
+	standIn
 	script func(req *messagesRequest) turn
+}
+
+// standIn is what the stand-ins share: a server on loopback and the
+// requests it received.
+type standIn struct {
+	srv *httptest.Server
+	// main tells a turn of the agent's main loop from the other requests.
+	main func(r recordedRequest) bool
 
 	mu       sync.Mutex
 	requests []recordedRequest
-	seq      int // numbers message and tool call ids, unique per server
+}
+
+// start serves h on loopback until t ends.
+func (s *standIn) start(t *testing.T, h http.HandlerFunc) {
+	s.srv = httptest.NewServer(h)
+	t.Cleanup(s.srv.Close)
+}
+
+// URL is the stand-in's base URL, for ANTHROPIC_BASE_URL, a baseUrl or
+// GOOGLE_GEMINI_BASE_URL.
+func (s *standIn) URL() string { return s.srv.URL }
+
+// record keeps r and returns its number, from 1: it numbers message and
+// tool call ids, unique per server.
+func (s *standIn) record(r recordedRequest) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, r)
+	return len(s.requests)
+}
+
+// Requests returns the main-loop requests received so far, in order.
+func (s *standIn) Requests() []recordedRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []recordedRequest
+	for _, r := range s.requests {
+		if s.main(r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // recordedRequest is one request the stand-in received.
@@ -156,25 +195,9 @@ func (r *messagesRequest) Exchange(prompts ...string) (prompt string, results []
 // script; it stops when t ends.
 func newAnthropicAPI(t *testing.T, script func(req *messagesRequest) turn) *anthropicAPI {
 	a := &anthropicAPI{script: script}
-	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
-	t.Cleanup(a.srv.Close)
+	a.main = recordedRequest.mainLoop
+	a.start(t, a.serve)
 	return a
-}
-
-// URL is the stand-in's base URL, for ANTHROPIC_BASE_URL or a baseUrl.
-func (a *anthropicAPI) URL() string { return a.srv.URL }
-
-// Requests returns the main-loop requests received so far, in order.
-func (a *anthropicAPI) Requests() []recordedRequest {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var out []recordedRequest
-	for _, r := range a.requests {
-		if r.mainLoop() {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // mainLoop reports whether r is a turn of the agent's main loop: a
@@ -195,11 +218,7 @@ func (a *anthropicAPI) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost && json.Unmarshal(body, &req) == nil {
 		rec.Req = &req
 	}
-	a.mu.Lock()
-	a.requests = append(a.requests, rec)
-	a.seq++
-	seq := a.seq
-	a.mu.Unlock()
+	seq := a.record(rec)
 
 	switch {
 	case strings.HasSuffix(r.URL.Path, "/v1/messages/count_tokens"):

@@ -142,7 +142,7 @@ func insertProgress(t *testing.T, w workload, session string) {
 	at, call := -1, ""
 	for i, b := range lines {
 		for _, blk := range parse(b).Message.Blocks() {
-			if blk.Type == "tool_use" && bytes.Contains(blk.Input, []byte(`seq 1 600`)) {
+			if blk.Type == "tool_use" && bytes.Contains(blk.Input, []byte(`' 1 600;`)) {
 				at, call = i, blk.ID
 			}
 		}

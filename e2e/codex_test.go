@@ -79,14 +79,9 @@ func testCodexResume(t *testing.T, pin string) {
 	require.Equal(t, 1, len(before), "unmigrated, the model answers at once")
 	require.Equal(t, 2, len(after), "migrated, the model runs cat, then answers")
 
-	// (a) The model is shown the same items, whatever their size.
-	assert.Equal(t, itemShapes(before[0]), itemShapes(after[0]), "the same input items, in the same order")
-	// (b) In a fraction of the bytes.
-	t.Logf("request body resuming the session: %d bytes unmigrated, %d bytes migrated (%.1f%%)",
-		len(before[0].Body), len(after[0].Body), 100*float64(len(after[0].Body))/float64(len(before[0].Body)))
-	assert.LessOrEqual(t, 4*len(after[0].Body), len(before[0].Body), "the migrated request is at most a quarter of the original")
-	assert.Contains(t, string(before[0].Body), codexMarker, "the twin's request carries the large output inline")
-	assert.NotContains(t, string(after[0].Body), codexMarker, "the migrated request does not")
+	// (a) The model is shown the same items, whatever their size, (b) in
+	// a fraction of the bytes.
+	assertLeaner(t, before[0], after[0], codexMarker)
 	// (c) cat of the placeholder's path gives the model the artifact.
 	m := pathLine.FindStringSubmatch(placeholder)
 	require.NotNil(t, m, "the placeholder has a path: line")
@@ -157,31 +152,51 @@ func (r codexRun) resume(t *testing.T, prompt string, steps ...responsesStep) []
 	return r.api.Requests()
 }
 
-// twinThenMigrate resumes the rollout unmigrated with resume, migrates
-// its home's sessions in place with the default store, as a user would
-// (migrate resets Codex's thread history of the rollout), and checks that
-// rehydrate gives the original bytes back. It returns the unmigrated
-// resume's requests and the rollout's bytes before and after the
-// migration. The unmigrated twin resumes at the same path, its home
+// twinThenMigrate is the package's twinThenMigrate for r's rollout and
+// sessions folder. The unmigrated twin resumes at the same path, its home
 // copied first and put back after, because Codex finds a rollout by its
 // absolute path (state_5.sqlite) and tells the model where its home's
 // skills are: a copy elsewhere gets one more developer message and no
-// rollout.
+// rollout. migrate resets Codex's thread history of the rollout.
 func (r codexRun) twinThenMigrate(t *testing.T, resume func() []responsesRequest) (twin []responsesRequest, original, migrated []byte) {
 	t.Helper()
-	original, err := os.ReadFile(r.rollout)
+	return twinThenMigrate(t, r.home, r.rollout, filepath.Join(r.home, "sessions"), resume)
+}
+
+// twinThenMigrate resumes the session at path unmigrated with resume,
+// with home copied first and put back after, migrates the sessions
+// folder in place with the default store, as a user would, and checks
+// that rehydrate gives the original bytes back. It returns the
+// unmigrated resume's requests and the session's bytes before and after
+// the migration.
+func twinThenMigrate(t *testing.T, home, path, sessions string, resume func() []responsesRequest) (twin []responsesRequest, original, migrated []byte) {
+	t.Helper()
+	original, err := os.ReadFile(path)
 	require.NoError(t, err)
-	saved := filepath.Join(t.TempDir(), "codex-home")
-	copyTree(t, r.home, saved)
+	saved := filepath.Join(t.TempDir(), "home")
+	copyTree(t, home, saved)
 	twin = resume()
-	require.NoError(t, os.RemoveAll(r.home))
-	copyTree(t, saved, r.home)
-	runTool(t, "migrate", filepath.Join(r.home, "sessions"))
-	migrated, err = os.ReadFile(r.rollout)
+	require.NoError(t, os.RemoveAll(home))
+	copyTree(t, saved, home)
+	runTool(t, "migrate", sessions)
+	migrated, err = os.ReadFile(path)
 	require.NoError(t, err)
-	t.Logf("rollout: %d bytes, migrated in place: %d bytes (%.1f%%)", len(original), len(migrated), 100*float64(len(migrated))/float64(len(original)))
-	assert.Equal(t, original, runTool(t, "rehydrate", r.rollout), "rehydrate gives the original bytes back")
+	t.Logf("%s: %d bytes, migrated in place: %d bytes (%.1f%%)", filepath.Base(path), len(original), len(migrated), 100*float64(len(migrated))/float64(len(original)))
+	assert.Equal(t, original, runTool(t, "rehydrate", path), "rehydrate gives the original bytes back")
 	return twin, original, migrated
+}
+
+// assertLeaner checks what the model was shown resuming a session, before
+// and after its migration: the same input items, in at most a quarter of
+// the bytes, marker (which ends a large output) only before.
+func assertLeaner(t *testing.T, before, after responsesRequest, marker string) {
+	t.Helper()
+	assert.Equal(t, itemShapes(before), itemShapes(after), "the same input items, in the same order")
+	t.Logf("request body resuming the session: %d bytes unmigrated, %d bytes migrated (%.1f%%)",
+		len(before.Body), len(after.Body), 100*float64(len(after.Body))/float64(len(before.Body)))
+	assert.LessOrEqual(t, 4*len(after.Body), len(before.Body), "the migrated request is at most a quarter of the original")
+	assert.Contains(t, string(before.Body), marker, "the twin's request carries the large output inline")
+	assert.NotContains(t, string(after.Body), marker, "the migrated request does not")
 }
 
 // codexHome writes a CODEX_HOME whose config points Codex at api.

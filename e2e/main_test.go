@@ -1,5 +1,5 @@
-// Package e2e drives the real agents (Claude Code, Codex, pi), installed
-// from npm by `make agents`, against a stand-in model API on loopback: an
+// Package e2e drives the real agents (Claude Code, Codex, pi, Copilot
+// CLI), installed from npm by `make agents`, against a stand-in model API on loopback: an
 // agent writes a session with large tool outputs, transcript-tool migrates
 // it in place as a user would, and the agent resumes it and opens the
 // placeholders' paths with its own tools.

@@ -113,8 +113,10 @@ func (api *responsesAPI) serve(w http.ResponseWriter, r *http.Request) {
 		item["id"] = fmt.Sprintf("item_%d_%d", n, i)
 		writeEvent(w, "response.output_item.done", map[string]any{"output_index": i, "item": item})
 	}
+	// The completed response lists its output again, as OpenAI's does:
+	// Copilot CLI takes the output from it.
 	writeEvent(w, "response.completed", map[string]any{"response": map[string]any{
-		"id": id,
+		"id": id, "status": "completed", "output": items,
 		"usage": map[string]any{
 			"input_tokens": len(body) / 4, "output_tokens": 10, "total_tokens": len(body)/4 + 10,
 			"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0},

@@ -308,12 +308,14 @@ func cutSite(site transcript.Value, head int, threshold int, image bool, mime st
 			}
 			holes = append(holes, hole{v: v, image: image, mime: mime})
 		case transcript.Object:
-			// Image data: "data" of a pi image block ({"type":"image"}) or
-			// of a Claude source ({"type":"base64"}), or any "base64"
-			// field. Only an exact re-encoding makes it a base64 artifact.
+			// Image data: "data" of a pi image block ({"type":"image"}),
+			// of a Claude source ({"type":"base64"}) or of an object that
+			// declares an image type (Gemini's inlineData), or any
+			// "base64" field. Only an exact re-encoding makes it a base64
+			// artifact.
 			t, _ := v.Get("type")
-			isImage := t.IsString("image") || t.IsString("base64")
 			declared := format.DeclaredImage(v)
+			isImage := t.IsString("image") || t.IsString("base64") || declared != ""
 			v.Members(func(m transcript.Member) bool {
 				walk(m.Value, (isImage && m.Key.IsString("data")) || m.Key.IsString("base64"), declared)
 				return true

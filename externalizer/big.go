@@ -10,8 +10,8 @@ import (
 	"hash"
 	"io"
 	"sort"
-	"unicode/utf8"
 
+	"github.com/transcript-tool/transcript-tool/internal/ahead"
 	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -23,6 +23,19 @@ type BigLine struct {
 	*transcript.Skeleton
 	// Src reads the line's bytes, offset 0 being its first byte.
 	Src io.ReaderAt
+	// met are the holes read so far, for another of the same bytes.
+	met []bigMet
+}
+
+// bigMet is a hole of a BigLine read by bigPiece, and what it found.
+type bigMet struct {
+	h      hole
+	ctx    Context
+	p      piece
+	sum    store.Digest
+	size   int64
+	desc   *Describer
+	stream func(io.Writer) error
 }
 
 // ErrNeedWhole is returned by RewriteBig for a long line it cannot rewrite
@@ -120,9 +133,56 @@ func (x *Externalizer) RewriteBig(w io.Writer, b *BigLine, start int) (Result, e
 // reading them again.
 func (b *BigLine) bigPiece(h hole, ctx Context) (piece, store.Digest, int64, *Describer, func(io.Writer) error, error) {
 	sec := b.section(h.v.Start, h.v.End)
+	// A payload a line holds twice (pi's output, as content and as
+	// details) is found the same by comparing its bytes, not by decoding,
+	// hashing and describing them again.
+	for _, m := range b.met {
+		if m.ctx != ctx || m.h.image != h.image || m.h.mime != h.mime || m.h.bare != h.bare || m.h.body != h.body {
+			continue
+		}
+		same, err := sameBytes(b.section(m.h.v.Start, m.h.v.End), sec)
+		if err != nil {
+			return piece{}, store.Digest{}, 0, nil, nil, fmt.Errorf("read the line back: %w", err)
+		}
+		if same {
+			return m.p, m.sum, m.size, m.desc, m.stream, nil
+		}
+	}
+	p, sum, size, desc, stream, err := b.readPiece(h, sec, ctx)
+	if err == nil {
+		b.met = append(b.met, bigMet{h: h, ctx: ctx, p: p, sum: sum, size: size, desc: desc, stream: stream})
+	}
+	return p, sum, size, desc, stream, err
+}
+
+// sameBytes reports whether a and b hold the same bytes.
+func sameBytes(a, b *io.SectionReader) (bool, error) {
+	if a.Size() != b.Size() {
+		return false, nil
+	}
+	bufA, bufB := make([]byte, 64<<10), make([]byte, 64<<10)
+	for off := int64(0); off < a.Size(); off += int64(len(bufA)) {
+		n := int(min(int64(len(bufA)), a.Size()-off))
+		if k, err := a.ReadAt(bufA[:n], off); k < n {
+			return false, err
+		}
+		if k, err := b.ReadAt(bufB[:n], off); k < n {
+			return false, err
+		}
+		if !bytes.Equal(bufA[:n], bufB[:n]) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// readPiece is bigPiece for a hole not met before in the line, whose
+// bytes sec reads.
+func (b *BigLine) readPiece(h hole, sec *io.SectionReader, ctx Context) (piece, store.Digest, int64, *Describer, func(io.Writer) error, error) {
 	image := !h.body && (h.bare || (h.image && h.v.Kind() == transcript.String))
 	text := h.body || (h.v.Kind() == transcript.String && !h.bare)
 	c := newCandidates(image, text, h.bare, ctx)
+	defer c.close()
 	// A string's body is text without its quotes: the text sink, which
 	// reads literals, is given them, the raw JSON is not.
 	quote := func(w io.Writer) {
@@ -131,12 +191,21 @@ func (b *BigLine) bigPiece(h hole, ctx Context) (piece, store.Digest, int64, *De
 		}
 	}
 	buf := make([]byte, 256<<10)
-	quote(c.text)
-	if _, err := io.CopyBuffer(c, io.NewSectionReader(sec, 0, sec.Size()), buf); err != nil {
-		return piece{}, store.Digest{}, 0, nil, nil, fmt.Errorf("read the line back: %w", err)
+	read := func(w io.Writer) error {
+		if _, err := io.CopyBuffer(w, io.NewSectionReader(sec, 0, sec.Size()), buf); err != nil {
+			return fmt.Errorf("read the line back: %w", err)
+		}
+		return nil
 	}
 	quote(c.text)
-	form, sum, size, desc := c.result(h.mime)
+	if err := read(c); err != nil {
+		return piece{}, store.Digest{}, 0, nil, nil, err
+	}
+	quote(c.text)
+	form, sum, size, desc, err := c.result(h.mime, read)
+	if err != nil {
+		return piece{}, store.Digest{}, 0, nil, nil, err
+	}
 	if h.body {
 		form = map[Form]Form{FormJS: FormJSBare, FormASCII: FormASCIIBare, FormRaw: FormRaw}[form]
 	}
@@ -149,8 +218,18 @@ func (b *BigLine) bigPiece(h hole, ctx Context) (piece, store.Digest, int64, *De
 			d := &base64Sink{w: w, quoted: form == FormBase64}
 			dst, flush = d, d.close
 		case FormJS, FormASCII, FormJSBare, FormASCIIBare:
-			t := &textSink{w: w}
-			dst, flush = t, t.close
+			// The text is written (hashed, stored) on another core
+			// while the next piece is decoded.
+			aw := ahead.NewWriter(w)
+			defer aw.Close()
+			t := &textSink{w: aw}
+			dst = t
+			flush = func() error {
+				if err := t.close(); err != nil {
+					return err
+				}
+				return aw.Close()
+			}
 			quote(t)
 		}
 		if _, err := io.CopyBuffer(dst, io.NewSectionReader(sec, 0, sec.Size()), buf); err != nil {
@@ -169,14 +248,21 @@ func (b *BigLine) bigPiece(h hole, ctx Context) (piece, store.Digest, int64, *De
 
 // candidates reads a hole's JSON bytes once and keeps, for every form the
 // artifact could take, whether it still can and its digest, size and
-// description.
+// description. The JSON itself, the form taken when no other can be, is
+// only hashed and described when it is the only one, or after the
+// others failed: most long strings are text, and each byte is then seen
+// by one describer and one hash.
 type candidates struct {
-	raw  formSink
+	raw  *formSink // nil until the JSON is known to be the form
 	text *textSink
 	b64  *base64Sink
 	// styles the text still encodes back to, in the order of
 	// transcript.Styles.
 	styles []transcript.Style
+	// textSum hashes and describes the text on another core while the
+	// next piece is decoded.
+	textSum *ahead.Writer
+	ctx     Context
 }
 
 type formSink struct {
@@ -192,21 +278,25 @@ func (f *formSink) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func newFormSink(media string, ctx Context) formSink {
-	return formSink{h: sha256.New(), desc: NewDescriberIn(media, ctx)}
+func newFormSink(media string, ctx Context) *formSink {
+	return &formSink{h: sha256.New(), desc: NewDescriberIn(media, ctx)}
 }
 
 // newCandidates returns the candidates for a hole, their descriptions
 // told ctx.
 func newCandidates(image, text, bare bool, ctx Context) *candidates {
-	c := &candidates{raw: newFormSink(MediaJSON, ctx)}
+	c := &candidates{ctx: ctx}
+	if !image && !text {
+		c.raw = newFormSink(MediaJSON, ctx)
+	}
 	if image {
 		s := newFormSink("", ctx)
-		c.b64 = &base64Sink{w: &s, quoted: !bare, check: true, sink: &s}
+		c.b64 = &base64Sink{w: s, quoted: !bare, check: true, sink: s}
 	}
 	if text {
 		s := newFormSink(MediaText, ctx)
-		c.text = &textSink{w: &s, check: true, sink: &s}
+		c.textSum = ahead.NewWriter(s)
+		c.text = &textSink{w: c.textSum, check: true, sink: s}
 		c.styles = append([]transcript.Style(nil), transcript.Styles...)
 		c.text.styles = &c.styles
 	}
@@ -214,7 +304,9 @@ func newCandidates(image, text, bare bool, ctx Context) *candidates {
 }
 
 func (c *candidates) Write(p []byte) (int, error) {
-	c.raw.Write(p)
+	if c.raw != nil {
+		c.raw.Write(p)
+	}
 	if c.b64 != nil && c.b64.ok() {
 		c.b64.Write(p)
 	}
@@ -224,9 +316,23 @@ func (c *candidates) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// close waits for the text to be hashed and ends the goroutine that
+// hashes it.
+func (c *candidates) close() {
+	if c.textSum != nil {
+		c.textSum.Close()
+	}
+}
+
 // result picks the form as encodePiece does: image data as its decoded
-// bytes, then text, then the JSON itself.
-func (c *candidates) result(declared string) (Form, store.Digest, int64, *Describer) {
+// bytes, then text, then the JSON itself, which read writes again when it
+// was not followed.
+func (c *candidates) result(declared string, read func(io.Writer) error) (Form, store.Digest, int64, *Describer, error) {
+	if c.text != nil {
+		// The last piece, then every piece hashed.
+		c.text.close()
+		c.close()
+	}
 	if c.b64 != nil && c.b64.close() == nil && c.b64.ok() && c.b64.sink.n > 0 {
 		s := c.b64.sink
 		s.desc.media = imageMedia(declared, s.desc.head)
@@ -234,7 +340,7 @@ func (c *candidates) result(declared string) (Form, store.Digest, int64, *Descri
 		if !c.b64.quoted {
 			form = FormBase64Bare
 		}
-		return form, store.Digest(s.h.Sum(nil)), s.n, s.desc
+		return form, store.Digest(s.h.Sum(nil)), s.n, s.desc, nil
 	}
 	if c.text != nil && c.text.close() == nil && c.text.ok() && len(c.styles) > 0 {
 		s := c.text.sink
@@ -242,9 +348,15 @@ func (c *candidates) result(declared string) (Form, store.Digest, int64, *Descri
 		if c.styles[0] == transcript.StyleASCII {
 			form = FormASCII
 		}
-		return form, store.Digest(s.h.Sum(nil)), s.n, s.desc
+		return form, store.Digest(s.h.Sum(nil)), s.n, s.desc, nil
 	}
-	return FormRaw, store.Digest(c.raw.h.Sum(nil)), c.raw.n, c.raw.desc
+	if c.raw == nil {
+		c.raw = newFormSink(MediaJSON, c.ctx)
+		if err := read(c.raw); err != nil {
+			return FormRaw, store.Digest{}, 0, nil, err
+		}
+	}
+	return FormRaw, store.Digest(c.raw.h.Sum(nil)), c.raw.n, c.raw.desc, nil
 }
 
 // base64Sink decodes a JSON string of standard padded base64 (or, not
@@ -339,7 +451,6 @@ type textSink struct {
 	sink   *formSink
 	styles *[]transcript.Style
 	carry  []byte
-	quoted []byte
 	out    []byte
 	first  bool
 	bad    bool
@@ -350,54 +461,70 @@ func (t *textSink) ok() bool { return !t.bad }
 
 func (t *textSink) Write(p []byte) (int, error) {
 	n := len(p)
-	t.carry = append(t.carry, p...)
+	if t.bad || n == 0 {
+		return n, nil
+	}
 	if !t.first {
-		if len(t.carry) == 0 {
-			return n, nil
-		}
-		if t.carry[0] != '"' {
+		if p[0] != '"' {
 			t.bad = true
 			return n, nil
 		}
-		t.carry = t.carry[1:]
+		p = p[1:]
 		t.first = true
 	}
-	// Leave room for the closing quote and a cut escape.
-	if len(t.carry) < 64<<10 {
+	// Pieces of at least 64 KiB, leaving room for the closing quote and
+	// a cut escape.
+	if len(t.carry)+len(p) < 64<<10 {
+		t.carry = append(t.carry, p...)
 		return n, nil
 	}
-	cut := transcript.TextCut(t.carry[:len(t.carry)-16])
-	if err := t.piece(t.carry[:cut]); err != nil {
-		return n, err
+	if len(t.carry) > 0 {
+		// What was carried and p's first bytes, so that the cut falls
+		// in p: the rest of p is then decoded where it is, not copied.
+		k := min(len(p), 64)
+		t.carry = append(t.carry, p[:k]...)
+		rest, err := t.cut(t.carry)
+		if err != nil || len(rest) > k || len(p)-k+len(rest) < 64 {
+			t.carry = append(append(t.carry[:0], rest...), p[k:]...)
+			return n, err
+		}
+		p = p[k-len(rest):]
 	}
-	t.carry = append(t.carry[:0], t.carry[cut:]...)
-	return n, nil
+	rest, err := t.cut(p)
+	t.carry = append(t.carry[:0], rest...)
+	return n, err
 }
 
-// piece decodes one piece of the literal's inside, cut where transcript.TextCut says.
+// cut decodes s, some 64 KiB or more of the literal's inside, up to a cut
+// transcript.TextCut finds in all but its last 16 bytes, and returns the
+// rest.
+func (t *textSink) cut(s []byte) ([]byte, error) {
+	cut := transcript.TextCut(s[:len(s)-16])
+	return s[cut:], t.piece(s[:cut])
+}
+
+// piece decodes one piece of the literal's inside, cut where
+// transcript.TextCut says, checking in the same pass which styles encode
+// it back.
 func (t *textSink) piece(inner []byte) error {
 	if t.bad || len(inner) == 0 {
 		return nil
 	}
-	t.quoted = append(append(append(t.quoted[:0], '"'), inner...), '"')
-	text, err := transcript.AppendDecoded(t.out[:0], t.quoted)
+	text, set := transcript.AppendTextStyles(t.out[:0], inner)
 	t.out = text
-	if err == nil && !utf8.Valid(text) {
-		err = errors.New("not UTF-8")
-	}
-	if err == nil && t.styles != nil {
+	if set != 0 && t.styles != nil {
 		kept := (*t.styles)[:0]
 		for _, s := range *t.styles {
-			if transcript.EncodesTo(text, t.quoted, s) {
+			if set.Has(s) {
 				kept = append(kept, s)
 			}
 		}
 		*t.styles = kept
 		if len(kept) == 0 {
-			err = errors.New("no style encodes it back")
+			set = 0
 		}
 	}
-	if err != nil {
+	if set == 0 {
 		t.bad = true
 		if !t.check {
 			return fmt.Errorf("%w: text changed while it was read", ErrBadMarker)

@@ -2,16 +2,22 @@ package externalizer
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -136,7 +142,8 @@ func TestRewriteBigCorpus(t *testing.T) {
 }
 
 // TestRewriteBigLines: hand-made long lines whose payloads hold what the
-// streaming decoders must get right at any cut.
+// streaming decoders must get right at any cut, and payloads a line holds
+// twice, found so by their bytes.
 func TestRewriteBigLines(t *testing.T) {
 	text := strings.Repeat(`line \"quoted\" \\ tab\t é 漢字 😀 \ud83d\ude00 \u00e9 \u001b[31m `, 400)
 	b64 := strings.Repeat("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk", 300) + "AAAA"
@@ -148,6 +155,9 @@ func TestRewriteBigLines(t *testing.T) {
 		`{"type":"message","message":{"role":"toolResult","toolCallId":"c5","toolName":"x","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,` + b64 + `"}}]}}`,
 		`{"type":"message","message":{"content":[{"type":"text","text":"` + text + `"}],"toolName":"late","role":"toolResult","toolCallId":"c6"}}`,
 		`{"type":"message","message":{"role":"toolResult","toolCallId":"c7","toolName":"x","content":[{"type":"text","text":"` + text + "\x01" + `"}]}}`,
+		// Two payloads of one length that only their last byte tells
+		// apart, then the first again.
+		`{"type":"message","message":{"role":"toolResult","toolCallId":"c8","toolName":"bash","content":[{"type":"text","text":"` + text + `a"},{"type":"text","text":"` + text + `b"}],"details":{"aggregated":"` + text + `a"}}}`,
 	}
 	for i, l := range lines {
 		for _, threshold := range []int{4096, 300, 1} {
@@ -181,25 +191,45 @@ func FuzzRewriteBig(f *testing.F) {
 
 // TestCandidatesInPieces: a long literal gives the same form and artifact
 // whether it is written at once or in pieces of any size, as the long-line
-// path writes it; text of multi-byte characters is stored as text.
+// path writes it; text of multi-byte characters is stored as text, and a
+// literal no style writes back (an escaped slash in its middle) as its
+// JSON, which is read again for it.
 func TestCandidatesInPieces(t *testing.T) {
 	text := strings.Repeat("日本語のテキスト line é 🚀\\t\\\"x\\\"\\n", 20000)
-	lit := []byte(`"` + text + `"`)
-	c := newCandidates(false, true, false, Context{})
-	_, _ = c.Write(lit)
-	form, digest, size, _ := c.result("")
-	require.Equal(t, FormJS, form, "one write")
-	for _, piece := range []int{1 << 10, 4099, 64 << 10, 256 << 10} {
-		c := newCandidates(false, true, false, Context{})
-		for rest := lit; len(rest) > 0; {
-			n := min(piece, len(rest))
-			_, _ = c.Write(rest[:n])
-			rest = rest[n:]
+	for _, tt := range []struct {
+		lit  []byte
+		form Form
+	}{
+		{[]byte(`"` + text + `"`), FormJS},
+		{[]byte(`"` + text + `\/` + text + `"`), FormRaw},
+	} {
+		read := func(w io.Writer) error {
+			_, err := w.Write(tt.lit)
+			return err
 		}
-		f, d, n, _ := c.result("")
-		assert.Equal(t, form, f, "pieces of %d", piece)
-		assert.Equal(t, digest, d, "pieces of %d", piece)
-		assert.Equal(t, size, n, "pieces of %d", piece)
+		c := newCandidates(false, true, false, Context{})
+		_, _ = c.Write(tt.lit)
+		form, digest, size, desc, err := c.result("", read)
+		require.NoError(t, err)
+		require.Equal(t, tt.form, form, "one write")
+		if form == FormRaw {
+			assert.Equal(t, store.Digest(sha256.Sum256(tt.lit)), digest)
+			assert.Equal(t, int64(len(tt.lit)), size)
+			assert.Equal(t, DescribeIn(tt.lit, MediaJSON, Context{}), desc.String())
+		}
+		for _, piece := range []int{1 << 10, 4099, 64 << 10, 256 << 10} {
+			c := newCandidates(false, true, false, Context{})
+			for rest := tt.lit; len(rest) > 0; {
+				n := min(piece, len(rest))
+				_, _ = c.Write(rest[:n])
+				rest = rest[n:]
+			}
+			f, d, n, _, err := c.result("", read)
+			require.NoError(t, err)
+			assert.Equal(t, form, f, "pieces of %d", piece)
+			assert.Equal(t, digest, d, "pieces of %d", piece)
+			assert.Equal(t, size, n, "pieces of %d", piece)
+		}
 	}
 }
 
@@ -233,3 +263,62 @@ func TestMovesReadsNoLargePayload(t *testing.T) {
 type unreadable struct{}
 
 func (unreadable) ReadAt([]byte, int64) (int, error) { return 0, errors.New("read") }
+
+// TestTextSinkCuts: a long literal's text and the styles that write it
+// back are, written to a textSink in two pieces cut at every offset of
+// its tricky part (escapes whole and wrong, upper-case \u digits,
+// surrogates alone and in pairs, DEL, invalid and cut UTF-8), what
+// decoding the whole literal and encoding it back in each style gives.
+// The sink cuts the first piece some 16 bytes before its end, and the
+// second, long, some 48 bytes after its start, where it joins what it
+// carried with it.
+func TestTextSinkCuts(t *testing.T) {
+	pieces := []string{"ab", "é", "漢", "😀", `\n`, `\"`, `\\`, `\/`, `\u00e9`, `\u00E9`, `\ud83d\ude00`, `\ud83d`, `\ude00`,
+		`\u0041`, `\u001f`, `\t`, "\x7f", `\u007f`, "\xff", "\xe6\x97", `\u2028`}
+	rng := rand.New(rand.NewPCG(3, 4))
+	prefix := strings.Repeat("plain text and é\\n", (64<<10)/18+8)
+	for range 16 {
+		var mid []byte
+		for k := 1 + rng.IntN(8); k > 0; k-- {
+			mid = append(mid, pieces[rng.IntN(len(pieces))]...)
+		}
+		lit := []byte(`"` + prefix + string(mid) + prefix + `"`)
+		want, wantStyles := textReference(lit)
+		for first := len(prefix) - 60; first < len(prefix)+len(mid)+20; first++ {
+			var out bytes.Buffer
+			styles := slices.Clone(transcript.Styles)
+			s := &textSink{w: &out, check: true, styles: &styles}
+			_, _ = s.Write(lit[:first])
+			_, _ = s.Write(lit[first:])
+			if err := s.close(); err != nil {
+				t.Fatal(err)
+			}
+			ok := s.ok() && len(styles) > 0
+			if !ok {
+				styles = nil
+			}
+			if ok != (want != nil) || !slices.Equal(styles, wantStyles) || ok && !bytes.Equal(out.Bytes(), want) {
+				t.Fatalf("%q cut at %d: ok %v, styles %v; whole: %v, %v", mid, first-len(prefix), ok, styles, want != nil, wantStyles)
+			}
+		}
+	}
+}
+
+// textReference decodes the string literal lit and returns its text and
+// the styles that encode the text back to lit; nil when none does.
+func textReference(lit []byte) ([]byte, []transcript.Style) {
+	text, err := transcript.Decode(lit)
+	if err != nil || !utf8.Valid(text) {
+		return nil, nil
+	}
+	var styles []transcript.Style
+	for _, s := range transcript.Styles {
+		if bytes.Equal(transcript.AppendEncoded(nil, text, s), lit) {
+			styles = append(styles, s)
+		}
+	}
+	if styles == nil {
+		return nil, nil
+	}
+	return text, styles
+}

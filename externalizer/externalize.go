@@ -478,15 +478,23 @@ func (x *Externalizer) placeholder(s *Site, siteLen int64, main Artifact, others
 		textType = "text"
 	}
 	textBlock := append(append([]byte(`{"type":"`+textType+`","text":`), text...), '}')
+	// A part of the Gemini API and a styled token have no "type".
+	bareText := append(append([]byte(`{"text":`), text...), '}')
 	switch s.Value.Kind() {
 	case transcript.Array:
-		if s.Shape == format.ShapeToolResult {
+		switch s.Shape {
+		case format.ShapeToolResult:
 			return append(append([]byte{'['}, textBlock...), ']')
+		case format.ShapeLines:
+			return append(append([]byte("[["), bareText...), "]]"...)
 		}
 		return append(append([]byte{'['}, text...), ']')
 	case transcript.Object:
-		if s.Shape == format.ShapePlain {
+		switch s.Shape {
+		case format.ShapePlain:
 			return append(append([]byte(`{"artifact":`), text...), '}')
+		case format.ShapeTextPart:
+			return bareText
 		}
 		return textBlock
 	}

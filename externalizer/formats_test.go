@@ -54,6 +54,13 @@ func TestDetect(t *testing.T) {
 		{"codex compacted", `{"timestamp":"t","type":"compacted","payload":{"message":"summary"}}`, "codex"},
 		{"legacy codex", `{"id":"s1","timestamp":"2025-04-20T10:00:00.000Z","instructions":"You are Codex."}`, "codex"},
 		{"legacy codex, null instructions", `{"id":"s1","timestamp":"2025-04-20T10:00:00.000Z","instructions":null,"git":{"branch":"main"}}`, "codex"},
+		{"gemini header", `{"sessionId":"7934add8-8bfd-4870-a558-4cd2ea1b3c52","projectHash":"63f92974","startTime":"2026-11-27T02:52:47.188Z","lastUpdated":"2026-11-27T02:52:47.188Z","kind":"main"}`, "gemini"},
+		{"gemini $set", `{"$set":{"lastUpdated":"2026-11-27T02:52:48.954Z"}}`, "gemini"},
+		{"gemini $rewindTo", `{"$rewindTo":"bcf329ee-a41c-44ef-8fa9-340f20d185b1"}`, "gemini"},
+		{"gemini model message", `{"id":"d7a4","timestamp":"t","type":"gemini","content":"","thoughts":[],"model":"gemini-2.5-pro"}`, "gemini"},
+		{"qwen user", `{"uuid":"07ecc9d4","parentUuid":null,"sessionId":"25fdec6d","timestamp":"t","type":"user","provenance":"real_user","cwd":"/w","version":"0.24.4","message":{"role":"user","parts":[{"text":"go"}]}}`, "qwen"},
+		{"qwen tool_result", `{"uuid":"29270f3d","parentUuid":"30a8e7c5","sessionId":"25fdec6d","timestamp":"t","type":"tool_result","provenance":"tool_result","message":{"role":"user","parts":[]}}`, "qwen"},
+		{"qwen system", `{"uuid":"52794d09","parentUuid":"07ecc9d4","sessionId":"25fdec6d","timestamp":"t","type":"system","provenance":"system","subtype":"attribution_snapshot"}`, "qwen"},
 		{"chat system", `{"role":"system","content":"You are helpful."}`, "chat"},
 		{"chat user", `{"role": "user", "content": "hi"}`, "chat"},
 		{"chat tool", `{"role":"tool","tool_call_id":"call_1","name":"read_file","content":"ok"}`, "chat"},
@@ -75,6 +82,8 @@ func TestDetect(t *testing.T) {
 		{"chat role of no chat", `{"role":"toolResult","content":"x"}`, ""},
 		{"chat role not a string", `{"role":1,"content":"x"}`, ""},
 		{"messages not a list", `{"messages":{"role":"user"}}`, ""},
+		{"gemini header without projectHash", `{"sessionId":"s1","startTime":"t"}`, ""},
+		{"$set not an object", `{"$set":"x"}`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,6 +18,8 @@ var siteSeeds = []string{
 	`{"type":"function_call_output","call_id":"c","output":"` + pad + `"}`,
 	`{"role":"tool","tool_call_id":"c","content":[{"type":"text","text":"` + pad + `"}]}`,
 	`{"id":"x","messages":[{"role":"user","content":"hi"},{"role":"tool","content":"` + pad + `"}]}`,
+	`{"type":"tool.execution_complete","data":{"toolCallId":"c","success":true,"result":{"content":"` + pad + `","detailedContent":"` + pad + `","contents":[{"type":"text","text":"` + pad + `"},{"type":"image","data":"` + pngPad + `","mimeType":"image/png"}]},"error":{"message":"` + pad + `"}},"id":"e","parentId":null}`,
+	`{"type":"session.binary_asset","data":{"assetId":"sha256:0","type":"image","mimeType":"image/png","data":"` + pngPad + `"},"id":"e","parentId":"d"}`,
 }
 
 // FuzzSites runs every format's site finder on arbitrary entries: it must

@@ -93,7 +93,7 @@ var headerless = map[string]bool{"bom-big-first-line.jsonl": true}
 // wantFormat returns the format of a file in testdata/sessions, which its
 // name's prefix gives; pi sessions have none, or "generated-".
 func wantFormat(name string) string {
-	for prefix, format := range map[string]string{"claude-": "claude-code", "codex-": "codex", "chat-": "chat"} {
+	for prefix, format := range map[string]string{"claude-": "claude-code", "codex-": "codex", "chat-": "chat", "copilot-": "copilot", "gemini-": "gemini", "qwen-": "qwen"} {
 		if strings.HasPrefix(name, prefix) {
 			return format
 		}
@@ -240,9 +240,19 @@ func isSynthetic(entry transcript.Value) bool {
 
 // checkTextBlock checks that an array payload of a format other than pi
 // was replaced by one text block, whose type is the one the format's
-// agent reads: "input_text" for Codex, "text" otherwise.
+// agent reads: "input_text" for Codex, "text" otherwise; or, for Gemini
+// CLI, whose array payloads are a shell's screens, by one line of one
+// token, [[{"text":...}]].
 func checkTextBlock(t testing.TB, f Format, after transcript.Value, where string) {
 	t.Helper()
+	if f.Name() == "gemini" || f.Name() == "qwen" {
+		line, _ := after.Index(0)
+		token, _ := line.Index(0)
+		text, _ := token.Get("text")
+		assert.Equal(t, `[[`+string(token.Raw())+`]]`, string(after.Raw()), "%s: placeholder is no line of one token", where)
+		assert.Equal(t, `{"text":`+string(text.Raw())+`}`, string(token.Raw()), "%s: placeholder token is no text", where)
+		return
+	}
 	want := "text"
 	if f.Name() == "codex" {
 		want = "input_text"
@@ -342,6 +352,104 @@ var siteCheckers = map[string]func(root transcript.Value, c siteCheck){
 	"claude-code": claudePayloads,
 	"codex":       codexPayloads,
 	"chat":        chatPayloads,
+	"gemini":      geminiPayloads,
+	"qwen":        qwenPayloads,
+}
+
+// qwenPayloads: the output and error of the functionResponse parts and
+// the inlineData parts of a record's message and of its toolCallResult's
+// responseParts; the toolCallResult's resultDisplay, whole when it is a
+// string or an array, its strings when an object.
+func qwenPayloads(root transcript.Value, c siteCheck) {
+	parts := func(ps transcript.Value) {
+		ps.Elems(func(_ int, p transcript.Value) bool {
+			resp, _ := Pointer{"functionResponse", "response"}.Resolve(p)
+			for _, k := range []string{"output", "error"} {
+				v, _ := resp.Get(k)
+				c.whole("functionResponse "+k, v)
+			}
+			if _, ok := p.Get("inlineData"); ok {
+				c.whole("inlineData part", p)
+			}
+			return true
+		})
+	}
+	msg, _ := Pointer{"message", "parts"}.Resolve(root)
+	parts(msg)
+	resp, _ := Pointer{"toolCallResult", "responseParts"}.Resolve(root)
+	parts(resp)
+	display, _ := Pointer{"toolCallResult", "resultDisplay"}.Resolve(root)
+	if display.Kind() == transcript.Object {
+		c.strings("resultDisplay", display)
+	} else {
+		c.whole("resultDisplay", display)
+	}
+}
+
+// geminiPayloads: in each message record (a line's own, or those of the
+// messages of a $set or a header), the output and error of every
+// functionResponse part and the inlineData parts, in the content and in
+// the tool calls' results, those parts' own parts too; a tool call's
+// result given as a string; and its resultDisplay, whole when it is a
+// string or an array (a shell's screen), its strings when an object.
+func geminiPayloads(root transcript.Value, c siteCheck) {
+	var parts func(ps transcript.Value)
+	part := func(p transcript.Value) {
+		if fr, ok := p.Get("functionResponse"); ok {
+			resp, _ := fr.Get("response")
+			for _, k := range []string{"output", "error"} {
+				v, _ := resp.Get(k)
+				c.whole("functionResponse "+k, v)
+			}
+			inner, _ := fr.Get("parts")
+			parts(inner)
+			binary, _ := resp.Get("__binary_injection__")
+			parts(binary)
+		}
+		if _, ok := p.Get("inlineData"); ok {
+			c.whole("inlineData part", p)
+		}
+	}
+	parts = func(ps transcript.Value) {
+		ps.Elems(func(_ int, p transcript.Value) bool {
+			part(p)
+			return true
+		})
+	}
+	message := func(m transcript.Value) {
+		content, _ := m.Get("content")
+		parts(content)
+		calls, _ := m.Get("toolCalls")
+		calls.Elems(func(_ int, call transcript.Value) bool {
+			result, _ := call.Get("result")
+			switch result.Kind() {
+			case transcript.String:
+				c.whole("result", result)
+			case transcript.Object:
+				part(result)
+			}
+			parts(result)
+			display, _ := call.Get("resultDisplay")
+			if display.Kind() == transcript.Object {
+				c.strings("resultDisplay", display)
+			} else {
+				c.whole("resultDisplay", display)
+			}
+			return true
+		})
+	}
+	if _, ok := root.Get("id"); ok {
+		message(root)
+		return
+	}
+	msgs, _ := Pointer{"$set", "messages"}.Resolve(root)
+	if msgs.Kind() != transcript.Array {
+		msgs, _ = root.Get("messages")
+	}
+	msgs.Elems(func(_ int, m transcript.Value) bool {
+		message(m)
+		return true
+	})
 }
 
 // piPayloads: tool result content and details (but an artifactRef),

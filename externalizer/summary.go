@@ -657,7 +657,8 @@ func (j *jsonCounter) write(p []byte) {
 	if j.off {
 		return
 	}
-	for _, c := range p {
+	for i := 0; i < len(p); i++ {
+		c := p[i]
 		if j.inString {
 			switch {
 			case j.escape:
@@ -671,6 +672,11 @@ func (j *jsonCounter) write(p []byte) {
 				j.escape = true
 			case c == '"':
 				j.inString = false
+			default:
+				// The string's plain bytes, passed over by the
+				// parser's scanner, to the byte before its next
+				// quote, backslash or control character.
+				i += transcript.IndexSpecial(p[i+1:])
 			}
 			continue
 		}

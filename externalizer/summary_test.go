@@ -466,3 +466,87 @@ func BenchmarkSummaryWrapped(b *testing.B) {
 		DescribeIn(data, MediaText, Context{Tool: "shell", Input: "go test ./...", Failed: true})
 	}
 }
+
+// countJSON is jsonCounter byte by byte, as it was before it passed over
+// strings with the parser's scanner: elements, "\n" escapes of a
+// top-level string and of the strings of a top-level container.
+func countJSON(p []byte) (elems, newlines, nested int64) {
+	inString, escape, pending, depth := false, false, false, 0
+	for i, c := range p {
+		if inString {
+			switch {
+			case escape:
+				escape = false
+				if c == 'n' && depth == 0 {
+					newlines++
+				} else if c == 'n' && depth == 1 {
+					nested++
+				}
+			case c == '\\':
+				escape = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		if c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+			continue
+		}
+		if i == len(p)-len(bytes.TrimLeft(p, " \t\r\n")) && c != '{' && c != '[' && c != '"' {
+			return 0, 0, 0
+		}
+		if depth == 1 && pending && c != ']' && c != '}' {
+			elems++
+			pending = false
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			pending = depth == 1
+		case '}', ']':
+			depth--
+		case ',':
+			pending = pending || depth == 1
+		}
+	}
+	return elems, newlines, nested
+}
+
+// TestJSONCounterPieces: the counts of JSON texts dense with escapes,
+// runs of backslashes and control characters in strings, written in
+// pieces of random lengths, are those of going over them byte by byte.
+func TestJSONCounterPieces(t *testing.T) {
+	parts := []string{`"a\nb"`, `"\\"`, `"\\\\\n"`, `"x\"y\\n"`, `"` + strings.Repeat(`text é \n\t`, 30) + `"`, "\"\x01\n\"", `1`, `{"k":["\n",2]}`, `[]`, ` `}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 3000 {
+		var b []byte
+		open := []byte{'[', '{', '"'}[rng.IntN(3)]
+		b = append(b, open)
+		if open == '{' {
+			b = append(b, `"k":`...)
+		}
+		for k := rng.IntN(20); k >= 0; k-- {
+			if len(b) > 1 && open != '"' {
+				b = append(b, ',')
+			}
+			p := parts[rng.IntN(len(parts))]
+			if open == '"' {
+				p = strings.Trim(p, `"`)
+			}
+			b = append(b, p...)
+		}
+		b = append(b, map[byte]byte{'[': ']', '{': '}', '"': '"'}[open])
+		var j jsonCounter
+		for rest := b; len(rest) > 0; {
+			n := min(len(rest), 1+rng.IntN(40))
+			j.write(rest[:n])
+			rest = rest[n:]
+		}
+		elems, newlines, nested := countJSON(b)
+		if j.elems != elems || j.newlines != newlines || j.nested != nested {
+			t.Fatalf("%q: %d elements, %d and %d newlines; byte by byte %d, %d, %d", b, j.elems, j.newlines, j.nested, elems, newlines, nested)
+		}
+	}
+}

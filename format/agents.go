@@ -104,9 +104,43 @@ var agents = []Agent{
 	},
 	{
 		// Its root is its own sessions/ folder.
-		Name: "OpenClaw", Format: Pi, Home: ".openclaw", Sessions: []string{filepath.Join("agents", "*", "sessions")},
+		// agents/<id>/sessions holds the JSONL sessions of versions before
+		// 2026.8, agents/<id>/agent the SQLite database of later ones.
+		Name: "OpenClaw", Format: Pi, Home: ".openclaw",
+		Sessions: []string{filepath.Join("agents", "*", "sessions"), filepath.Join("agents", "*", "agent")},
 		// Its trajectories beside the sessions.
 		Skip: func(name string) bool { return strings.HasSuffix(name, ".trajectory.jsonl") },
+	},
+	{
+		Name: "Gemini CLI", Format: Gemini, Home: ".gemini", Sessions: []string{filepath.Join("tmp", "*", "chats")},
+		// A subagent, tmp/<project>/chats/<session>/*.jsonl: the chats/ of
+		// its main session, inside the project's folder, the only one
+		// besides the workspace that Gemini CLI's read_file opens.
+		Root: func(path string) (string, bool) {
+			chats := filepath.Dir(filepath.Dir(path))
+			if filepath.Base(chats) != "chats" || filepath.Base(filepath.Dir(filepath.Dir(chats))) != "tmp" {
+				return "", false
+			}
+			return chats, true
+		},
+	},
+	{
+		Name: "Qwen Code", Format: Qwen, Home: ".qwen",
+		Sessions: []string{filepath.Join("projects", "*", "chats"), filepath.Join("projects", "*", "subagents")},
+		// A subagent, projects/<project>/subagents/<session>/agent-*.jsonl:
+		// the chats/ of the project, where its main session is.
+		Root: func(path string) (string, bool) {
+			subagents := filepath.Dir(filepath.Dir(path))
+			if filepath.Base(subagents) != "subagents" || filepath.Base(filepath.Dir(filepath.Dir(subagents))) != "projects" {
+				return "", false
+			}
+			return filepath.Join(filepath.Dir(subagents), "chats"), true
+		},
+	},
+	{
+		// A session is a folder of its own, session-state/<id>/events.jsonl
+		// beside workspace.yaml: its root is that folder.
+		Name: "Copilot CLI", Format: Copilot, Home: ".copilot", Sessions: []string{"session-state"},
 	},
 }
 

@@ -23,5 +23,6 @@ func TestAgentsDeclared(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"~/.claude/projects", "~/.codex/sessions", "~/.codex/archived_sessions",
-		"~/.pi/agent/sessions", "~/.openclaw/agents/*/sessions"}, SessionFolders())
+		"~/.pi/agent/sessions", "~/.openclaw/agents/*/sessions", "~/.openclaw/agents/*/agent", "~/.gemini/tmp/*/chats",
+		"~/.qwen/projects/*/chats", "~/.qwen/projects/*/subagents", "~/.copilot/session-state"}, SessionFolders())
 }

@@ -115,6 +115,9 @@ func (pi) callMarker() []byte         { return []byte(`"toolCall"`) }
 func (claudeCode) callMarker() []byte { return []byte(`"tool_use"`) }
 func (codex) callMarker() []byte      { return []byte(`_call"`) } // function_call, custom_tool_call, local_shell_call
 func (chat) callMarker() []byte       { return []byte(`_call`) }  // tool_calls, function_call
+func (copilot) callMarker() []byte    { return []byte(`"toolCallId"`) }
+func (gemini) callMarker() []byte     { return []byte(`Call`) } // toolCalls, functionCall
+func (qwen) callMarker() []byte       { return []byte(`"functionCall"`) }
 
 // MayCall reports whether line text may hold a tool call of format f, so
 // that a line without one is not parsed to find its calls.

@@ -7,9 +7,11 @@
 // # Formats
 //
 // pi (pi and OpenClaw sessions), claude-code (Claude Code), codex (Codex
-// CLI rollouts, the legacy format too) and chat (chat-completions style
-// messages), named by the constants Pi, ClaudeCode, Codex and Chat and
-// found by Lookup, or by Detect from an entry.
+// CLI rollouts, the legacy format too), gemini (Gemini CLI), qwen (Qwen
+// Code), copilot (GitHub Copilot CLI's events.jsonl) and chat
+// (chat-completions style messages), named by the constants Pi,
+// ClaudeCode, Codex, Gemini, Qwen, Copilot and Chat and found by Lookup,
+// or by Detect from an entry.
 //
 // # Guarantees
 //

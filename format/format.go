@@ -15,6 +15,12 @@ const (
 	Codex = "codex"
 	// Chat is the name of the format of chat-completions style messages.
 	Chat = "chat"
+	// Copilot is the name of GitHub Copilot CLI's session event format.
+	Copilot = "copilot"
+	// Gemini is the name of Gemini CLI's session format.
+	Gemini = "gemini"
+	// Qwen is the name of Qwen Code's session format.
+	Qwen = "qwen"
 )
 
 // Format says where one agent's transcript entries keep their payloads,
@@ -57,6 +63,14 @@ const (
 	ShapeToolResult
 	// ShapeImageBlock replaces an image content block with a text block.
 	ShapeImageBlock
+	// ShapeTextPart replaces a part of Google's Gemini API (an inlineData
+	// part) with a text part, {"text": hint}: the API takes no "type".
+	ShapeTextPart
+	// ShapeLines replaces a terminal's screen kept as lines of styled
+	// tokens (Gemini CLI's resultDisplay of a shell) with one line of one
+	// token, [[{"text": hint}]], which the terminal renders as it does
+	// the others.
+	ShapeLines
 )
 
 // Site is one payload inside an entry.
@@ -111,7 +125,9 @@ type Site struct {
 	Failed bool
 }
 
-var formats = []Format{pi{}, claudeCode{}, codex{}, chat{}}
+// qwen comes before claudeCode, whose records of the same shape lack
+// a provenance.
+var formats = []Format{pi{}, qwen{}, claudeCode{}, codex{}, gemini{}, chat{}, copilot{}}
 
 // Formats returns every known format, in detection order.
 func Formats() []Format { return formats }

@@ -156,7 +156,7 @@ func Verify(ctx context.Context, st *registry.Store, transcripts []session.Input
 	}
 
 	missing := map[store.Digest]bool{}
-	err = st.RecordsAt(func(r registry.Record, at registry.Pos) error {
+	err = st.RecordsAt(ctx, func(r registry.Record, at registry.Pos) error {
 		rep.Records++
 		d, err := store.ParseDigest(r.Hash)
 		if err != nil {
@@ -186,7 +186,7 @@ func Verify(ctx context.Context, st *registry.Store, transcripts []session.Input
 	rep.References = len(referenced)
 
 	// What gc given the same transcripts would delete, grace aside.
-	cl, err := readClaims(st, transcripts)
+	cl, err := readClaims(ctx, st, transcripts)
 	if err != nil {
 		return rep, err
 	}

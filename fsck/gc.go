@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -114,7 +113,7 @@ func GC(ctx context.Context, st *registry.Store, transcripts []session.Input, op
 			return rep, err
 		}
 	}
-	cl, err := readClaims(st, transcripts)
+	cl, err := readClaims(ctx, st, transcripts)
 	if err != nil {
 		return rep, err
 	}
@@ -241,7 +240,7 @@ func compact(ctx context.Context, st *registry.Store, removed []store.Digest, st
 		// No lock keeps writers out: a record appended after the objects
 		// were listed names an object the listing did not see. Only the
 		// records of what this collector removed go.
-		return st.Compact(func(r registry.Record) bool {
+		return st.Compact(ctx, func(r registry.Record) bool {
 			d, err := store.ParseDigest(r.Hash)
 			return err != nil || !deleted[d] && named(r)
 		})
@@ -253,7 +252,7 @@ func compact(ctx context.Context, st *registry.Store, removed []store.Digest, st
 	}, func(string, error) {}); err != nil {
 		return 0, err
 	}
-	return st.Compact(func(r registry.Record) bool {
+	return st.Compact(ctx, func(r registry.Record) bool {
 		d, err := store.ParseDigest(r.Hash)
 		if err != nil {
 			return true // not a record of an artifact: Verify reports it
@@ -315,7 +314,7 @@ func (c *claims) stale(st *registry.Store) func(registry.Record) bool {
 // another name); otherwise it is elsewhere if it exists (or cannot be
 // looked at), gone if it does not. Bad lines are Verify's business: they
 // claim nothing.
-func readClaims(st *registry.Store, transcripts []session.Input) (*claims, error) {
+func readClaims(ctx context.Context, st *registry.Store, transcripts []session.Input) (*claims, error) {
 	given := map[string]bool{}
 	givenFiles := map[session.FileKey]bool{}
 	for _, in := range transcripts {
@@ -323,8 +322,8 @@ func readClaims(st *registry.Store, transcripts []session.Input) (*claims, error
 		if in.Remote != nil {
 			continue
 		}
-		if fi, err := os.Stat(in.Path); err == nil {
-			givenFiles[session.KeyOf(in.Path, fi)] = true
+		if k, err := session.StatKey(in.Path); err == nil {
+			givenFiles[k] = true
 		}
 	}
 	const (
@@ -348,11 +347,11 @@ func readClaims(st *registry.Store, transcripts []session.Input) (*claims, error
 			status[src] = s
 			return s
 		}
-		fi, err := os.Stat(src)
+		k, err := session.StatKey(src)
 		switch {
 		case src == "" || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 			s = missing
-		case given[src] || err == nil && givenFiles[session.KeyOf(src, fi)]:
+		case given[src] || err == nil && givenFiles[k]:
 			s = examined
 		}
 		status[src] = s
@@ -360,7 +359,7 @@ func readClaims(st *registry.Store, transcripts []session.Input) (*claims, error
 	}
 	cl := &claims{m: map[store.Digest]claim{}, goneAt: map[string]recordAt{}}
 	index := 0
-	err := st.RecordsAt(func(r registry.Record, pos registry.Pos) error {
+	err := st.RecordsAt(ctx, func(r registry.Record, pos registry.Pos) error {
 		index++
 		d, err := store.ParseDigest(r.Hash)
 		if err != nil {

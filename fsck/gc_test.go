@@ -141,7 +141,7 @@ func TestGCCompactsSegments(t *testing.T) {
 			// The earlier version's registry.jsonl.
 			line, err := json.Marshal(rec)
 			require.NoError(t, err)
-			require.NoError(t, os.WriteFile(filepath.Join(storeDir, registry.RegistryFile), append(line, '\n'), 0o600))
+			require.NoError(t, os.WriteFile(filepath.Join(storeDir, storepkg.RegistryFile), append(line, '\n'), 0o600))
 		} else {
 			require.NoError(t, w.Append(context.Background(), []registry.Record{rec}))
 		}
@@ -149,10 +149,10 @@ func TestGCCompactsSegments(t *testing.T) {
 		digests = append(digests, d)
 	}
 	files := func() []string {
-		segs, err := filepath.Glob(filepath.Join(storeDir, registry.SegmentsDir, "*.jsonl"))
+		segs, err := filepath.Glob(filepath.Join(storeDir, storepkg.SegmentsDir, "*.jsonl"))
 		require.NoError(t, err)
-		if _, err := os.Stat(filepath.Join(storeDir, registry.RegistryFile)); err == nil {
-			segs = append(segs, filepath.Join(storeDir, registry.RegistryFile))
+		if _, err := os.Stat(filepath.Join(storeDir, storepkg.RegistryFile)); err == nil {
+			segs = append(segs, filepath.Join(storeDir, storepkg.RegistryFile))
 		}
 		return segs
 	}
@@ -169,7 +169,7 @@ func TestGCCompactsSegments(t *testing.T) {
 	assert.Equal(t, 1, rep.RecordsDropped)
 	require.Len(t, files(), 1, "one segment")
 	var hashes []string
-	require.NoError(t, registry.New(local.New(storeDir)).Records(func(r registry.Record) error {
+	require.NoError(t, registry.New(local.New(storeDir)).Records(context.Background(), func(r registry.Record) error {
 		hashes = append(hashes, r.Hash)
 		return nil
 	}, func(e *registry.BadLineError) { t.Error(e) }))

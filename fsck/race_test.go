@@ -267,8 +267,8 @@ func TestGCMovedTree(t *testing.T) {
 		}
 		// The registry, cut, as a single-file registry of an earlier
 		// version.
-		require.NoError(t, os.RemoveAll(filepath.Join(store, registry.SegmentsDir)))
-		require.NoError(t, os.WriteFile(filepath.Join(store, registry.RegistryFile), kept, 0o600))
+		require.NoError(t, os.RemoveAll(filepath.Join(store, storepkg.SegmentsDir)))
+		require.NoError(t, os.WriteFile(filepath.Join(store, storepkg.RegistryFile), kept, 0o600))
 		folder.age(t, store)
 		why := fmt.Sprintf("moved %v, registry cut to %d of %d lines", moved, cut, len(lines))
 
@@ -408,10 +408,10 @@ func (rs *raceStore) migrateOne(t *testing.T, path, store string) {
 // single-file registry of earlier versions, if there, and the segments.
 func registryFiles(t *testing.T, store string) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(store, registry.SegmentsDir, "*.jsonl"))
+	files, err := filepath.Glob(filepath.Join(store, storepkg.SegmentsDir, "*.jsonl"))
 	require.NoError(t, err)
-	if _, err := os.Stat(filepath.Join(store, registry.RegistryFile)); err == nil {
-		files = append([]string{filepath.Join(store, registry.RegistryFile)}, files...)
+	if _, err := os.Stat(filepath.Join(store, storepkg.RegistryFile)); err == nil {
+		files = append([]string{filepath.Join(store, storepkg.RegistryFile)}, files...)
 	}
 	require.NotEmpty(t, files)
 	return files

@@ -16,6 +16,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/canon"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
+	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -49,6 +50,9 @@ type CheckOptions struct {
 	// line hashing to the SHA-256 its marker records. "" is each
 	// transcript's own default store (session.StoreFor).
 	Store string
+	// OpenStore opens the backend of a store: the command line's
+	// location.Open.
+	OpenStore store.OpenFunc `json:"-"`
 	// NoReferences skips the check of references, which reads every
 	// artifact referred to.
 	NoReferences bool
@@ -312,13 +316,13 @@ func checkFile(ctx context.Context, in session.Input, opts CheckOptions, c *chec
 		report(Finding{Kind: KindFile, File: path, Size: t.Size, Limit: opts.MaxFile,
 			Message: fmt.Sprintf("file of %d bytes; limit %d", t.Size, opts.MaxFile)})
 	}
-	refs := references{dir: session.StoreFor(cmp.Or(opts.Store, in.Store), in.Path), off: opts.NoReferences}
+	refs := references{dir: session.StoreFor(cmp.Or(opts.Store, in.Store), in.Path), open: opts.OpenStore, off: opts.NoReferences}
 	var x *externalizer.Externalizer
 	if fm != nil && opts.MaxInline > 0 {
 		// Asked which sites migrate would move: not those whose moving
 		// would not shorten their line. Its placeholders name artifacts
 		// by the store migrate writes to by default, or --store.
-		st, err := registry.Open(refs.dir)
+		st, err := registry.Open(opts.OpenStore, refs.dir)
 		if err != nil {
 			return err
 		}
@@ -413,6 +417,7 @@ func checkFile(ctx context.Context, in session.Input, opts CheckOptions, c *chec
 // against its store, opened at the first.
 type references struct {
 	dir     string
+	open    store.OpenFunc
 	off     bool
 	restore externalizer.Opener
 	err     error // why the store cannot be read
@@ -423,7 +428,7 @@ func (r *references) check(ctx context.Context, text []byte, start int) error {
 	if r.restore == nil && r.err == nil {
 		if _, err := os.Stat(r.dir); errors.Is(err, fs.ErrNotExist) && !canon.IsURL(r.dir) {
 			r.err = fmt.Errorf("no artifact store at %s", r.dir)
-		} else if st, err := registry.Open(r.dir); err != nil {
+		} else if st, err := registry.Open(r.open, r.dir); err != nil {
 			r.err = err
 		} else {
 			r.restore = st.Opener(ctx)

@@ -16,12 +16,16 @@ import (
 	"github.com/transcript-tool/transcript-tool/inspect"
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/session"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // check runs Check and returns its findings.
 func check(t *testing.T, opts inspect.CheckOptions, paths ...string) ([]inspect.Finding, inspect.CheckTotals) {
 	t.Helper()
 	var found []inspect.Finding
+	if opts.OpenStore == nil {
+		opts.OpenStore = local.Open
+	}
 	totals, err := inspect.Check(context.Background(), collect(t, paths...), opts, func(f inspect.Finding) {
 		found = append(found, f)
 	})
@@ -268,7 +272,7 @@ func TestCheckCanceled(t *testing.T) {
 	dir := tree(t, sessions())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := inspect.Check(ctx, collect(t, dir), inspect.CheckOptions{MaxInline: threshold}, func(inspect.Finding) {
+	_, err := inspect.Check(ctx, collect(t, dir), inspect.CheckOptions{OpenStore: local.Open, MaxInline: threshold}, func(inspect.Finding) {
 		t.Error("a finding after cancellation")
 	})
 	assert.ErrorIs(t, err, context.Canceled)
@@ -330,7 +334,7 @@ func TestCheckJobsKeepOrder(t *testing.T) {
 
 	run := func(jobs int) ([]inspect.Finding, inspect.CheckTotals) {
 		var found []inspect.Finding
-		totals, err := inspect.Check(context.Background(), inputs, inspect.CheckOptions{MaxInline: 10, MaxLine: 100, Jobs: jobs}, func(f inspect.Finding) {
+		totals, err := inspect.Check(context.Background(), inputs, inspect.CheckOptions{OpenStore: local.Open, MaxInline: 10, MaxLine: 100, Jobs: jobs}, func(f inspect.Finding) {
 			found = append(found, f)
 		})
 		require.NoError(t, err)
@@ -354,7 +358,7 @@ func TestCheckJobsKeepOrder(t *testing.T) {
 	// left blocked.
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
-	_, err := inspect.Check(ctx, inputs, inspect.CheckOptions{MaxInline: 10, Jobs: 2}, func(inspect.Finding) {
+	_, err := inspect.Check(ctx, inputs, inspect.CheckOptions{OpenStore: local.Open, MaxInline: 10, Jobs: 2}, func(inspect.Finding) {
 		if n++; n == 100 {
 			cancel()
 		}

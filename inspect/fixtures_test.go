@@ -13,6 +13,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/session"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // threshold is the payload size of the tests: small, so sessions stay
@@ -94,7 +95,7 @@ func collect(t *testing.T, paths ...string) []session.Input {
 // migrateTree migrates everything under dir at threshold.
 func migrateTree(t *testing.T, dir string) migrate.Summary {
 	t.Helper()
-	sum := migrate.Run(context.Background(), collect(t, dir), migrate.Options{Threshold: threshold, Jobs: 1})
+	sum := migrate.Run(context.Background(), collect(t, dir), migrate.Options{OpenStore: local.Open, Threshold: threshold, Jobs: 1})
 	require.Zero(t, sum.Failed, "%+v", sum.Results)
 	return sum
 }

@@ -43,6 +43,9 @@ type StatsOptions struct {
 	// already migrated into it save nothing more, and artifacts already in
 	// it do not grow it.
 	Store string
+	// OpenStore opens the backend of a store: the command line's
+	// location.Open.
+	OpenStore store.OpenFunc `json:"-"`
 	// StoreAs is migrate's StoreAs: the store's location as the agents
 	// see it, which sets the length of the placeholders' paths.
 	StoreAs string
@@ -259,7 +262,7 @@ func (s *stats) file(ctx context.Context, in session.Input) error {
 	storeDir := session.StoreFor(cmp.Or(s.opts.Store, in.Store), in.Path)
 	store := s.stores[storeDir]
 	if store == nil {
-		if store, err = registry.Open(storeDir); err != nil {
+		if store, err = registry.Open(s.opts.OpenStore, storeDir); err != nil {
 			return err
 		}
 		s.stores[storeDir] = store

@@ -25,10 +25,14 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/session"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 func stats(t *testing.T, opts inspect.StatsOptions, paths ...string) inspect.StatsReport {
 	t.Helper()
+	if opts.OpenStore == nil {
+		opts.OpenStore = local.Open
+	}
 	rep, err := inspect.Stats(context.Background(), collect(t, paths...), opts)
 	require.NoError(t, err)
 	return rep
@@ -149,7 +153,7 @@ func TestStatsPredictsMigrateAtThresholdOne(t *testing.T) {
 	files["small.jsonl"] = string(testsession.Pi("small", 3, 300))
 	dir := tree(t, files)
 	rep := stats(t, inspect.StatsOptions{Threshold: 1}, dir)
-	opts := migrate.Options{Threshold: 1, Jobs: 1, DryRun: true}
+	opts := migrate.Options{OpenStore: local.Open, Threshold: 1, Jobs: 1, DryRun: true}
 	dry := migrate.Run(context.Background(), collect(t, dir), opts)
 	opts.DryRun = false
 	sum := migrate.Run(context.Background(), collect(t, dir), opts)
@@ -218,7 +222,7 @@ func TestStatsFailuresAndUnknowns(t *testing.T) {
 	assert.Equal(t, int64(len(piSession()+forged+"\n")+len(chatSession())+len("{\"hello\":\"world\"}\nnot json\n\n")), rep.Migrate.BytesBefore)
 
 	sum := migrate.Run(context.Background(), collect(t, filepath.Join(dir, "bad.jsonl"), filepath.Join(dir, "good.jsonl")),
-		migrate.Options{Threshold: threshold, Jobs: 1})
+		migrate.Options{OpenStore: local.Open, Threshold: threshold, Jobs: 1})
 	assert.Equal(t, 1, sum.Failed)
 	assert.Equal(t, sum.BytesBefore-sum.BytesAfter, rep.Migrate.Saved)
 }
@@ -240,7 +244,7 @@ func TestStatsNotUnderstood(t *testing.T) {
 			assert.Equal(t, int64(2*len(later)), g.Bytes)
 		}
 	}
-	sum := migrate.Run(context.Background(), collect(t, filepath.Join(dir, "pi.jsonl")), migrate.Options{Threshold: threshold, Jobs: 1})
+	sum := migrate.Run(context.Background(), collect(t, filepath.Join(dir, "pi.jsonl")), migrate.Options{OpenStore: local.Open, Threshold: threshold, Jobs: 1})
 	require.Zero(t, sum.Failed)
 	after, err := os.ReadFile(filepath.Join(dir, "pi.jsonl"))
 	require.NoError(t, err)
@@ -283,7 +287,7 @@ func TestStatsTopZero(t *testing.T) {
 func TestStatsCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := inspect.Stats(ctx, collect(t, tree(t, sessions())), inspect.StatsOptions{})
+	_, err := inspect.Stats(ctx, collect(t, tree(t, sessions())), inspect.StatsOptions{OpenStore: local.Open})
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
@@ -302,9 +306,9 @@ func TestStatsPredictsCorpus(t *testing.T) {
 				copyFile(t, f, filepath.Join(dir, filepath.Base(f)))
 			}
 			inputs := collect(t, dir)
-			rep, err := inspect.Stats(context.Background(), inputs, inspect.StatsOptions{Threshold: externalizer.DefaultThreshold})
+			rep, err := inspect.Stats(context.Background(), inputs, inspect.StatsOptions{OpenStore: local.Open, Threshold: externalizer.DefaultThreshold})
 			require.NoError(t, err)
-			sum := migrate.Run(context.Background(), inputs, migrate.Options{})
+			sum := migrate.Run(context.Background(), inputs, migrate.Options{OpenStore: local.Open})
 			require.Zero(t, sum.Failed)
 			saved := sum.BytesBefore - sum.BytesAfter
 			require.Positive(t, saved)

@@ -28,6 +28,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/session"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // appenderEnv, set to a transcript's path, makes the test binary an agent
@@ -159,9 +160,9 @@ func rewriteWhileAppending(t *testing.T, rounds int) (s appendStats) {
 		require.NoError(t, err)
 		var r migrate.FileResult
 		if i%2 == 0 {
-			r = migrate.Run(context.Background(), inputs, migrate.Options{Jobs: 1}).Results[0]
+			r = migrate.Run(context.Background(), inputs, migrate.Options{OpenStore: local.Open, Jobs: 1}).Results[0]
 		} else {
-			r = migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{InPlace: true, Jobs: 1}).Results[0]
+			r = migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{OpenStore: local.Open, InPlace: true, Jobs: 1}).Results[0]
 		}
 		switch {
 		case r.Err == nil:
@@ -326,7 +327,7 @@ func rewrite(t *testing.T, path string, rehydrate, backup bool) migrate.FileResu
 	}
 	inputs, err := session.Collect([]string{path})
 	require.NoError(t, err)
-	return migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{InPlace: true, Jobs: 1}).Results[0]
+	return migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{OpenStore: local.Open, InPlace: true, Jobs: 1}).Results[0]
 }
 
 // TestAppendAtRename: an agent's line appended to the transcript just as
@@ -593,4 +594,52 @@ func TestAppendAtEveryRename(t *testing.T) {
 		_, kept := keptAside(t, path)
 		sameBytes(t, appended(0), kept, "the file written over it kept whole")
 	})
+}
+
+// TestLateWriterWithoutLease: where no lease is to be had, an agent that
+// opened the transcript just before it was replaced and writes a little
+// after the rename, when the replaced file has not grown yet, still has
+// its line carried into the new file. Before, a replaced file of
+// unchanged size was taken to be done with at once, and the line was
+// lost with it.
+func TestLateWriterWithoutLease(t *testing.T) {
+	defer migrate.NoLeases()()
+	// Room for a loaded machine's scheduling delays.
+	defer migrate.SettleQuiet(300 * time.Millisecond)()
+	for _, back := range []bool{false, true} {
+		t.Run(fmt.Sprint("rehydrate=", back), func(t *testing.T) {
+			path, orig, migrated := newTranscript(t)
+			if back {
+				writeFile(t, path, migrated, 0o640)
+			}
+			line := appended(0)
+			var wrote sync.WaitGroup
+			safefile.Hook = func(op safefile.Op) error {
+				if op.Kind != safefile.KindRename || op.Path != path {
+					return nil
+				}
+				safefile.Hook = nil
+				// Opened before the rename: its write goes to the file
+				// replaced.
+				f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+				require.NoError(t, err)
+				wrote.Add(1)
+				go func() {
+					defer wrote.Done()
+					time.Sleep(20 * time.Millisecond)
+					_, werr := f.Write(line)
+					assert.NoError(t, werr)
+					assert.NoError(t, f.Close())
+				}()
+				return nil
+			}
+			t.Cleanup(func() { safefile.Hook = nil })
+			r := rewrite(t, path, back, false)
+			wrote.Wait()
+			require.NoError(t, r.Err)
+			assert.Equal(t, int64(len(line)), r.Carried)
+			want := append(append([]byte(nil), orig...), line...)
+			sameBytes(t, want, rehydrate(t, path, ""), "the transcript restored")
+		})
+	}
 }

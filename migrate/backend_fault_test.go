@@ -15,7 +15,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/faulty"
-	"github.com/transcript-tool/transcript-tool/store/location"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // counted opens every store of a run through one fault injector: the
@@ -29,11 +29,7 @@ type counted struct {
 }
 
 func (c *counted) open(spec string) (store.Backend, error) {
-	b, err := location.Open(spec)
-	if err != nil {
-		return nil, err
-	}
-	return faulty.New(b, func(call faulty.Call) error {
+	return faulty.New(local.New(spec), func(call faulty.Call) error {
 		c.mu.Lock()
 		c.n++
 		n := c.n

@@ -9,6 +9,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/internal/benchgen"
 	"github.com/transcript-tool/transcript-tool/session"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // BenchmarkMigrateCorpusPi migrates fresh copies of the real pi sessions
@@ -33,7 +34,7 @@ func BenchmarkMigrateCorpusPi(b *testing.B) {
 			dir := b.TempDir()
 			inputs := copyInputs(b, files, dir)
 			b.StartTimer()
-			sum := Run(context.Background(), inputs, Options{Jobs: 1})
+			sum := Run(context.Background(), inputs, Options{OpenStore: local.Open, Jobs: 1})
 			if sum.Failed > 0 {
 				b.Fatal(sum.Results)
 			}
@@ -42,13 +43,13 @@ func BenchmarkMigrateCorpusPi(b *testing.B) {
 	b.Run("rehydrate", func(b *testing.B) {
 		dir := b.TempDir()
 		inputs := copyInputs(b, files, dir)
-		if sum := Run(context.Background(), inputs, Options{Jobs: 1}); sum.Failed > 0 {
+		if sum := Run(context.Background(), inputs, Options{OpenStore: local.Open, Jobs: 1}); sum.Failed > 0 {
 			b.Fatal(sum.Results)
 		}
 		b.SetBytes(total)
 		for b.Loop() {
 			for _, in := range inputs {
-				if err := RehydrateTo(context.Background(), io.Discard, in, "", nil); err != nil {
+				if err := RehydrateTo(context.Background(), io.Discard, in, "", local.Open, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -93,7 +94,7 @@ func BenchmarkMigrateDir(b *testing.B) {
 	b.SetBytes(total)
 	for b.Loop() {
 		out := b.TempDir()
-		sum := Run(context.Background(), inputs, Options{Jobs: 1, Out: out})
+		sum := Run(context.Background(), inputs, Options{OpenStore: local.Open, Jobs: 1, Out: out})
 		if sum.Failed > 0 {
 			b.Fatal(sum.Results)
 		}
@@ -122,7 +123,7 @@ func BenchmarkMigrateProject(b *testing.B) {
 	b.SetBytes(total)
 	b.ReportAllocs()
 	for b.Loop() {
-		sum := Run(context.Background(), inputs, Options{Jobs: 2, Out: b.TempDir()})
+		sum := Run(context.Background(), inputs, Options{OpenStore: local.Open, Jobs: 2, Out: b.TempDir()})
 		if sum.Failed > 0 {
 			b.Fatal(sum.Results)
 		}

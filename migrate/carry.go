@@ -33,9 +33,6 @@ const (
 	// transcript to close it before the bytes are carried into a new one,
 	// which is better than keeping them aside.
 	settleWait = 5 * time.Second
-	// settleQuiet: without a lease, a replaced file that has not grown
-	// for this long is taken to be written to no more.
-	settleQuiet = 20 * time.Millisecond
 	// maxCarries bounds how many new files the bytes are carried into:
 	// an agent may append to each as it is replaced in turn.
 	maxCarries = 10
@@ -43,6 +40,11 @@ const (
 
 // takeLease is session.TakeLease; tests turn leases off through it.
 var takeLease = session.TakeLease
+
+// settleQuiet: without a lease, a replaced file that has not grown for
+// this long since its rename is taken to be written to no more. A
+// variable for tests.
+var settleQuiet = 20 * time.Millisecond
 
 // errAgain is the error of a carry that found the file replaced written
 // to once more: its bytes are carried anew.
@@ -158,13 +160,15 @@ func (r *replacement) settle() (int64, error) {
 
 // settled waits until no process writes to old any more and returns its
 // size. A lease held unbroken since before the rename, with the size
-// unchanged, says at once that nothing was written to it.
+// unchanged, says at once that nothing was written to it. Without a
+// lease, old must stay quiet for settleQuiet, also when it has not grown:
+// an agent that opened it before the rename may not have written yet.
 func (r *replacement) settled() (int64, error) {
 	leased, broken := r.lease != nil, r.lease.Broken()
 	r.lease.Release()
 	r.lease = nil
 	size, err := sizeOf(r.old)
-	if err != nil || !broken && size == r.from {
+	if err != nil || leased && !broken && size == r.from {
 		return size, err
 	}
 	if leased {

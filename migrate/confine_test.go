@@ -46,7 +46,7 @@ func TestStoreLinksNeverFollowed(t *testing.T) {
 	require.NoError(t, os.Remove(obj))
 	require.NoError(t, os.Symlink(secret, obj))
 	var out bytes.Buffer
-	err := migrate.RehydrateTo(context.Background(), &out, session.Input{Path: a}, "", nil)
+	err := migrate.RehydrateTo(context.Background(), &out, session.Input{Path: a}, "", local.Open, nil)
 	assert.ErrorIs(t, err, storepkg.ErrCorrupt)
 	assert.NotContains(t, out.String(), "not an artifact")
 
@@ -83,7 +83,7 @@ func TestStoreLinksNeverFollowed(t *testing.T) {
 	}
 	// The segments' directory linked to a folder or a file, and the
 	// single-file registry of earlier versions linked to a file.
-	segs, legacy := filepath.Join(store, registry.SegmentsDir), filepath.Join(store, registry.RegistryFile)
+	segs, legacy := filepath.Join(store, storepkg.SegmentsDir), filepath.Join(store, storepkg.RegistryFile)
 	for _, link := range []struct{ at, to string }{
 		{segs, filepath.Join(outside, "segments")},
 		{segs, filepath.Join(outside, "registry")},

@@ -28,6 +28,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
+	storepkg "github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
@@ -122,7 +123,7 @@ type scenario struct {
 }
 
 func (sc *scenario) options(root string) migrate.Options {
-	opts := migrate.Options{Jobs: sc.jobs, Backup: sc.bak}
+	opts := migrate.Options{OpenStore: local.Open, Jobs: sc.jobs, Backup: sc.bak}
 	if sc.out {
 		opts.Out = filepath.Join(root, "out")
 	}
@@ -247,9 +248,9 @@ func state(t *testing.T, root string) (map[string]string, map[string][]registry.
 func registryOf(rel string) (store string, ok bool) {
 	name, dir := filepath.Base(rel), filepath.Dir(rel)
 	switch {
-	case name == registry.RegistryFile:
+	case name == storepkg.RegistryFile:
 		return dir, true
-	case filepath.Base(dir) == registry.SegmentsDir && strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, "."):
+	case filepath.Base(dir) == storepkg.SegmentsDir && strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, "."):
 		return filepath.Dir(dir), true
 	}
 	return "", false
@@ -324,10 +325,10 @@ func (ref *reference) checkInterrupted(t *testing.T, root string, crashed bool) 
 			}
 			data := readFile(t, path)
 			assert.True(t, crashed || len(data) == 0 || data[len(data)-1] == '\n', "%s has a torn tail", rel)
-		case name == local.LockFile && filepath.Base(filepath.Dir(rel)) == session.StoreDirName:
+		case name == storepkg.LockFile && filepath.Base(filepath.Dir(rel)) == session.StoreDirName:
 		case tornAside(rel):
 			assert.True(t, crashed, "%s: torn registry tail without a crash", rel)
-		case filepath.Base(filepath.Dir(filepath.Dir(rel))) == local.ObjectsDir:
+		case filepath.Base(filepath.Dir(filepath.Dir(rel))) == storepkg.ObjectsDir:
 			assert.Equal(t, name, sha(t, path), "%s: an artifact is not complete", rel)
 			assert.Equal(t, name[:2], filepath.Base(filepath.Dir(rel)), "%s: wrong shard", rel)
 			assert.Contains(t, ref.tree, rel, "%s: an artifact no run would write", rel)

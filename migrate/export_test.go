@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"os"
+	"time"
 
 	"github.com/transcript-tool/transcript-tool/session"
 )
@@ -14,4 +15,12 @@ var LargestFirst = largestFirst
 func NoLeases() (restore func()) {
 	takeLease = func(*os.File) (*session.Lease, error) { return nil, nil }
 	return func() { takeLease = session.TakeLease }
+}
+
+// SettleQuiet sets how long a replaced file without a lease must stay
+// quiet, until restore is called.
+func SettleQuiet(d time.Duration) (restore func()) {
+	old := settleQuiet
+	settleQuiet = d
+	return func() { settleQuiet = old }
 }

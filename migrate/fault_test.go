@@ -23,6 +23,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
+	storepkg "github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
@@ -175,7 +176,7 @@ func checkFailure(t *testing.T, sc *scenario, root string, sum migrate.Summary, 
 // to root), migrate refuses the transcript before it writes anything, and
 // goes on with the others.
 func TestFaultRefusesUnwritable(t *testing.T) {
-	for _, where := range []string{"", session.StoreDirName, filepath.Join(session.StoreDirName, local.ObjectsDir), filepath.Join(session.StoreDirName, registry.SegmentsDir)} {
+	for _, where := range []string{"", session.StoreDirName, filepath.Join(session.StoreDirName, storepkg.ObjectsDir), filepath.Join(session.StoreDirName, storepkg.SegmentsDir)} {
 		t.Run("dir/"+where, func(t *testing.T) {
 			root := t.TempDir()
 			ro, rw := filepath.Join(root, "ro"), filepath.Join(root, "rw")
@@ -314,7 +315,7 @@ func TestModesUnderUmask(t *testing.T) {
 			sum = migrateRun(t, migrate.Options{Backup: true}, src)
 			assert.Equal(t, 3, sum.Migrated, "%+v", sum.Results)
 			// A torn registry tail, set aside by a compaction.
-			segs, err := filepath.Glob(filepath.Join(storeDir, registry.SegmentsDir, "*.jsonl"))
+			segs, err := filepath.Glob(filepath.Join(storeDir, storepkg.SegmentsDir, "*.jsonl"))
 			if err == nil && len(segs) > 0 {
 				var f *os.File
 				if f, err = os.OpenFile(segs[0], os.O_WRONLY|os.O_APPEND, 0); err == nil {
@@ -323,7 +324,7 @@ func TestModesUnderUmask(t *testing.T) {
 				}
 			}
 			if err == nil {
-				_, err = registry.New(local.New(storeDir)).Compact(func(registry.Record) bool { return true })
+				_, err = registry.New(local.New(storeDir)).Compact(context.Background(), func(registry.Record) bool { return true })
 			}
 			if err == nil {
 				writeFile(t, filepath.Join(src, "d.jsonl"), testsession.Pi("d", 1, 2*payload), modes["d.jsonl"])
@@ -388,16 +389,16 @@ func TestRemovesTempFilesOfKilledRun(t *testing.T) {
 	shard := filepath.Dir(filepath.Join(store, names[0]))
 
 	leftovers := map[string]bool{ // path → removed by the run
-		filepath.Join(dir, ".s.jsonl.tmp-123"):                       true,
-		filepath.Join(dir, ".s.jsonl.bak.tmp-456"):                   true,
-		filepath.Join(shard, "."+filepath.Base(names[0])+".tmp-1"):   true,
-		filepath.Join(store, ".registry.jsonl.torn-1.tmp-2"):         true,
-		filepath.Join(store, registry.SegmentsDir, ".x.jsonl.tmp-7"): true,
-		filepath.Join(shard, ".young.tmp-3"):                         false,
-		filepath.Join(dir, ".other.jsonl.tmp-4"):                     false, // another transcript's
-		filepath.Join(dir, ".s.jsonl.tmp-x"):                         false, // not a temporary file name
-		filepath.Join(dir, "s.jsonl.tmp-5"):                          false,
-		filepath.Join(store, local.ObjectsDir, "zz", ".stray.tmp-6"): false, // not a shard
+		filepath.Join(dir, ".s.jsonl.tmp-123"):                          true,
+		filepath.Join(dir, ".s.jsonl.bak.tmp-456"):                      true,
+		filepath.Join(shard, "."+filepath.Base(names[0])+".tmp-1"):      true,
+		filepath.Join(store, ".registry.jsonl.torn-1.tmp-2"):            true,
+		filepath.Join(store, storepkg.SegmentsDir, ".x.jsonl.tmp-7"):    true,
+		filepath.Join(shard, ".young.tmp-3"):                            false,
+		filepath.Join(dir, ".other.jsonl.tmp-4"):                        false, // another transcript's
+		filepath.Join(dir, ".s.jsonl.tmp-x"):                            false, // not a temporary file name
+		filepath.Join(dir, "s.jsonl.tmp-5"):                             false,
+		filepath.Join(store, storepkg.ObjectsDir, "zz", ".stray.tmp-6"): false, // not a shard
 	}
 	old := time.Now().Add(-2 * safefile.StaleAge)
 	for p := range leftovers {
@@ -465,6 +466,7 @@ func unprivileged(spec string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
+	us.Options.OpenStore = local.Open // not passed on: a function
 	sum := migrate.Run(context.Background(), inputs, us.Options)
 	if len(sum.Results) != 1 || json.NewEncoder(os.Stdout).Encode(sum.Results[0]) != nil {
 		return 2
@@ -482,7 +484,7 @@ func TestFaultRehydrateInPlace(t *testing.T) {
 	rehydrateAll := func(root string) migrate.Summary {
 		inputs, err := session.Collect([]string{filepath.Join(root, "src")})
 		require.NoError(t, err)
-		return migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{InPlace: true, Jobs: 1})
+		return migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{OpenStore: local.Open, InPlace: true, Jobs: 1})
 	}
 	k := 1
 	for ; ; k++ {

@@ -29,8 +29,14 @@ var formatSessions = []struct {
 	{"claude-subagent.jsonl", "claude/projects/-home-dev-src/bde14ba6/subagents/agent-cc729fe.jsonl", "claude-code", "claude/projects/-home-dev-src"},
 	{"codex-rollout.jsonl", "codex/sessions/2025/06/02/rollout-2025-06-02T06-30-16-adb645d8.jsonl", "codex", "codex/sessions"},
 	{"codex-legacy.jsonl", "codex/sessions/2025/04/20/rollout-2025-04-20-0f7212c2.jsonl", "codex", "codex/sessions"},
+	{"gemini-rewind.jsonl", "gemini/tmp/project/chats/session-2026-11-27T02-52-7934add8.jsonl", "gemini", "gemini/tmp/project/chats"},
+	{"gemini-rewind.jsonl", "gemini/tmp/project/chats/7934add8-8bfd-4870-a558-4cd2ea1b3c52/a1.jsonl", "gemini", "gemini/tmp/project/chats"},
+	{"qwen-session.jsonl", "qwen/projects/-w/chats/bc64ee0d-0c2a-4c4b-a4a6-31f417fd4931.jsonl", "qwen", "qwen/projects/-w/chats"},
+	{"qwen-session.jsonl", "qwen/projects/-w/subagents/bc64ee0d-0c2a-4c4b-a4a6-31f417fd4931/agent-a1.jsonl", "qwen", "qwen/projects/-w/chats"},
 	{"chat-messages.jsonl", "logs/chat/messages.jsonl", "chat", "logs/chat"},
 	{"chat-conversations.jsonl", "logs/chat/conversations.jsonl", "chat", "logs/chat"},
+	{"copilot-session.jsonl", "copilot/session-state/edc43c2c-c9e0-4366-9834-ddb3b4a3889b/events.jsonl", "copilot",
+		"copilot/session-state/edc43c2c-c9e0-4366-9834-ddb3b4a3889b"},
 }
 
 // TestMigrateEveryFormat: a tree holding transcripts of every format and

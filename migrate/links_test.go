@@ -14,6 +14,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/session"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // TestHardLinks: a transcript under three names (hard links) is one
@@ -67,7 +68,7 @@ func TestHardLinks(t *testing.T) {
 				}
 				inputs, err := session.Collect(names)
 				require.NoError(t, err)
-				sum := migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{InPlace: true, Jobs: jobs})
+				sum := migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{OpenStore: local.Open, InPlace: true, Jobs: jobs})
 				require.Len(t, sum.Results, 1)
 				assert.Contains(t, sum.Results[0].Message, "has 2 other names (hard links)")
 			})

@@ -20,7 +20,6 @@ import (
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/store"
-	"github.com/transcript-tool/transcript-tool/store/location"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -38,9 +37,9 @@ type Options struct {
 	Format    string // "" detects the format per file
 	Jobs      int    // 0 uses every core
 	Progress  Progress
-	// OpenStore opens the backend of a store; nil is location.Open. Tests
-	// wrap backends in fault injectors with it.
-	OpenStore func(spec string) (store.Backend, error) `json:"-"`
+	// OpenStore opens the backend of a store: the command line's
+	// location.Open; tests wrap backends in fault injectors with it.
+	OpenStore store.OpenFunc `json:"-"`
 	// Shard is the share of the inputs this run was given (--shard K/N):
 	// the registry segments it writes name it.
 	Shard registry.Shard
@@ -134,9 +133,6 @@ func Run(ctx context.Context, inputs []session.Input, opts Options) Summary {
 		opts.Threshold = externalizer.DefaultThreshold
 	}
 	stores := &storeSet{m: map[string]*storeEntry{}, open: opts.OpenStore, shard: opts.Shard}
-	if stores.open == nil {
-		stores.open = location.Open
-	}
 	replaces := opts.Out == "" && !opts.DryRun
 	copies := newCopies(opts.Jobs, len(inputs))
 	results := forEach(ctx, inputs, opts.Jobs, func(in session.Input, wait func()) FileResult {
@@ -302,7 +298,7 @@ func largestFirst(inputs []session.Input, jobs int) []int {
 type storeSet struct {
 	mu        sync.Mutex
 	m         map[string]*storeEntry
-	open      func(spec string) (store.Backend, error)
+	open      store.OpenFunc
 	shard     registry.Shard
 	temps     safefile.Sweeper
 	dirs      safefile.DirSyncer
@@ -320,7 +316,7 @@ func (s *storeSet) get(dir string) (*storeEntry, error) {
 	defer s.mu.Unlock()
 	st, ok := s.m[dir]
 	if !ok {
-		b, err := s.open(dir)
+		b, err := s.open.Open(dir)
 		if err != nil {
 			return nil, err
 		}

@@ -64,6 +64,9 @@ func migrateRun(t *testing.T, opts migrate.Options, paths ...string) migrate.Sum
 	t.Helper()
 	inputs, err := session.Collect(paths)
 	require.NoError(t, err)
+	if opts.OpenStore == nil {
+		opts.OpenStore = local.Open
+	}
 	return migrate.Run(context.Background(), inputs, opts)
 }
 
@@ -82,7 +85,7 @@ func result(t *testing.T, sum migrate.Summary, path string) migrate.FileResult {
 func rehydrate(t *testing.T, path, store string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, migrate.RehydrateTo(context.Background(), &buf, session.Input{Path: path}, store, nil))
+	require.NoError(t, migrate.RehydrateTo(context.Background(), &buf, session.Input{Path: path}, store, local.Open, nil))
 	return buf.Bytes()
 }
 
@@ -90,7 +93,7 @@ func rehydrate(t *testing.T, path, store string) []byte {
 func objects(t *testing.T, store string) []string {
 	t.Helper()
 	var names []string
-	err := filepath.WalkDir(filepath.Join(store, local.ObjectsDir), func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join(store, storepkg.ObjectsDir), func(path string, d fs.DirEntry, err error) error {
 		if errors.Is(err, fs.ErrNotExist) {
 			return filepath.SkipAll
 		}
@@ -520,7 +523,7 @@ func TestMigrateSourceChanged(t *testing.T) {
 func normalized(t *testing.T, dir, root string) []registry.Record {
 	t.Helper()
 	var recs []registry.Record
-	err := registry.New(local.New(dir)).Records(func(r registry.Record) error {
+	err := registry.New(local.New(dir)).Records(context.Background(), func(r registry.Record) error {
 		rel, err := filepath.Rel(root, r.Source)
 		r.Source, r.CreatedAt = rel, ""
 		recs = append(recs, r)
@@ -643,7 +646,7 @@ func TestRehydrateInPlace(t *testing.T) {
 	inputs, err := session.Collect([]string{path})
 	require.NoError(t, err)
 
-	sum := migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{InPlace: true})
+	sum := migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{OpenStore: local.Open, InPlace: true})
 
 	r := result(t, sum, path)
 	require.NoError(t, r.Err)
@@ -667,7 +670,7 @@ func TestRehydrateMissingArtifact(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(store, names[0])))
 
 	var buf bytes.Buffer
-	err := migrate.RehydrateTo(context.Background(), &buf, session.Input{Path: path}, "", nil)
+	err := migrate.RehydrateTo(context.Background(), &buf, session.Input{Path: path}, "", local.Open, nil)
 
 	assert.ErrorIs(t, err, storepkg.ErrNotFound)
 	var ie *transcript.InputError
@@ -799,7 +802,7 @@ func TestRehydrateLongLines(t *testing.T) {
 	require.True(t, bytes.Contains(last, []byte(`"transcriptTool":{`)), "the long line was not migrated")
 	assert.Equal(t, orig, rehydrate(t, path, ""))
 	out := filepath.Join(dir, "out")
-	back := migrate.Rehydrate(context.Background(), []session.Input{{Path: path, Rel: "s.jsonl"}}, migrate.RehydrateOptions{Out: out})
+	back := migrate.Rehydrate(context.Background(), []session.Input{{Path: path, Rel: "s.jsonl"}}, migrate.RehydrateOptions{OpenStore: local.Open, Out: out})
 	require.Equal(t, 0, back.Failed, back.Results)
 	assert.Equal(t, orig, readFile(t, filepath.Join(out, "s.jsonl")))
 }
@@ -820,7 +823,7 @@ func TestRehydrateToWritesNothingOfABrokenFile(t *testing.T) {
 	require.NoError(t, os.Remove(object))
 
 	var out bytes.Buffer
-	err := migrate.RehydrateTo(context.Background(), &out, session.Input{Path: path}, "", nil)
+	err := migrate.RehydrateTo(context.Background(), &out, session.Input{Path: path}, "", local.Open, nil)
 	require.ErrorIs(t, err, storepkg.ErrNotFound)
 	assert.Contains(t, err.Error(), "s.jsonl:8:")
 	assert.Zero(t, out.Len(), "bytes were written before the error")

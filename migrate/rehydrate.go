@@ -12,16 +12,19 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
+	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
 // RehydrateOptions configure a rehydration.
 type RehydrateOptions struct {
-	Store    string // store directory; "" is the default of session.StoreFor
-	Out      string // output directory mirroring the inputs
-	InPlace  bool   // replace each transcript by its original
-	Jobs     int
-	Progress Progress
+	Store string // store directory; "" is the default of session.StoreFor
+	// OpenStore opens the backend of a store (see Options.OpenStore).
+	OpenStore store.OpenFunc `json:"-"`
+	Out       string         // output directory mirroring the inputs
+	InPlace   bool           // replace each transcript by its original
+	Jobs      int
+	Progress  Progress
 	// Done is Options.Done for rehydrate: called for each file restored
 	// once its output is in place.
 	Done func(res *FileResult) error `json:"-"`
@@ -37,8 +40,9 @@ type RehydrateOptions struct {
 // or with the new bytes, before the error (ErrSourceChanged) says so.
 // A w that is the transcript's file itself (a shell's "rehydrate f > f"
 // or ">> f") is refused with an *OutputIsInputError before anything is
-// written. Errors name the transcript as Input.Name does.
-func RehydrateTo(ctx context.Context, w io.Writer, in session.Input, storeDir string, progress Progress) error {
+// written. Errors name the transcript as Input.Name does. openStore
+// opens the store's backend (see Options.OpenStore).
+func RehydrateTo(ctx context.Context, w io.Writer, in session.Input, storeDir string, openStore store.OpenFunc, progress Progress) error {
 	path, name := in.Path, in.Name()
 	if in.Remote != nil {
 		defer os.Remove(path)
@@ -60,7 +64,7 @@ func RehydrateTo(ctx context.Context, w io.Writer, in session.Input, storeDir st
 			return &OutputIsInputError{Path: name, Emptied: fi.Size() == 0}
 		}
 	}
-	st, err := registry.Open(session.StoreFor(cmp.Or(storeDir, in.Store), path))
+	st, err := registry.Open(openStore, session.StoreFor(cmp.Or(storeDir, in.Store), path))
 	if err != nil {
 		return err
 	}
@@ -182,7 +186,7 @@ func Rehydrate(ctx context.Context, inputs []session.Input, opts RehydrateOption
 				dest = Dest(in, opts.Out)
 			}
 			res := FileResult{Path: in.Path, Dest: dest, Status: StatusFailed, BytesBefore: in.Size}
-			st, err := registry.Open(session.StoreFor(cmp.Or(opts.Store, in.Store), in.Path))
+			st, err := registry.Open(opts.OpenStore, session.StoreFor(cmp.Or(opts.Store, in.Store), in.Path))
 			if err != nil {
 				res.Err = err
 				return res

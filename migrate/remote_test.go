@@ -17,6 +17,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // memRemote is a transcript kept in memory, as a session.Remote: a
@@ -110,7 +111,7 @@ func TestRemoteInputs(t *testing.T) {
 			}
 		}
 	}()
-	sum := migrate.Run(context.Background(), inputs, migrate.Options{Store: store, Jobs: jobs})
+	sum := migrate.Run(context.Background(), inputs, migrate.Options{OpenStore: local.Open, Store: store, Jobs: jobs})
 	close(stop)
 	counted.Wait()
 
@@ -133,10 +134,10 @@ func TestRemoteInputs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, entries, "no local copy is left")
 
-	st, err := registry.Open(store)
+	st, err := registry.Open(local.Open, store)
 	require.NoError(t, err)
 	sources := map[string]bool{}
-	require.NoError(t, st.Records(func(r registry.Record) error {
+	require.NoError(t, st.Records(context.Background(), func(r registry.Record) error {
 		sources[r.Source] = true
 		return nil
 	}, func(*registry.BadLineError) {}))

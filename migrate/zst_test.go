@@ -18,6 +18,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/session"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // codexRollout is a small Codex rollout with one large command output.
@@ -72,7 +73,7 @@ func TestMigrateZstd(t *testing.T) {
 	inputs, err := session.Collect([]string{dir})
 	require.NoError(t, err)
 	require.Len(t, inputs, 1)
-	sum := migrate.Run(context.Background(), inputs, migrate.Options{Jobs: 1})
+	sum := migrate.Run(context.Background(), inputs, migrate.Options{OpenStore: local.Open, Jobs: 1})
 	r := sum.Results[0]
 	require.NoError(t, r.Err)
 	assert.Equal(t, migrate.StatusMigrated, r.Status)
@@ -87,17 +88,17 @@ func TestMigrateZstd(t *testing.T) {
 	assert.Contains(t, string(migrated), `"transcriptTool":{"v":1`)
 
 	var got bytes.Buffer
-	require.NoError(t, migrate.RehydrateTo(context.Background(), &got, session.Input{Path: path}, "", nil))
+	require.NoError(t, migrate.RehydrateTo(context.Background(), &got, session.Input{Path: path}, "", local.Open, nil))
 	assert.Equal(t, string(plain), got.String(), "rehydrate to a stream gives the JSONL bytes")
 
 	out := filepath.Join(dir, "restored")
-	rs := migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{Out: out, Jobs: 1})
+	rs := migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{OpenStore: local.Open, Out: out, Jobs: 1})
 	require.Zero(t, rs.Failed, "%v", rs.Results)
 	restored, err := os.ReadFile(filepath.Join(out, filepath.Base(path)))
 	require.NoError(t, err)
 	assert.Equal(t, string(plain), string(zstdDecompress(t, restored)), "rehydrate --out writes it compressed")
 
-	again := migrate.Run(context.Background(), inputs, migrate.Options{Jobs: 1})
+	again := migrate.Run(context.Background(), inputs, migrate.Options{OpenStore: local.Open, Jobs: 1})
 	assert.Equal(t, migrate.StatusUnchanged, again.Results[0].Status)
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -131,7 +132,7 @@ func TestMigrateZstdLongLines(t *testing.T) {
 	assert.Equal(t, readFile(t, plain), zstdDecompress(t, readFile(t, zst)), "the same output as the plain transcript's")
 	assert.Equal(t, orig, rehydrate(t, zst, ""))
 	out := filepath.Join(dir, "out")
-	back := migrate.Rehydrate(context.Background(), []session.Input{{Path: zst, Rel: "s.jsonl.zst"}}, migrate.RehydrateOptions{Out: out})
+	back := migrate.Rehydrate(context.Background(), []session.Input{{Path: zst, Rel: "s.jsonl.zst"}}, migrate.RehydrateOptions{OpenStore: local.Open, Out: out})
 	require.Zero(t, back.Failed, back.Results)
 	assert.Equal(t, orig, zstdDecompress(t, readFile(t, filepath.Join(out, "s.jsonl.zst"))))
 	left, err := os.ReadDir(scratch)

@@ -78,8 +78,8 @@ const (
 // store. Registry lines that do not parse are passed to bad (which may be
 // nil) and skipped. The error is that of reading the registry; a missing
 // or corrupt artifact is not an error but an item that says so.
-func Build(s *Session, store *registry.Store, opts Options, bad func(*registry.BadLineError)) (Section, error) {
-	k, err := readKnown(s, store, bad)
+func Build(ctx context.Context, s *Session, store *registry.Store, opts Options, bad func(*registry.BadLineError)) (Section, error) {
+	k, err := readKnown(ctx, s, store, bad)
 	if err != nil {
 		return Section{}, err
 	}
@@ -115,7 +115,7 @@ type known struct {
 	entryTools map[string]string
 }
 
-func readKnown(s *Session, st *registry.Store, bad func(*registry.BadLineError)) (*known, error) {
+func readKnown(ctx context.Context, s *Session, st *registry.Store, bad func(*registry.BadLineError)) (*known, error) {
 	want := make(map[string]store.Digest, len(s.Refs))
 	for _, r := range s.Refs {
 		want[r.ID.String()] = r.ID
@@ -131,7 +131,7 @@ func readKnown(s *Session, st *registry.Store, bad func(*registry.BadLineError))
 	for h := range want {
 		keys = append(keys, registry.Key{Field: registry.FieldHash, Value: h})
 	}
-	err := st.RecordsMatching(keys, func(rec registry.Record, _ registry.Pos) error {
+	err := st.RecordsMatching(ctx, keys, func(rec registry.Record, _ registry.Pos) error {
 		if mine(rec) && rec.Entry != "" {
 			if t := k.ownTool(rec); t != "" && k.entryTools[rec.Entry] == "" {
 				k.entryTools[rec.Entry] = t

@@ -2,6 +2,7 @@ package recall
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image"
 	"image/png"
@@ -72,7 +73,7 @@ func newFixture(t *testing.T) fixture {
 
 func TestBuild(t *testing.T) {
 	f := newFixture(t)
-	sec, err := Build(f.session, f.store, DefaultOptions, func(e *registry.BadLineError) { t.Errorf("bad line %v", e) })
+	sec, err := Build(context.Background(), f.session, f.store, DefaultOptions, func(e *registry.BadLineError) { t.Errorf("bad line %v", e) })
 	require.NoError(t, err)
 	require.Len(t, sec.Items, 5)
 	byID := map[string]Item{}
@@ -114,7 +115,7 @@ func TestBuild(t *testing.T) {
 	assert.True(t, strings.HasPrefix(sec.Text, title+"\n"+sec.Header[len(title)+1:]+"\n\n"+sec.Narrative+"\n\n"+itemsHeading+"\n"), sec.Text)
 	assert.Contains(t, sec.Header, "`transcript-tool cat --store "+f.store.Dir()+" ID`")
 
-	again, err := Build(f.session, f.store, DefaultOptions, nil)
+	again, err := Build(context.Background(), f.session, f.store, DefaultOptions, nil)
 	require.NoError(t, err)
 	assert.Equal(t, sec, again, "deterministic")
 }
@@ -130,7 +131,7 @@ func TestBuildGolden(t *testing.T) {
 	l.result("c1", a)
 	s, err := Scan(strings.NewReader(l.b.String()), "chat", nil)
 	require.NoError(t, err)
-	sec, err := Build(s, store, DefaultOptions, nil)
+	sec, err := Build(context.Background(), s, store, DefaultOptions, nil)
 	require.NoError(t, err)
 	want := "## Artifact recall\n" +
 		"Large tool outputs of this session are stored as artifacts. Print one with `transcript-tool cat --store artifacts ID`, or part of it with --offset N --limit N (characters of text, bytes otherwise).\n" +
@@ -144,7 +145,7 @@ func TestBuildGolden(t *testing.T) {
 
 func TestBuildNoArtifacts(t *testing.T) {
 	s := scan(t, "chat", `{"role":"user","content":"hi"}`+"\n")
-	sec, err := Build(s, registry.New(local.New(filepath.Join(t.TempDir(), "none"))), DefaultOptions, nil)
+	sec, err := Build(context.Background(), s, registry.New(local.New(filepath.Join(t.TempDir(), "none"))), DefaultOptions, nil)
 	require.NoError(t, err)
 	assert.Empty(t, sec.Items)
 	assert.True(t, strings.HasSuffix(sec.Text, "\n\n"+noArtifacts+"\n"), sec.Text)
@@ -156,7 +157,7 @@ func TestBuildBadRegistryLines(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(f.store.RegistryPath(), append([]byte("{not json\n"), data...), 0o600))
 	var bad []*registry.BadLineError
-	sec, err := Build(f.session, f.store, DefaultOptions, func(e *registry.BadLineError) { bad = append(bad, e) })
+	sec, err := Build(context.Background(), f.session, f.store, DefaultOptions, func(e *registry.BadLineError) { bad = append(bad, e) })
 	require.NoError(t, err)
 	require.Len(t, bad, 1)
 	assert.Equal(t, 1, bad[0].Line)
@@ -369,10 +370,10 @@ func TestRecallProperties(t *testing.T) {
 		store, s := randomStore(t, rng)
 		for range perStore {
 			opts := randomOptions(rng)
-			sec, err := Build(s, store, opts, nil)
+			sec, err := Build(context.Background(), s, store, opts, nil)
 			require.NoError(t, err)
 			checkSection(t, sec, s.Refs, opts)
-			again, err := Build(s, store, opts, nil)
+			again, err := Build(context.Background(), s, store, opts, nil)
 			require.NoError(t, err)
 			require.Equal(t, sec, again, "not deterministic")
 		}
@@ -430,10 +431,10 @@ func FuzzRecall(f *testing.F) {
 		opts := Options{MaxItems: maxItems % 50, MaxChars: maxChars % 10000, NarrativeMaxChars: narrative % 2000}
 		s, err := Scan(bytes.NewReader(data), formats[int(format)%len(formats)], nil)
 		require.NoError(t, err)
-		sec, err := Build(s, store, opts, nil)
+		sec, err := Build(context.Background(), s, store, opts, nil)
 		require.NoError(t, err)
 		checkSection(t, sec, s.Refs, opts)
-		again, err := Build(s, store, opts, nil)
+		again, err := Build(context.Background(), s, store, opts, nil)
 		require.NoError(t, err)
 		assert.Equal(t, sec, again)
 	})

@@ -7,72 +7,41 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"strconv"
+	"time"
 
-	"github.com/rogpeppe/go-internal/lockedfile"
-
-	"github.com/transcript-tool/transcript-tool/internal/safefile"
+	"github.com/transcript-tool/transcript-tool/store"
 )
-
-// openLocked opens the single-file registry under its exclusive lock,
-// making sure the locked file is still the one at its path. Versions
-// before segments appended to it under that lock, so Compact takes it too
-// until it has removed the file: such a writer waiting for it then finds
-// the file gone and makes a new one, which readers read (see the package
-// doc, # Compaction).
-func (s *Store) openLocked(flag int) (*lockedfile.File, error) {
-	path := s.RegistryPath()
-	for {
-		if err := notLinked(path); err != nil {
-			return nil, err
-		}
-		if err := safefile.Intercept(safefile.Op{Kind: safefile.KindOpen, Path: path}); err != nil {
-			return nil, err
-		}
-		f, err := lockedfile.OpenFile(path, flag, filePerm)
-		if err != nil {
-			return nil, err
-		}
-		locked, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return nil, err
-		}
-		if now, err := os.Stat(path); err == nil && os.SameFile(locked, now) {
-			return f, nil
-		}
-		f.Close() // replaced meanwhile: lock the new one
-	}
-}
 
 // Compact merges the registry, the single-file registry of earlier
 // versions and every segment, into one new segment without the records
-// keep refuses, and then removes the files it merged; see the package
-// doc, # Compaction, for why no reader loses a record meanwhile. Lines
-// that do not parse are kept as they are, never dropped; a torn last line
-// is set aside in a file beside its own. A registry that is one segment
-// already, with nothing to drop, is left as it is. It returns how many
-// records it dropped.
+// keep refuses, and then removes the files it merged; see
+// docs/registry-index.md, # Compaction, for why no reader loses a record
+// meanwhile. Lines that do not parse are kept as they are, never dropped;
+// a torn last line is set aside in a file beside its own. A registry that
+// is one segment already, with nothing to drop, is left as it is. It
+// returns how many records it dropped.
 //
 // The caller holds the store's lock exclusively (LockExclusive), so that
 // no writer appends to a segment meanwhile.
-func (s *Store) Compact(keep func(Record) bool) (int, error) {
+func (s *Store) Compact(ctx context.Context, keep func(Record) bool) (int, error) {
 	s.appendMu.Lock()
 	defer s.appendMu.Unlock()
-	if !s.folder {
-		return s.compactObjects(context.Background(), keep)
+	// Versions before segments appended to the single-file registry
+	// under its own lock, which Compact holds until it has removed the
+	// file: such a writer waiting for it then finds the file gone and
+	// makes a new one, which readers read.
+	if fl, ok := store.As[store.FileLocker](s.b); ok {
+		l, err := fl.LockFile(ctx, legacy)
+		switch {
+		case errors.Is(err, store.ErrNotExist):
+		case err != nil:
+			return 0, fmt.Errorf("lock registry %s: %w", s.RegistryPath(), err)
+		default:
+			defer l.Close()
+		}
 	}
-	legacy, err := s.openLocked(os.O_RDWR)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return 0, fmt.Errorf("open registry: %w", err)
-	default:
-		defer legacy.Close()
-	}
-	files, err := s.openRegistry()
+	files, err := s.openRegistry(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -87,83 +56,86 @@ func (s *Store) Compact(keep func(Record) bool) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-
-	dir := filepath.Join(s.dir, SegmentsDir)
-	made := false
-	if err := safefile.Mkdir(dir, dirPerm); err == nil {
-		made = true
-	} else if !errors.Is(err, fs.ErrExist) {
-		return 0, fmt.Errorf("create registry directory: %w", err)
-	}
-	if err := notLinked(dir); err != nil {
-		return 0, err
-	}
-	merged := s.segmentPath(newWriter(s.shard))
-	out, err := safefile.Create(merged, filePerm)
-	if err != nil {
-		return 0, err
-	}
-	defer out.Abort()
-	var b indexBuilder
-	dropped, partial, err := writeMerged(out, h, files, keep, &b)
-	if err != nil {
-		return 0, err
-	}
-	if dropped == 0 && len(files) == 1 && files[0].name != RegistryFile && !partial && ends[0] == files[0].size {
-		return 0, nil // one segment already
+	merged := segmentHandle(newWriter(s.shard))
+	var (
+		b       indexBuilder
+		dropped int
+	)
+	err = s.b.Save(ctx, merged, func(w io.Writer) error {
+		d, partial, err := writeMerged(w, h, files, keep, &b)
+		if err != nil {
+			return err
+		}
+		if d == 0 && len(files) == 1 && files[0].h.Kind == store.Segment && !partial && ends[0] == files[0].size {
+			return errOneSegment
+		}
+		dropped = d
+		return nil
+	})
+	if errors.Is(err, errOneSegment) {
+		return 0, nil
 	}
 	// The new segment is durable under its name before anything it holds
 	// is removed.
-	if err := out.Commit(); err != nil {
-		return 0, err
+	if err == nil {
+		err = s.b.Flush(ctx, merged)
 	}
-	indexMerged(&b, merged)
-	if made {
-		if err := safefile.SyncDir(s.dir); err != nil {
-			return 0, err
-		}
+	if err != nil {
+		return 0, fmt.Errorf("compact registry into %s: %w", s.where(merged), err)
 	}
-	removedLegacy := false
+	s.indexMerged(ctx, &b, merged)
 	for i, rf := range files {
-		if !unchanged(rf) {
+		if !s.unchanged(ctx, rf) {
 			continue // appended to meanwhile, by a writer without the lock: the header says how much it holds
 		}
-		if err := setAside(rf, ends[i]); err != nil {
+		if err := s.setAside(ctx, rf, ends[i]); err != nil {
 			return 0, err
 		}
-		if err := os.Remove(rf.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := s.b.Remove(ctx, rf.h); err != nil && !errors.Is(err, store.ErrNotExist) {
 			return 0, fmt.Errorf("remove compacted registry %s: %w", rf.path, err)
 		}
-		removedLegacy = removedLegacy || rf.name == RegistryFile
 	}
-	if err := safefile.SyncDir(dir); err != nil {
+	if err := s.b.Flush(ctx); err != nil {
 		return 0, err
 	}
-	removeStrayIndexes(dir)
-	if removedLegacy {
-		if err := safefile.SyncDir(s.dir); err != nil {
-			return 0, err
-		}
-	}
+	s.removeStrayIndexes(ctx)
 	// This Store's segment is merged: its next Append starts another, and
 	// reads the registry again.
 	s.dropSegment()
 	return dropped, nil
 }
 
-// unchanged reports whether rf is still at its path, as long as when it
-// was opened.
-func unchanged(rf *regFile) bool {
-	f, ok := rf.f.(*os.File)
-	if !ok {
-		return false
+// errOneSegment stops the save of a merged segment that would be the one
+// segment the registry already is.
+var errOneSegment = errors.New("the registry is one segment already")
+
+// unchanged reports whether rf is still under its name, the same file
+// (where the backend tells files apart) as long as when it was opened.
+func (s *Store) unchanged(ctx context.Context, rf *regFile) bool {
+	now, err := s.b.Stat(ctx, rf.h)
+	return err == nil && now.ID == rf.id && now.Size == rf.size
+}
+
+// setAside copies the bytes of rf past end, a torn last line, to a file
+// beside it, "<name>.torn-<nanoseconds>", before rf is removed: a crash
+// mid-append leaves them, and they are never dropped silently.
+func (s *Store) setAside(ctx context.Context, rf *regFile, end int64) error {
+	if end == rf.size {
+		return nil
 	}
-	opened, err := f.Stat()
+	aside := store.Handle{Kind: rf.h.Kind, Name: rf.h.Name + ".torn-" + strconv.FormatInt(time.Now().UnixNano(), 10)}
+	err := s.b.Save(ctx, aside, func(w io.Writer) error {
+		// Copied, not held: a torn tail may be as long as any line.
+		_, err := io.Copy(w, io.NewSectionReader(rf.f, end, rf.size-end))
+		return err
+	})
+	if err == nil {
+		err = s.b.Flush(ctx, aside)
+	}
 	if err != nil {
-		return false
+		return fmt.Errorf("set aside torn registry tail of %s: %w", rf.path, err)
 	}
-	now, err := os.Lstat(rf.path)
-	return err == nil && os.SameFile(opened, now) && now.Size() == rf.size
+	return nil
 }
 
 // headerOf returns the header of a segment merging files: the length of
@@ -178,7 +150,7 @@ func headerOf(files []*regFile) (header, []int64, error) {
 		if ends[i], err = rf.scan(sum, func([]byte, int, int64) error { return nil }, nil); err != nil {
 			return h, nil, fmt.Errorf("read registry %s: %w", rf.path, err)
 		}
-		h.Compacts = append(h.Compacts, covered{File: rf.name, Size: ends[i], SHA256: hex.EncodeToString(sum.Sum(nil))})
+		h.Compacts = append(h.Compacts, covered{File: store.Key(rf.h), Size: ends[i], SHA256: hex.EncodeToString(sum.Sum(nil))})
 	}
 	return h, ends, nil
 }

@@ -9,12 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/transcript-tool/transcript-tool/store/local"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 func rec(hash string) registry.Record {
@@ -32,7 +32,7 @@ func recLine(t *testing.T, r registry.Record) string {
 // and the line numbers of bad lines.
 func hashes(t *testing.T, s *registry.Store) (recs []string, bad []int) {
 	t.Helper()
-	require.NoError(t, s.Records(func(r registry.Record) error {
+	require.NoError(t, s.Records(context.Background(), func(r registry.Record) error {
 		recs = append(recs, r.Hash[:1])
 		return nil
 	}, func(e *registry.BadLineError) { bad = append(bad, e.Line) }))
@@ -43,10 +43,10 @@ func hashes(t *testing.T, s *registry.Store) (recs []string, bad []int) {
 // single-file registry, if there, and the segments.
 func registryFiles(t *testing.T, dir string) []string {
 	t.Helper()
-	segs, err := filepath.Glob(filepath.Join(dir, registry.SegmentsDir, "*.jsonl"))
+	segs, err := filepath.Glob(filepath.Join(dir, store.SegmentsDir, "*.jsonl"))
 	require.NoError(t, err)
-	if _, err := os.Stat(filepath.Join(dir, registry.RegistryFile)); err == nil {
-		segs = append([]string{filepath.Join(dir, registry.RegistryFile)}, segs...)
+	if _, err := os.Stat(filepath.Join(dir, store.RegistryFile)); err == nil {
+		segs = append([]string{filepath.Join(dir, store.RegistryFile)}, segs...)
 	}
 	return segs
 }
@@ -69,7 +69,7 @@ func TestCompact(t *testing.T) {
 	merged := registryFiles(t, dir)
 	require.Len(t, merged, 3)
 
-	n, err := s1.Compact(func(r registry.Record) bool { return r.Hash != strings.Repeat("a", 64) })
+	n, err := s1.Compact(context.Background(), func(r registry.Record) bool { return r.Hash != strings.Repeat("a", 64) })
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
 	for _, path := range merged {
@@ -92,7 +92,7 @@ func TestCompact(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(lines[0]), &h))
 	require.Len(t, h.Compacts, 3)
-	assert.Equal(t, registry.RegistryFile, h.Compacts[0].File)
+	assert.Equal(t, store.RegistryFile, h.Compacts[0].File)
 	assert.Equal(t, []string{recLine(t, rec("0")), "{not json\n", recLine(t, rec("b")), recLine(t, rec("c")), "{not json either\n", ""}, lines[1:])
 
 	// s2 remembers the old files' records; it must append to a new
@@ -107,21 +107,21 @@ func TestCompact(t *testing.T) {
 	fi, err := os.Stat(compacted)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
-	for _, d := range []string{dir, filepath.Join(dir, registry.SegmentsDir)} {
+	for _, d := range []string{dir, filepath.Join(dir, store.SegmentsDir)} {
 		leftovers, _ := filepath.Glob(filepath.Join(d, ".*"))
 		assert.Empty(t, leftovers, "no temporary file left")
 	}
 
 	// Merged again, with nothing to drop, into one segment; which, alone,
 	// is then left as it is.
-	n, err = s1.Compact(func(registry.Record) bool { return true })
+	n, err = s1.Compact(context.Background(), func(registry.Record) bool { return true })
 	require.NoError(t, err)
 	assert.Zero(t, n)
 	files = registryFiles(t, dir)
 	require.Len(t, files, 1)
 	again, err := os.ReadFile(files[0])
 	require.NoError(t, err)
-	n, err = s1.Compact(func(registry.Record) bool { return true })
+	n, err = s1.Compact(context.Background(), func(registry.Record) bool { return true })
 	require.NoError(t, err)
 	assert.Zero(t, n)
 	assert.Equal(t, files, registryFiles(t, dir))
@@ -136,15 +136,15 @@ func TestCompact(t *testing.T) {
 // and compacting makes none.
 func TestCompactNothing(t *testing.T) {
 	dir := t.TempDir()
-	n, err := registry.New(local.New(dir)).Compact(func(registry.Record) bool { return true })
+	n, err := registry.New(local.New(dir)).Compact(context.Background(), func(registry.Record) bool { return true })
 	require.NoError(t, err)
 	assert.Zero(t, n)
-	assert.NoDirExists(t, filepath.Join(dir, registry.SegmentsDir))
+	assert.NoDirExists(t, filepath.Join(dir, store.SegmentsDir))
 }
 
 func writeLegacy(t *testing.T, dir, data string) {
 	t.Helper()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, registry.RegistryFile), []byte(data), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, store.RegistryFile), []byte(data), 0o600))
 }
 
 // countLines returns the number of lines of the file at path.

@@ -49,7 +49,7 @@ func TestAppendSkipsKnownRecords(t *testing.T) {
 	assert.Equal(t, line(t, record(3)), string(readRegistry(t, fresh)))
 
 	// A registry whose files are replaced is read again from the start.
-	require.NoError(t, os.Rename(filepath.Join(s.Dir(), SegmentsDir), filepath.Join(s.Dir(), "old")))
+	require.NoError(t, os.Rename(filepath.Join(s.Dir(), store.SegmentsDir), filepath.Join(s.Dir(), "old")))
 	require.NoError(t, os.Remove(s.RegistryPath()))
 	require.NoError(t, fresh.Append(context.Background(), []Record{record(0)}))
 	assert.Equal(t, []Record{record(0)}, allRecords(t, s))
@@ -133,7 +133,7 @@ func TestReadAcrossCompaction(t *testing.T) {
 			defer func() { busy = false }()
 			compactions++
 			require.NoError(t, mustOpen(t, s.Dir()).Append(context.Background(), []Record{record(10 + compactions)}))
-			_, err := mustOpen(t, s.Dir()).Compact(func(Record) bool { return true })
+			_, err := mustOpen(t, s.Dir()).Compact(context.Background(), func(Record) bool { return true })
 			require.NoError(t, err)
 		}
 	}
@@ -171,7 +171,7 @@ func TestAppendRefusesUndurableObject(t *testing.T) {
 		require.Error(t, err, "B's record was appended")
 		assert.Contains(t, err.Error(), d.String())
 		assert.Empty(t, s.SegmentPath())
-		assert.NoDirExists(t, filepath.Join(s.Dir(), SegmentsDir))
+		assert.NoDirExists(t, filepath.Join(s.Dir(), store.SegmentsDir))
 
 		// Stored again, it is durable, and its record goes in.
 		_, created, err = s.PutSum(context.Background(), d, data)

@@ -3,7 +3,7 @@ package registry
 import (
 	"bufio"
 	"bytes"
-
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -12,21 +12,18 @@ import (
 	"hash/fnv"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/transcript-tool/transcript-tool/internal/safefile"
+	"github.com/transcript-tool/transcript-tool/internal/extsort"
 	"github.com/transcript-tool/transcript-tool/store"
 )
 
-// An index is a cache beside a segment of a local store that says which
+// An index is a cache beside a segment that says which
 // of its lines name a given hash, tool call or entry id, session, tool or
 // source, so that a reader looking for a few records reads those lines
-// and not the whole registry (see the package doc, # Indexes). It is
+// and not the whole registry (see docs/registry-index.md, # Indexes). It is
 // never trusted over its segment: one that does not match it is ignored.
 
 // Field is a field of a record a reader can look records up by.
@@ -61,8 +58,16 @@ const indexVersion = 2
 
 var indexMagic = []byte("ttregidx")
 
-// indexPath returns the path of the index of the segment at path.
-func indexPath(path string) string { return strings.TrimSuffix(path, segmentExt) + indexExt }
+// maxHeld bounds the bytes each part of an index being built holds in
+// memory (its line offsets, its keys, the places and the artifacts of
+// its listing) before it spills them to a temporary file: an index of a
+// registry of any size is built in a few MiB. A variable for tests.
+var maxHeld = 2 << 20
+
+// indexHandle returns the handle of the index of segment seg.
+func indexHandle(seg store.Handle) store.Handle {
+	return store.Handle{Kind: store.Segment, Name: strings.TrimSuffix(seg.Name, segmentExt) + indexExt}
+}
 
 // fingerprint is what an index keeps of a key: records whose keys share
 // one are all read, and the caller tells them apart.
@@ -74,7 +79,7 @@ func fingerprint(k Key) uint64 {
 }
 
 // The format's fixed sizes: the header (magic, version, length covered,
-// inode, sample SHA-256, numbers of lines, of lines always read, of keys
+// file ID, sample SHA-256, numbers of lines, of lines always read, of keys
 // and of artifacts), and a key (fingerprint, line number).
 const (
 	indexHead = 8 + 4 + 8 + 8 + sha256.Size + 4*8
@@ -92,7 +97,7 @@ func indexSize(nlines, nalways, nkeys, narts int64) int64 {
 // never whole, so that a lookup in a registry of millions of records
 // holds only what it finds.
 type index struct {
-	f                             *os.File
+	f                             store.File
 	covered                       int64 // the segment's bytes it covers, whole lines
 	nlines, nalways, nkeys, narts int64
 	buf                           []byte
@@ -197,11 +202,11 @@ func (ix *index) span(n uint32) (off, end int64, err error) {
 type indexBuilder struct {
 	nlines, covered int64
 	always          []uint32
-	sp              spill
-	offs            []byte  // offsets of lines not yet spilled, 8 bytes each
-	offChunks       []chunk // the offsets spilled, in order
-	keys            sorter  // of keySize: fingerprint, line
-	places          sorter  // of placeSize (see addPlaces)
+	sp              extsort.Spill
+	offs            []byte          // offsets of lines not yet spilled, 8 bytes each
+	offChunks       []extsort.Chunk // the offsets spilled, in order
+	keys            *extsort.Sorter // of keySize: fingerprint, line
+	places          *extsort.Sorter // of placeSize (see addPlaces)
 	dec             decoder
 	fps             []uint64 // of the line being added
 	rec             []byte
@@ -216,21 +221,21 @@ func (b *indexBuilder) addLong(size int64) {
 
 // addLine records the offset of the next line, size bytes long.
 func (b *indexBuilder) addLine(size int64) {
-	if b.keys.sp == nil {
-		b.keys = sorter{size: keySize, sp: &b.sp}
-		b.places = sorter{size: placeSize, sp: &b.sp}
+	if b.keys == nil {
+		b.keys = extsort.NewSorter(keySize, maxHeld, &b.sp)
+		b.places = extsort.NewSorter(placeSize, maxHeld, &b.sp)
 	}
 	b.offs = binary.LittleEndian.AppendUint64(b.offs, uint64(b.covered))
 	b.nlines++
 	b.covered += size
 	if len(b.offs) >= maxHeld {
-		b.offChunks = append(b.offChunks, b.sp.write(b.offs))
+		b.offChunks = append(b.offChunks, b.sp.Write(b.offs))
 		b.offs = b.offs[:0]
 	}
 }
 
 // close releases the builder's temporary file.
-func (b *indexBuilder) close() { b.sp.close() }
+func (b *indexBuilder) close() { b.sp.Close() }
 
 // add adds the segment's next line, with its newline.
 func (b *indexBuilder) add(line []byte) {
@@ -264,7 +269,7 @@ func (b *indexBuilder) add(line []byte) {
 	slices.Sort(b.fps)
 	for _, fp := range slices.Compact(b.fps) {
 		b.rec = binary.BigEndian.AppendUint64(b.rec[:0], fp)
-		b.keys.add(binary.BigEndian.AppendUint32(b.rec, n))
+		b.keys.Add(binary.BigEndian.AppendUint32(b.rec, n))
 	}
 	b.addPlaces(d, r, n, off, len(line))
 }
@@ -300,7 +305,7 @@ func (b *indexBuilder) addPlaces(d store.Digest, r Record, n uint32, off int64, 
 		b.rec = h.Sum(b.rec)
 		b.rec = timeKey(b.rec, p.CreatedAt, n, i)
 		b.rec = binary.BigEndian.AppendUint64(b.rec, uint64(off))
-		b.places.add(binary.BigEndian.AppendUint32(b.rec, uint32(size)))
+		b.places.Add(binary.BigEndian.AppendUint32(b.rec, uint32(size)))
 		i++
 		return nil
 	})
@@ -316,8 +321,8 @@ const artSize = 20 + 4 + 8 + 4
 // artifacts returns the sorter of the artifacts of the lines added,
 // newest first: the places sorted by artifact, then place, counted once
 // each, the newest kept.
-func (b *indexBuilder) artifacts() (*sorter, error) {
-	arts := &sorter{size: artSize, sp: &b.sp}
+func (b *indexBuilder) artifacts() (*extsort.Sorter, error) {
+	arts := extsort.NewSorter(artSize, maxHeld, &b.sp)
 	var (
 		cur    []byte // the artifact's newest place
 		refs   uint32
@@ -331,10 +336,10 @@ func (b *indexBuilder) artifacts() (*sorter, error) {
 				art = append(art, ^c)
 			}
 			art = binary.BigEndian.AppendUint32(art, refs)
-			arts.add(append(art, cur[68:]...))
+			arts.Add(append(art, cur[68:]...))
 		}
 	)
-	err := b.places.each(func(p []byte) error {
+	err := b.places.Each(func(p []byte) error {
 		switch {
 		case cur == nil || !bytes.Equal(p[:32], cur[:32]):
 			commit()
@@ -354,8 +359,8 @@ func (b *indexBuilder) artifacts() (*sorter, error) {
 }
 
 // encode writes the index of the lines added, covering that many bytes of
-// the segment f, the file whose inode is ino, to w.
-func (b *indexBuilder) encode(w io.Writer, f io.ReaderAt, ino uint64) error {
+// the segment f, the file whose store.FileInfo.ID is id, to w.
+func (b *indexBuilder) encode(w io.Writer, f io.ReaderAt, id uint64) error {
 	sum, err := sampleSum(f, b.covered)
 	if err != nil {
 		return err
@@ -364,22 +369,22 @@ func (b *indexBuilder) encode(w io.Writer, f io.ReaderAt, ino uint64) error {
 	if err != nil {
 		return err
 	}
-	if b.sp.err != nil {
-		return b.sp.err
+	if err := b.sp.Err(); err != nil {
+		return err
 	}
 	crc := crc32.New(castagnoli)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 64<<10)
 	head := append([]byte(nil), indexMagic...)
 	head = binary.LittleEndian.AppendUint32(head, indexVersion)
 	head = binary.LittleEndian.AppendUint64(head, uint64(b.covered))
-	head = binary.LittleEndian.AppendUint64(head, ino)
+	head = binary.LittleEndian.AppendUint64(head, id)
 	head = append(head, sum[:]...)
-	for _, n := range []int64{b.nlines, int64(len(b.always)), b.keys.n, arts.n} {
+	for _, n := range []int64{b.nlines, int64(len(b.always)), b.keys.Len(), arts.Len()} {
 		head = binary.LittleEndian.AppendUint64(head, uint64(n))
 	}
 	bw.Write(head)
 	for _, c := range b.offChunks {
-		if _, err := io.Copy(bw, io.NewSectionReader(b.sp.f, c.off, c.n)); err != nil {
+		if _, err := io.Copy(bw, b.sp.Reader(c)); err != nil {
 			return err
 		}
 	}
@@ -394,10 +399,10 @@ func (b *indexBuilder) encode(w io.Writer, f io.ReaderAt, ino uint64) error {
 		_, err := bw.Write(rec)
 		return err
 	}
-	if err := b.keys.each(write); err != nil {
+	if err := b.keys.Each(write); err != nil {
 		return err
 	}
-	if err := arts.each(write); err != nil {
+	if err := arts.Each(write); err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
@@ -410,16 +415,10 @@ func (b *indexBuilder) encode(w io.Writer, f io.ReaderAt, ino uint64) error {
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // openIndex returns the index in xf, if it is whole and of the segment
-// f, whose inode is ino, as it is now (size bytes). It checks the whole
-// index's CRC-32C, reading it a piece at a time.
-func openIndex(xf *os.File, f io.ReaderAt, ino uint64, size int64) (*index, error) {
-	fi, err := xf.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errors.New("not a file")
-	}
+// f, whose store.FileInfo.ID is id, as it is now (size bytes). It checks
+// the whole index's CRC-32C, reading it a piece at a time.
+func openIndex(xf store.File, f io.ReaderAt, id uint64, size int64) (*index, error) {
+	xsize := xf.Stat().Size
 	var head [indexHead]byte
 	if _, err := xf.ReadAt(head[:], 0); err != nil || !bytes.Equal(head[:8], indexMagic) {
 		return nil, errors.New("not an index")
@@ -434,7 +433,7 @@ func openIndex(xf *os.File, f io.ReaderAt, ino uint64, size int64) (*index, erro
 		return int64(min(v, math.MaxInt64/64))
 	}
 	ix := &index{f: xf, covered: u64()}
-	if uint64(u64()) != ino {
+	if uint64(u64()) != id {
 		return nil, errors.New("of another file")
 	}
 	sum := at[:sha256.Size]
@@ -444,15 +443,15 @@ func openIndex(xf *os.File, f io.ReaderAt, ino uint64, size int64) (*index, erro
 		return nil, errors.New("covers more than the segment holds")
 	}
 	if ix.nlines > math.MaxUint32 || ix.nlines > ix.covered || ix.nalways > ix.nlines || ix.nkeys > ix.covered || ix.narts > ix.covered ||
-		indexSize(ix.nlines, ix.nalways, ix.nkeys, ix.narts) != fi.Size() {
+		indexSize(ix.nlines, ix.nalways, ix.nkeys, ix.narts) != xsize {
 		return nil, errors.New("malformed")
 	}
 	crc := crc32.New(castagnoli)
-	if _, err := io.Copy(crc, io.NewSectionReader(xf, 0, fi.Size()-4)); err != nil {
+	if _, err := io.Copy(crc, io.NewSectionReader(xf, 0, xsize-4)); err != nil {
 		return nil, err
 	}
 	var tail [4]byte
-	if _, err := xf.ReadAt(tail[:], fi.Size()-4); err != nil || binary.LittleEndian.Uint32(tail[:]) != crc.Sum32() {
+	if _, err := xf.ReadAt(tail[:], xsize-4); err != nil || binary.LittleEndian.Uint32(tail[:]) != crc.Sum32() {
 		return nil, errors.New("damaged (checksum)")
 	}
 	got, err := sampleSum(f, ix.covered)
@@ -470,7 +469,7 @@ func openIndex(xf *os.File, f io.ReaderAt, ino uint64, size int64) (*index, erro
 // segment made anew, cut or rewritten under its index is told from the
 // one indexed, for the price of a few reads rather than one of all of
 // it. (Segments are only appended to; an index records its segment's
-// inode too.)
+// file ID too.)
 func sampleSum(f io.ReaderAt, n int64) ([sha256.Size]byte, error) {
 	h := sha256.New()
 	var buf [64 << 10]byte
@@ -501,49 +500,29 @@ func sampleSum(f io.ReaderAt, n int64) ([sha256.Size]byte, error) {
 	return sum, nil
 }
 
-// inode returns the inode number of f.
-func inode(f *os.File) (uint64, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	ino, ok := inodeOf(fi)
-	if !ok {
-		return 0, errors.New("no inode")
-	}
-	return ino, nil
-}
-
-// inodeOf returns the inode number of the file fi describes.
-func inodeOf(fi os.FileInfo) (uint64, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, false
-	}
-	return st.Ino, true
-}
-
-// loadIndex returns the index of rf, a segment of a local store, open,
-// or nil when it has none that matches it as it is now.
-func loadIndex(rf *regFile) *index {
-	f, ok := rf.f.(*os.File)
-	if !ok || rf.name == RegistryFile || rf.size < indexMinSize {
+// loadIndex returns the index of rf, open, or nil when it has none that
+// matches it as it is now. The caller closes it.
+func (s *Store) loadIndex(ctx context.Context, rf *regFile) *index {
+	if !indexed(rf) {
 		return nil
 	}
-	ino, err := inode(f)
+	xf, err := store.OpenFile(ctx, s.b, indexHandle(rf.h))
 	if err != nil {
 		return nil
 	}
-	xf, err := openNoFollow(indexPath(rf.path))
-	if err != nil {
-		return nil
-	}
-	ix, err := openIndex(xf, f, ino, rf.size)
+	ix, err := openIndex(xf, rf.f, rf.id, rf.size)
 	if err != nil {
 		xf.Close()
 		return nil
 	}
 	return ix
+}
+
+// indexed reports whether rf is a segment that has an index: large
+// enough, and of a backend that tells apart the files that stood under
+// its name in turn, as an index must (see FileInfo.ID).
+func indexed(rf *regFile) bool {
+	return rf.h.Kind == store.Segment && rf.id != 0 && rf.size >= indexMinSize
 }
 
 // stale reports whether so much was appended to ix's segment since it
@@ -552,64 +531,59 @@ func (ix *index) stale(size int64) bool {
 	return size-ix.covered > max(indexMinSize, ix.covered/8)
 }
 
-// writeIndex writes the index b holds of the segment at path, open as f,
-// atomically: a temporary file beside it, fsynced, renamed, the
-// directory fsynced. An index is a cache: the caller may ignore the
-// error (a store the reader may not write to has none).
-func writeIndex(b *indexBuilder, path string, f *os.File) error {
+// writeIndex saves the index b holds of rf, streamed to the backend as
+// it is encoded, and makes it durable; it releases b. An index is a
+// cache: the caller may ignore the error (a store the reader may not
+// write to has none).
+func (s *Store) writeIndex(ctx context.Context, b *indexBuilder, rf *regFile) error {
 	defer b.close()
-	ino, err := inode(f)
-	if err != nil {
+	h := indexHandle(rf.h)
+	if err := s.b.Save(ctx, h, func(w io.Writer) error { return b.encode(w, rf.f, rf.id) }); err != nil {
 		return err
 	}
-	out, err := safefile.Create(indexPath(path), filePerm)
-	if err != nil {
-		return err
-	}
-	defer out.Abort()
-	if err := b.encode(out, f, ino); err != nil {
-		return err
-	}
-	return out.Commit()
+	return s.b.Flush(ctx, h)
 }
 
-// indexMerged writes the index of the segment a compaction has just
-// merged into path, b having been given its lines, if it is large enough
-// to have one. It is a cache: a failure leaves the segment without one,
+// indexMerged writes the index of seg, the segment a compaction has just
+// merged, b having been given its lines, if it should have one; it
+// releases b. It is a cache: a failure leaves the segment without one,
 // and the next reader that looks up records in it makes it.
-func indexMerged(b *indexBuilder, path string) {
+func (s *Store) indexMerged(ctx context.Context, b *indexBuilder, seg store.Handle) {
 	defer b.close()
-	f, err := openNoFollow(path)
+	f, err := store.OpenFile(ctx, s.b, seg)
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || fi.Size() < indexMinSize {
-		return
+	fi := f.Stat()
+	rf := &regFile{h: seg, f: f, size: fi.Size, id: fi.ID}
+	if indexed(rf) {
+		_ = s.writeIndex(ctx, b, rf)
 	}
-	_ = writeIndex(b, path, f)
 }
 
-// removeStrayIndexes removes the indexes in dir, the folder of segments,
-// whose segments are gone: those of segments a compaction removed, and
-// any a reader wrote meanwhile. The caller holds the store's lock
-// exclusively.
-func removeStrayIndexes(dir string) {
-	entries, err := os.ReadDir(dir)
+// removeStrayIndexes removes the indexes whose segments are gone: those
+// of segments a compaction removed, and any a reader wrote meanwhile.
+// The caller holds the store's lock exclusively.
+func (s *Store) removeStrayIndexes(ctx context.Context) {
+	present := map[string]bool{}
+	var indexes []string
+	err := s.b.List(ctx, store.Segment, "", func(fi store.FileInfo) error {
+		if fi.Bad == nil {
+			present[fi.Name] = true
+			if strings.HasSuffix(fi.Name, indexExt) {
+				indexes = append(indexes, fi.Name)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return
 	}
-	present := map[string]bool{}
-	for _, e := range entries {
-		present[e.Name()] = true
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if isTemp(name) || !strings.HasSuffix(name, indexExt) || !e.Type().IsRegular() {
-			continue
-		}
+	for _, name := range indexes {
 		if !present[strings.TrimSuffix(name, indexExt)+segmentExt] {
-			_ = os.Remove(filepath.Join(dir, name))
+			_ = s.b.Remove(ctx, store.Handle{Kind: store.Segment, Name: name})
 		}
 	}
+	_ = s.b.Flush(ctx)
 }

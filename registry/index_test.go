@@ -2,15 +2,18 @@ package registry
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/internal/reggen"
+	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
@@ -20,7 +23,7 @@ import (
 func genStore(tb testing.TB, n int) (*Store, string) {
 	tb.Helper()
 	dir := tb.TempDir()
-	seg := filepath.Join(dir, SegmentsDir, "20260101T000000.000000000Z_gen_1_1.jsonl")
+	seg := filepath.Join(dir, store.SegmentsDir, "20260101T000000.000000000Z_gen_1_1.jsonl")
 	require.NoError(tb, os.MkdirAll(filepath.Dir(seg), 0o700))
 	var b bytes.Buffer
 	require.NoError(tb, reggen.Write(&b, n/2))
@@ -43,7 +46,7 @@ type seen struct {
 func lookup(t *testing.T, s *Store, keys []Key, match func(Record) bool) seen {
 	t.Helper()
 	var got seen
-	err := s.RecordsMatching(keys, func(r Record, at Pos) error {
+	err := s.RecordsMatching(context.Background(), keys, func(r Record, at Pos) error {
 		if match(r) {
 			got.recs, got.at = append(got.recs, r), append(got.at, at)
 		}
@@ -198,7 +201,7 @@ func TestIndexCompact(t *testing.T) {
 	s, seg := genStore(t, 2000)
 	checkSame(t, s)
 	require.NoError(t, s.Append(t.Context(), []Record{record(1)}))
-	_, err := s.Compact(keepAll)
+	_, err := s.Compact(context.Background(), keepAll)
 	require.NoError(t, err)
 	_, err = os.Stat(indexPath(seg))
 	assert.ErrorIs(t, err, os.ErrNotExist)
@@ -220,7 +223,7 @@ func BenchmarkRecordsMatching(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
 				n := 0
-				err := s.RecordsMatching(bc.keys, func(r Record, _ Pos) error {
+				err := s.RecordsMatching(context.Background(), bc.keys, func(r Record, _ Pos) error {
 					if r.ToolCallID == reggen.ToolCallID(4242) {
 						n++
 					}
@@ -247,7 +250,7 @@ func TestIndexLookupBounded(t *testing.T) {
 	keys := []Key{{FieldID, reggen.ToolCallID(4242)}}
 	n := 0
 	got := allocated(func() {
-		require.NoError(t, s.RecordsMatching(keys, func(r Record, _ Pos) error {
+		require.NoError(t, s.RecordsMatching(t.Context(), keys, func(r Record, _ Pos) error {
 			if r.ToolCallID == reggen.ToolCallID(4242) {
 				n++
 			}
@@ -258,9 +261,9 @@ func TestIndexLookupBounded(t *testing.T) {
 	assert.Less(t, got, uint64(fi.Size()/8), "allocated %d bytes for an index of %d", got, fi.Size())
 }
 
-// indexed returns a store made by genStore(n) and its segment, indexed,
+// indexedStore returns a store made by genStore(n) and its segment, indexed,
 // with the index's bytes.
-func indexed(t *testing.T, n int) (*Store, string, []byte) {
+func indexedStore(t *testing.T, n int) (*Store, string, []byte) {
 	t.Helper()
 	smallIndexes(t)
 	s, seg := genStore(t, n)
@@ -282,7 +285,7 @@ func spillEarly(t *testing.T) {
 // keys and line offsets spilled to a temporary file in sorted runs and
 // merged, is the one built in memory, byte for byte, and finds the same.
 func TestIndexBuildSpills(t *testing.T) {
-	s, seg, inMemory := indexed(t, 3000)
+	s, seg, inMemory := indexedStore(t, 3000)
 	require.NoError(t, os.Remove(indexPath(seg)))
 	spillEarly(t)
 	checkSame(t, s)
@@ -295,7 +298,7 @@ func TestIndexBuildSpills(t *testing.T) {
 // TestIndexOldVersion checks that an index of the earlier format is
 // replaced, not read.
 func TestIndexOldVersion(t *testing.T) {
-	s, seg, b := indexed(t, 2000)
+	s, seg, b := indexedStore(t, 2000)
 	old := slices.Clone(b)
 	old[8] = 1 // the version
 	require.NoError(t, os.WriteFile(indexPath(seg), old, 0o600))
@@ -304,3 +307,6 @@ func TestIndexOldVersion(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, b, now, "written anew")
 }
+
+// indexPath returns the path of the index of the segment at seg.
+func indexPath(seg string) string { return strings.TrimSuffix(seg, segmentExt) + indexExt }

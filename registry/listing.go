@@ -2,6 +2,7 @@ package registry
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,11 +13,12 @@ import (
 )
 
 // Listing is the artifacts of a registry that is one indexed segment,
-// newest first, read through the segment's index (see the package doc,
+// newest first, read through the segment's index (see docs/registry-index.md,
 // # Indexes), which keeps each artifact's newest record and the number
 // of places that refer to it: a listing of millions of records holds a
 // few of them at a time.
 type Listing struct {
+	s     *Store
 	files []*regFile
 	rf    *regFile
 	ix    *index
@@ -31,12 +33,13 @@ type Listing struct {
 var ErrIndexChanged = errors.New("the registry changed under its index")
 
 // Listing returns the listing of the registry, or nil when it has none:
-// when it is not one segment of a local store of at least 1 MiB, or
+// when it is not one segment of at least 1 MiB of a backend whose files
+// have IDs (a local folder), or
 // that segment's index cannot be written. It writes the index of a
 // segment that has none, or one that does not cover every whole line of
 // it. The caller closes it.
-func (s *Store) Listing() (*Listing, error) {
-	files, err := s.openRegistry()
+func (s *Store) Listing(ctx context.Context) (*Listing, error) {
+	files, err := s.openRegistry(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -45,17 +48,17 @@ func (s *Store) Listing() (*Listing, error) {
 		return nil, nil
 	}
 	rf := files[0]
-	ix := loadIndex(rf)
+	ix := s.loadIndex(ctx, rf)
 	if ix == nil || !coversAll(rf, ix) {
 		if ix != nil {
 			ix.close()
 		}
-		rd := &recordReader{fn: func(Record, Pos) error { return nil }}
+		rd := &recordReader{s: s, ctx: ctx, fn: func(Record, Pos) error { return nil }}
 		if err := rd.whole(rf, []Key{}, nil); err != nil {
 			closeAll(files)
 			return nil, err
 		}
-		if ix = loadIndex(rf); ix == nil || !coversAll(rf, ix) {
+		if ix = s.loadIndex(ctx, rf); ix == nil || !coversAll(rf, ix) {
 			if ix != nil {
 				ix.close()
 			}
@@ -63,7 +66,7 @@ func (s *Store) Listing() (*Listing, error) {
 			return nil, nil
 		}
 	}
-	return &Listing{files: files, rf: rf, ix: ix}, nil
+	return &Listing{s: s, files: files, rf: rf, ix: ix}, nil
 }
 
 // coversAll reports whether ix covers every whole line of rf: past it
@@ -92,7 +95,7 @@ func (l *Listing) Close() {
 func (l *Listing) readLine(n uint32) (line []byte, off, size int64, err error) {
 	off, end, err := l.ix.span(n)
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("registry index %s: %w", indexPath(l.rf.path), err)
+		return nil, 0, 0, fmt.Errorf("registry index %s: %w", l.s.where(indexHandle(l.rf.h)), err)
 	}
 	if end-off > maxLine {
 		return nil, off, end - off, nil
@@ -126,7 +129,7 @@ func (l *Listing) Each(fn func(r Record, at Pos, refs int) error, bad func(*BadL
 	for i := int64(0); i < l.ix.narts; i += perRead {
 		b, err := l.ix.read(l.ix.artsAt()+artSize*i, artSize*int(min(perRead, l.ix.narts-i)))
 		if err != nil {
-			return fmt.Errorf("registry index %s: %w", indexPath(l.rf.path), err)
+			return fmt.Errorf("registry index %s: %w", l.s.where(indexHandle(l.rf.h)), err)
 		}
 		l.arts = append(l.arts[:0], b...)
 		if err := l.page(fn); err != nil {
@@ -163,7 +166,7 @@ func (l *Listing) page(fn func(Record, Pos, int) error) error {
 		off, size := int64(binary.BigEndian.Uint64(b[24:])), int64(binary.BigEndian.Uint32(b[32:]))
 		from := max(off-1, 0)
 		if off+size > l.ix.covered || size > maxLine {
-			return fmt.Errorf("registry index %s: %w", indexPath(l.rf.path), errors.New("a bad line offset"))
+			return fmt.Errorf("registry index %s: %w", l.s.where(indexHandle(l.rf.h)), errors.New("a bad line offset"))
 		}
 		var buf []byte
 		if near {
@@ -214,7 +217,7 @@ func (l *Listing) artifact(line []byte, n uint32, off int64, place, refs int, fn
 func (l *Listing) badLines(bad func(*BadLineError)) error {
 	lines, err := l.ix.lines(nil)
 	if err != nil {
-		return fmt.Errorf("registry index %s: %w", indexPath(l.rf.path), err)
+		return fmt.Errorf("registry index %s: %w", l.s.where(indexHandle(l.rf.h)), err)
 	}
 	for _, n := range lines {
 		line, off, size, err := l.readLine(n)

@@ -34,7 +34,7 @@ func listWhole(t *testing.T, s *Store) []shown {
 		places = map[place]bool{}
 		n      int
 	)
-	require.NoError(t, s.RecordsAt(func(r Record, pos Pos) error {
+	require.NoError(t, s.RecordsAt(t.Context(), func(r Record, pos Pos) error {
 		if !isDigest(r.Hash) {
 			return nil
 		}
@@ -84,7 +84,7 @@ func isDigest(h string) bool {
 // list returns what s's Listing gives, and the bad lines it reports.
 func list(t *testing.T, s *Store) ([]shown, []string) {
 	t.Helper()
-	l, err := s.Listing()
+	l, err := s.Listing(t.Context())
 	require.NoError(t, err)
 	require.NotNil(t, l)
 	defer l.Close()
@@ -143,7 +143,7 @@ func TestListingNone(t *testing.T) {
 	smallIndexes(t)
 	s, _ := genStore(t, 100)
 	require.NoError(t, s.Append(t.Context(), []Record{record(1)}))
-	l, err := s.Listing()
+	l, err := s.Listing(t.Context())
 	require.NoError(t, err)
 	assert.Nil(t, l)
 }
@@ -152,12 +152,12 @@ func TestListingNone(t *testing.T) {
 // and reads it whole as ls does without one.
 func BenchmarkListing(b *testing.B) {
 	s, _ := genStore(b, 100000)
-	l, err := s.Listing() // makes the index
+	l, err := s.Listing(b.Context()) // makes the index
 	require.NoError(b, err)
 	l.Close()
 	b.Run("index", func(b *testing.B) {
 		for b.Loop() {
-			l, err := s.Listing()
+			l, err := s.Listing(b.Context())
 			if err != nil || l == nil {
 				b.Fatal(err)
 			}
@@ -172,7 +172,7 @@ func BenchmarkListing(b *testing.B) {
 	b.Run("whole", func(b *testing.B) {
 		for b.Loop() {
 			n := 0
-			if err := s.RecordsAt(func(Record, Pos) error { n++; return nil }, nil); err != nil {
+			if err := s.RecordsAt(b.Context(), func(Record, Pos) error { n++; return nil }, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

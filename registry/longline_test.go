@@ -45,7 +45,7 @@ func TestLongLines(t *testing.T) {
 	_, huge := padded(t, record(4), 32<<20)
 	_, overLimit := padded(t, record(5), maxLine+1)
 	lines := []string{line(t, record(0)), huge, line(t, record(1)), atLimitLine, overLimit, line(t, record(2))}
-	seg := s.segmentPath(newWriter(Shard{}))
+	seg := s.where(segmentHandle(newWriter(Shard{})))
 	torn := strings.Repeat("t", 8<<20)
 	appendRaw(t, seg, strings.Join(lines, "")+torn)
 	offset := func(n int) int64 {
@@ -60,7 +60,7 @@ func TestLongLines(t *testing.T) {
 	read := func(keys []Key) ([]Record, []bad) {
 		var recs []Record
 		var bads []bad
-		err := s.RecordsMatching(keys, func(r Record, _ Pos) error {
+		err := s.RecordsMatching(context.Background(), keys, func(r Record, _ Pos) error {
 			recs = append(recs, r)
 			return nil
 		}, func(e *BadLineError) {
@@ -90,7 +90,7 @@ func TestLongLines(t *testing.T) {
 	}
 
 	n = allocated(func() {
-		_, err := s.Compact(keepAll)
+		_, err := s.Compact(context.Background(), keepAll)
 		require.NoError(t, err)
 	})
 	assert.Less(t, n, uint64(16<<20), "compacting a registry with a line of 32 MiB and a torn tail of 8 MiB allocated %d bytes", n)

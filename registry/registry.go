@@ -8,17 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
-	"syscall"
-	"time"
 
 	"github.com/bytedance/sonic"
 
-	"github.com/transcript-tool/transcript-tool/internal/safefile"
 	"github.com/transcript-tool/transcript-tool/store"
 )
 
@@ -138,17 +131,23 @@ func (r Record) places(fn func(Record) error) error {
 
 var api = sonic.ConfigStd
 
-// RegistryPath returns the path of the store's single-file registry,
-// which versions before segments appended to: it is still read, never
-// appended to, and compacted away by Compact.
-func (s *Store) RegistryPath() string { return filepath.Join(s.dir, RegistryFile) }
+// RegistryPath returns where the store's single-file registry is, which
+// versions before segments appended to: it is still read, never appended
+// to, and compacted away by Compact.
+func (s *Store) RegistryPath() string { return s.where(legacy) }
 
-// SegmentPath returns the path of the segment this Store appends to, or ""
-// before its first Append that writes a line.
+// legacy is the single-file registry.
+var legacy = store.Handle{Kind: store.Legacy, Name: store.RegistryFile}
+
+// SegmentPath returns where the segment this Store last appended to is,
+// or "" before its first Append that writes a line.
 func (s *Store) SegmentPath() string {
 	s.appendMu.Lock()
 	defer s.appendMu.Unlock()
-	return s.seg
+	if s.seg.Name == "" {
+		return ""
+	}
+	return s.where(s.seg)
 }
 
 // SetShard makes the segments this Store starts from now on name shard in
@@ -160,11 +159,13 @@ func (s *Store) SetShard(shard Shard) {
 }
 
 // Append adds records to this Store's own segment, one write per line,
-// and fsyncs it (and, for a segment it has just created, its directory)
-// before it returns. The segment is created on the first Append that has
-// a line to write; if it is gone (compacted by a collector) or its last
-// write failed, a new one is started, so that no line is ever appended
-// after a torn one.
+// and makes them durable (the segment's name too, for a segment it has
+// just created) before it returns. The segment is created on the first
+// Append that has a line to write; if it is gone (compacted by a
+// collector) or its last write failed, a new one is started, so that no
+// line is ever appended after a torn one. Over a backend that cannot
+// append in place (store.Appender), each Append saves a new segment
+// whole instead (see appendWhole).
 //
 // The records of one artifact and one transcript are written as one line
 // (see Record). A record the registry already holds, in any of its files, the same in
@@ -200,11 +201,7 @@ func (s *Store) Append(ctx context.Context, recs []Record) error {
 			s.appendMu.Unlock()
 		}
 	}()
-	read := s.readKnown
-	if !s.folder {
-		read = func() error { return s.readKnownObjects(ctx) }
-	}
-	if err := read(); err != nil {
+	if err := s.readKnown(ctx); err != nil {
 		return fmt.Errorf("read registry: %w", err)
 	}
 	// The new lines, written at once: one system call per transcript,
@@ -233,28 +230,23 @@ func (s *Store) Append(ctx context.Context, recs []Record) error {
 	if len(lines) == 0 {
 		return nil // nothing new: no segment is created for nothing
 	}
-	if !s.folder {
-		if err := s.appendObject(ctx, lines); err != nil {
-			return err
-		}
-		for k := range fresh {
-			s.known[k] = true
-		}
-		return nil
+	if s.app == nil {
+		return s.appendWhole(ctx, lines, fresh)
 	}
-	f, created, err := s.openSegment()
+	f, created, err := s.openSegment(ctx)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if _, err := safefile.Write(f, lines); err != nil {
+	seg := s.seg
+	if _, err := f.Write(lines); err != nil {
 		s.dropSegment()
-		return fmt.Errorf("append to registry %s: %w", f.Name(), err)
+		return fmt.Errorf("append to registry %s: %w", s.where(seg), err)
 	}
 	s.segEnd += int64(len(lines))
 	s.gen++
-	gen, seg := s.gen, s.seg
-	s.written[seg] = gen
+	gen := s.gen
+	s.written[seg.Name] = gen
 	if !created {
 		// The fsync is shared: Appends of other transcripts that wrote
 		// meanwhile are made durable by one fsync (see syncAppended).
@@ -268,29 +260,40 @@ func (s *Store) Append(ctx context.Context, recs []Record) error {
 		s.remember(fresh, seg)
 		return nil
 	}
-	if err := safefile.Sync(f); err != nil {
+	// A segment just created: its name is made durable with its lines.
+	if err := f.Sync(); err != nil {
 		// The lines written may be lost: the next Append starts a new
 		// segment, and takes nothing it has not read for known.
 		s.dropSegment()
-		return fmt.Errorf("fsync registry %s: %w", f.Name(), err)
-	}
-	if created {
-		// The segment's own entry, and the directory's on its first
-		// creation (or on this Store's first meeting it: a run killed
-		// before that fsync may have made it).
-		if err := safefile.SyncDir(filepath.Dir(f.Name())); err != nil {
-			s.dropSegment()
-			return err
-		}
-		if !s.segDirSynced {
-			if err := safefile.SyncDir(s.dir); err != nil {
-				s.dropSegment()
-				return err
-			}
-			s.segDirSynced = true
-		}
+		return fmt.Errorf("fsync registry %s: %w", s.where(seg), err)
 	}
 	s.remember(fresh, seg)
+	return nil
+}
+
+// appendWhole is Append over a backend that cannot append in place
+// (object storage): lines, whole, saved as a new segment of their own,
+// never rewritten, so that a reader sees it whole or not at all, and a
+// compaction that merged it may remove it without losing a line appended
+// meanwhile (none ever is). The price is one segment per Append (per
+// transcript migrated) until gc --yes compacts them into one. The caller
+// holds appendMu.
+func (s *Store) appendWhole(ctx context.Context, lines []byte, fresh map[recordKey]bool) error {
+	h := segmentHandle(newWriter(s.shard))
+	err := s.b.Save(ctx, h, func(w io.Writer) error {
+		_, err := w.Write(lines)
+		return err
+	})
+	if err == nil {
+		err = s.b.Flush(ctx, h)
+	}
+	if err != nil {
+		return fmt.Errorf("append to registry %s: %w", s.where(h), err)
+	}
+	s.seg = h
+	for k := range fresh {
+		s.known[k] = true
+	}
 	return nil
 }
 
@@ -331,16 +334,16 @@ func fit(r Record) ([]marshalled, error) {
 // known, and moves the mark of what known holds of seg to its end, unless
 // this Store has left seg meanwhile (a failed write elsewhere, which
 // also emptied known). The caller holds appendMu.
-func (s *Store) remember(fresh map[recordKey]bool, seg string) {
+func (s *Store) remember(fresh map[recordKey]bool, seg store.Handle) {
 	if s.known == nil || s.seg != seg {
 		return
 	}
 	for k := range fresh {
 		s.known[k] = true
 	}
-	if m, ok := s.marks[s.segName]; ok {
+	if m, ok := s.marks[store.Key(seg)]; ok {
 		m.end, m.size = s.segEnd, s.segEnd
-		s.marks[s.segName] = m
+		s.marks[store.Key(seg)] = m
 	}
 }
 
@@ -350,80 +353,62 @@ func (s *Store) remember(fresh map[recordKey]bool, seg string) {
 // fsync fails, every Append it was to cover fails, even one whose own
 // fsync would now succeed (the kernel may have dropped their pages and
 // reported it once), and the Store leaves the segment.
-func (s *Store) syncAppended(f *os.File, seg string, gen uint64) error {
+func (s *Store) syncAppended(f store.AppendFile, seg store.Handle, gen uint64) error {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
-	if gen <= s.failed[seg] {
-		return fmt.Errorf("fsync registry %s: %w", f.Name(), errLostWithOthers)
+	if gen <= s.failed[seg.Name] {
+		return fmt.Errorf("fsync registry %s: %w", s.where(seg), errLostWithOthers)
 	}
-	if gen <= s.synced[seg] {
+	if gen <= s.synced[seg.Name] {
 		return nil
 	}
 	s.appendMu.Lock()
-	target := s.written[seg]
+	target := s.written[seg.Name]
 	s.appendMu.Unlock()
-	if err := safefile.Sync(f); err != nil {
+	if err := f.Sync(); err != nil {
 		// Every line written to seg until now is in doubt, also those
 		// written while the fsync ran, and none is written to it after.
 		s.appendMu.Lock()
-		s.failed[seg] = s.written[seg]
+		s.failed[seg.Name] = s.written[seg.Name]
 		if s.seg == seg {
 			s.dropSegment()
 		}
 		s.appendMu.Unlock()
-		return fmt.Errorf("fsync registry %s: %w", f.Name(), err)
+		return fmt.Errorf("fsync registry %s: %w", s.where(seg), err)
 	}
-	s.synced[seg] = target
+	s.synced[seg.Name] = target
 	return nil
 }
 
 var errLostWithOthers = errors.New("an fsync covering these lines failed")
 
 // openSegment opens this Store's segment to append to, creating a new
-// one, with O_EXCL, if it has none, if it is gone or if it does not end
-// where this Store's last write did. The caller holds appendMu.
-func (s *Store) openSegment() (f *os.File, created bool, err error) {
-	if s.seg != "" {
-		if err := safefile.Intercept(safefile.Op{Kind: safefile.KindOpen, Path: s.seg}); err != nil {
-			return nil, false, fmt.Errorf("open registry %s: %w", s.seg, err)
-		}
-		f, err := os.OpenFile(s.seg, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+// one if it has none, if it is gone or if it does not end where this
+// Store's last write did. The caller holds appendMu.
+func (s *Store) openSegment(ctx context.Context) (f store.AppendFile, created bool, err error) {
+	if s.seg.Name != "" {
+		f, err := s.app.OpenAppend(ctx, s.seg)
 		if err == nil {
-			if fi, serr := f.Stat(); serr == nil && fi.Mode().IsRegular() && fi.Size() == s.segEnd {
+			if fi, serr := f.Stat(); serr == nil && fi.Size == s.segEnd {
 				return f, false, nil
 			}
 			f.Close() // not as this Store left it: start another
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, false, fmt.Errorf("open registry %s: %w", s.seg, err)
+		} else if !errors.Is(err, store.ErrNotExist) {
+			return nil, false, fmt.Errorf("open registry %s: %w", s.where(s.seg), err)
 		}
 		// What it held readKnown has just read, if it is still there.
-		s.seg, s.segName, s.segEnd = "", "", 0
-	}
-	dir := s.segmentsDir()
-	if err := safefile.Mkdir(dir, dirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, false, fmt.Errorf("create registry directory: %w", err)
-	}
-	if err := notLinked(dir); err != nil {
-		return nil, false, err
+		s.seg, s.segEnd = store.Handle{}, 0
 	}
 	for try := 0; ; try++ {
-		path := s.segmentPath(newWriter(s.shard))
-		if err := safefile.Intercept(safefile.Op{Kind: safefile.KindOpen, Path: path}); err != nil {
-			return nil, false, fmt.Errorf("create registry %s: %w", path, err)
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, filePerm)
-		if errors.Is(err, fs.ErrExist) && try < 10 {
+		h := segmentHandle(newWriter(s.shard))
+		f, err := s.app.CreateAppend(ctx, h)
+		if errors.Is(err, store.ErrExist) && try < 10 {
 			continue // another writer's id after all: the next has another sequence number
 		}
 		if err != nil {
-			return nil, false, fmt.Errorf("create registry %s: %w", path, err)
+			return nil, false, fmt.Errorf("create registry %s: %w", s.where(h), err)
 		}
-		// Past the umask, like every file of the store.
-		if err := safefile.SetPerm(f, filePerm); err != nil {
-			f.Close()
-			return nil, false, fmt.Errorf("create registry %s: %w", path, err)
-		}
-		s.seg, s.segName, s.segEnd = path, SegmentsDir+"/"+filepath.Base(path), 0
+		s.seg, s.segEnd = h, 0
 		return f, true, nil
 	}
 }
@@ -431,7 +416,7 @@ func (s *Store) openSegment() (f *os.File, created bool, err error) {
 // dropSegment makes the next Append start a new segment and read the
 // registry again: the last write to this one may be torn or lost.
 func (s *Store) dropSegment() {
-	s.seg, s.segName, s.segEnd = "", "", 0
+	s.seg, s.segEnd = store.Handle{}, 0
 	s.known = nil
 }
 
@@ -480,18 +465,24 @@ func keyOfLine(b []byte) (recordKey, bool) {
 
 // mark is how much of one registry file readKnown has read.
 type mark struct {
-	ino       uint64
-	end, size int64 // past the last whole line read; the size then
+	id        uint64 // the file's store.FileInfo.ID
+	end, size int64  // past the last whole line read; the size then
 }
 
 // readKnown adds to s.known the records of every registry file's whole
 // lines that it has not read yet. If a file it read is gone, or is not
 // the file it read before, or is shorter than what it read (compacted,
 // replaced or cut by another tool), it starts over: a compaction may have
-// dropped records. The caller holds appendMu.
-func (s *Store) readKnown() error {
+// dropped records. Over a backend that cannot append in place, it reads
+// the registry once, when known is empty: there every Append makes a new
+// segment, and listing them all for each would cost more than the
+// records it spares (see appendWhole). The caller holds appendMu.
+func (s *Store) readKnown(ctx context.Context) error {
+	if s.known != nil && s.app == nil {
+		return nil
+	}
 	for try := 0; ; try++ {
-		again, err := s.tryReadKnown()
+		again, err := s.tryReadKnown(ctx)
 		if err != nil || !again {
 			return err
 		}
@@ -503,15 +494,15 @@ func (s *Store) readKnown() error {
 
 // tryReadKnown is one attempt of readKnown; again says that the registry
 // changed under it and that it must start over.
-func (s *Store) tryReadKnown() (again bool, err error) {
-	names, err := s.registryNames()
+func (s *Store) tryReadKnown(ctx context.Context) (again bool, err error) {
+	files, err := s.registryFiles(ctx)
 	if err != nil {
 		return false, err
 	}
 	if s.known != nil {
-		listed := make(map[string]bool, len(names))
-		for _, n := range names {
-			listed[n] = true
+		listed := make(map[string]bool, len(files))
+		for _, fi := range files {
+			listed[store.Key(fi.h)] = true
 		}
 		for n := range s.marks {
 			if !listed[n] {
@@ -523,16 +514,19 @@ func (s *Store) tryReadKnown() (again bool, err error) {
 	if s.known == nil {
 		s.known, s.marks = map[recordKey]bool{}, map[string]mark{}
 	}
-	for _, name := range names {
-		f, err := openNoFollow(filepath.Join(s.dir, filepath.FromSlash(name)))
-		if errors.Is(err, fs.ErrNotExist) {
+	for _, e := range files {
+		if m, seen := s.marks[store.Key(e.h)]; seen && m.id == e.fi.ID && m.size == e.fi.Size {
+			continue // as it was read
+		}
+		f, fi, err := s.open(ctx, e)
+		if errors.Is(err, store.ErrNotExist) {
 			s.known = nil
 			return true, nil
 		}
 		if err != nil {
 			return false, err
 		}
-		again, err := s.readKnownFile(name, f)
+		again, err := s.readKnownFile(e.h, f, fi)
 		f.Close()
 		if again || err != nil {
 			return again, err
@@ -541,35 +535,28 @@ func (s *Store) tryReadKnown() (again bool, err error) {
 	return false, nil
 }
 
-// readKnownFile is readKnown for one open file.
-func (s *Store) readKnownFile(name string, f *os.File) (again bool, err error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return false, err
-	}
-	if !fi.Mode().IsRegular() {
-		return false, fmt.Errorf("registry %s is a %s, not a file", f.Name(), safefile.Describe(fi.Mode()))
-	}
-	ino, _ := inodeOf(fi)
+// readKnownFile is readKnown for one open file, fi as it was opened.
+func (s *Store) readKnownFile(h store.Handle, f store.File, fi store.FileInfo) (again bool, err error) {
+	name := store.Key(h)
 	m, seen := s.marks[name]
-	if seen && (m.ino != ino || fi.Size() < m.end) {
+	if seen && (m.id != fi.ID || fi.Size < m.end) {
 		s.known = nil
 		return true, nil
 	}
-	if name == s.segName && fi.Size() == s.segEnd && (!seen || m.ino == ino) {
+	if h == s.seg && fi.Size == s.segEnd && (!seen || m.id == fi.ID) {
 		// This Store's own segment, as it left it: every line in it
 		// is its own, each line's key is in known once its fsync
 		// succeeded (see remember), and a failed write or fsync
 		// empties known. Lines still being made durable are not
 		// read back: their records are other transcripts' than the
 		// ones an Append of this Store writes meanwhile.
-		s.marks[name] = mark{ino: ino, end: fi.Size(), size: fi.Size()}
+		s.marks[name] = mark{id: fi.ID, end: fi.Size, size: fi.Size}
 		return false, nil
 	}
-	if seen && fi.Size() == m.size {
+	if seen && fi.Size == m.size {
 		return false, nil
 	}
-	rf := &regFile{name: name, path: f.Name(), f: f, size: fi.Size(), from: m.end}
+	rf := &regFile{h: h, path: s.where(h), f: f, size: fi.Size, id: fi.ID, from: m.end}
 	var dec decoder
 	end, err := rf.scan(nil, func(line []byte, _ int, _ int64) error {
 		// A bad line is the readers' business, not a record to compare
@@ -587,31 +574,8 @@ func (s *Store) readKnownFile(name string, f *os.File) (again bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	s.marks[name] = mark{ino: ino, end: end, size: fi.Size()}
+	s.marks[name] = mark{id: fi.ID, end: end, size: fi.Size}
 	return false, nil
-}
-
-// setAside copies the bytes of rf past end, a torn last line, to a file
-// beside it, "<name>.torn-<nanoseconds>", before rf is removed: a crash
-// mid-append leaves them, and they are never dropped silently.
-func setAside(rf *regFile, end int64) error {
-	if end == rf.size {
-		return nil
-	}
-	aside := rf.path + ".torn-" + strconv.FormatInt(time.Now().UnixNano(), 10)
-	f, err := safefile.Create(aside, filePerm)
-	if err != nil {
-		return fmt.Errorf("set aside torn registry tail: %w", err)
-	}
-	defer f.Abort()
-	// Copied, not held: a torn tail may be as long as any line.
-	if _, err := io.Copy(f, io.NewSectionReader(rf.f, end, rf.size-end)); err != nil {
-		return fmt.Errorf("set aside torn registry tail: %w", err)
-	}
-	if err := f.Commit(); err != nil {
-		return fmt.Errorf("set aside torn registry tail: %w", err)
-	}
-	return nil
 }
 
 // BadLineError reports a registry line that does not parse.
@@ -664,18 +628,18 @@ type Pos struct {
 
 // Records calls fn for every record in the registry: those of the
 // single-file registry of earlier versions, then those of each segment,
-// segments sorted by name, each file in order (see the package doc,
-// # Reading). A torn last line of any file is skipped; a bad line
+// segments sorted by name, each file in order (see
+// docs/registry-index.md, # Reading). A torn last line of any file is skipped; a bad line
 // elsewhere is passed to bad, and reading goes on. A missing registry has
 // no records.
-func (s *Store) Records(fn func(r Record) error, bad func(*BadLineError)) error {
-	return s.RecordsAt(func(r Record, _ Pos) error { return fn(r) }, bad)
+func (s *Store) Records(ctx context.Context, fn func(r Record) error, bad func(*BadLineError)) error {
+	return s.RecordsAt(ctx, func(r Record, _ Pos) error { return fn(r) }, bad)
 }
 
 // RecordsAt is Records for a caller that reports on records: fn is also
 // given where the record's line is.
-func (s *Store) RecordsAt(fn func(r Record, at Pos) error, bad func(*BadLineError)) error {
-	return s.RecordsMatching(nil, fn, bad)
+func (s *Store) RecordsAt(ctx context.Context, fn func(r Record, at Pos) error, bad func(*BadLineError)) error {
+	return s.RecordsMatching(ctx, nil, fn, bad)
 }
 
 // RecordsMatching is RecordsAt for a caller that looks for the records
@@ -688,19 +652,19 @@ func (s *Store) RecordsAt(fn func(r Record, at Pos) error, bad func(*BadLineErro
 // doc, # Indexes) it reads only the lines they name and those appended
 // since; it writes the index of a segment it read whole that should
 // have one, and ignores an index that does not match its segment.
-func (s *Store) RecordsMatching(keys []Key, fn func(r Record, at Pos) error, bad func(*BadLineError)) error {
+func (s *Store) RecordsMatching(ctx context.Context, keys []Key, fn func(r Record, at Pos) error, bad func(*BadLineError)) error {
 	for _, k := range keys {
 		if k.Value == "" {
 			keys = nil
 			break
 		}
 	}
-	files, err := s.openRegistry()
+	files, err := s.openRegistry(ctx)
 	if err != nil {
 		return err
 	}
 	defer closeAll(files)
-	rd := &recordReader{fn: fn, bad: bad}
+	rd := &recordReader{s: s, ctx: ctx, fn: fn, bad: bad}
 	for _, rf := range files {
 		if err := rd.file(rf, keys); err != nil {
 			return err
@@ -711,6 +675,8 @@ func (s *Store) RecordsMatching(keys []Key, fn func(r Record, at Pos) error, bad
 
 // recordReader reads records for RecordsMatching.
 type recordReader struct {
+	s    *Store
+	ctx  context.Context
 	dec  decoder
 	fn   func(Record, Pos) error
 	bad  func(*BadLineError)
@@ -744,7 +710,7 @@ func (rd *recordReader) tooLong(rf *regFile, n int, off, size int64) error {
 func (rd *recordReader) file(rf *regFile, keys []Key) error {
 	var ix *index
 	if keys != nil {
-		ix = loadIndex(rf)
+		ix = rd.s.loadIndex(rd.ctx, rf)
 	}
 	if ix != nil {
 		defer ix.close()
@@ -754,13 +720,13 @@ func (rd *recordReader) file(rf *regFile, keys []Key) error {
 	}
 	lines, err := ix.lines(keys)
 	if err != nil {
-		return fmt.Errorf("registry index %s: %w", indexPath(rf.path), err)
+		return fmt.Errorf("registry index %s: %w", rd.s.where(indexHandle(rf.h)), err)
 	}
 	var passed []int64 // the offsets of the lines passed on, ascending
 	for _, n := range lines {
 		off, end, err := ix.span(n)
 		if err != nil {
-			return fmt.Errorf("registry index %s: %w", indexPath(rf.path), err)
+			return fmt.Errorf("registry index %s: %w", rd.s.where(indexHandle(rf.h)), err)
 		}
 		if off < rf.from || (off == 0 && rf.header > 0) {
 			continue
@@ -826,8 +792,7 @@ func (rd *recordReader) whole(rf *regFile, keys []Key, passed []int64) error {
 		}
 		return rd.tooLong(rf, n, off, size)
 	}
-	f, ok := rf.f.(*os.File)
-	if keys == nil || !ok || rf.name == RegistryFile || rf.size < indexMinSize || rf.from > 0 {
+	if keys == nil || !indexed(rf) || rf.from > 0 {
 		_, err := rf.scan(nil, emit, tooLong)
 		return err
 	}
@@ -850,6 +815,6 @@ func (rd *recordReader) whole(rf *regFile, keys []Key, passed []int64) error {
 	}); err != nil {
 		return err
 	}
-	_ = writeIndex(&b, rf.path, f) // a cache: a store the reader may not write to has none
+	_ = rd.s.writeIndex(rd.ctx, &b, rf) // a cache: a store the reader may not write to has none
 	return nil
 }

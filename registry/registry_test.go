@@ -11,17 +11,17 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/transcript-tool/transcript-tool/store"
-	"github.com/transcript-tool/transcript-tool/store/local"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/transcript-tool/transcript-tool/internal/safefile"
+	"github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/store/faulty"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 func record(i int) Record {
@@ -43,7 +43,7 @@ func record(i int) Record {
 func allRecords(t *testing.T, s *Store) []Record {
 	t.Helper()
 	var recs []Record
-	err := s.Records(func(r Record) error {
+	err := s.Records(context.Background(), func(r Record) error {
 		recs = append(recs, r)
 		return nil
 	}, func(e *BadLineError) {
@@ -84,7 +84,7 @@ func line(t *testing.T, r Record) string {
 // segments lists the segments of the store in dir.
 func segments(t *testing.T, dir string) []string {
 	t.Helper()
-	names, err := filepath.Glob(filepath.Join(dir, SegmentsDir, "*"+segmentExt))
+	names, err := filepath.Glob(filepath.Join(dir, store.SegmentsDir, "*"+segmentExt))
 	require.NoError(t, err)
 	return names
 }
@@ -93,7 +93,7 @@ func segments(t *testing.T, dir string) []string {
 func tornFiles(t *testing.T, s *Store) []string {
 	t.Helper()
 	var names []string
-	for _, pattern := range []string{s.RegistryPath() + ".torn-*", filepath.Join(s.Dir(), SegmentsDir, "*.torn-*")} {
+	for _, pattern := range []string{s.RegistryPath() + ".torn-*", filepath.Join(s.Dir(), store.SegmentsDir, "*.torn-*")} {
 		more, err := filepath.Glob(pattern)
 		require.NoError(t, err)
 		names = append(names, more...)
@@ -149,7 +149,7 @@ func TestAppendNothing(t *testing.T) {
 func TestRecordsMissingRegistry(t *testing.T) {
 	s := newStore(t)
 	called := false
-	err := s.Records(func(Record) error { called = true; return nil }, nil)
+	err := s.Records(context.Background(), func(Record) error { called = true; return nil }, nil)
 	assert.NoError(t, err)
 	assert.False(t, called)
 }
@@ -159,7 +159,7 @@ func TestRecordsStopsOnCallbackError(t *testing.T) {
 	require.NoError(t, s.Append(context.Background(), []Record{record(0), record(1), record(2)}))
 	errStop := errors.New("stop")
 	n := 0
-	err := s.Records(func(Record) error {
+	err := s.Records(context.Background(), func(Record) error {
 		n++
 		if n == 2 {
 			return errStop
@@ -198,7 +198,7 @@ func TestTornTail(t *testing.T) {
 					var good []Record
 					path := s.RegistryPath()
 					if !legacy {
-						path = s.segmentPath(newWriter(Shard{}))
+						path = s.where(segmentHandle(newWriter(Shard{})))
 					}
 					if !only {
 						good = []Record{record(0), record(1)}
@@ -222,7 +222,7 @@ func TestTornTail(t *testing.T) {
 					assert.Empty(t, tornFiles(t, s))
 
 					// A compaction sets the tail aside and removes the file.
-					_, err = s.Compact(keepAll)
+					_, err = s.Compact(context.Background(), keepAll)
 					require.NoError(t, err)
 					assert.NoFileExists(t, path)
 					set := tornFiles(t, s)
@@ -242,18 +242,19 @@ func TestTornTail(t *testing.T) {
 // segment (the write failed half done) never appends after the torn line:
 // it starts another segment, and the record is appended whole there.
 func TestFailedWriteStartsNewSegment(t *testing.T) {
-	s := newStore(t)
-	require.NoError(t, s.Append(context.Background(), []Record{record(0)}))
-	first := s.SegmentPath()
-	safefile.Hook = func(op safefile.Op) error {
-		if op.Kind == safefile.KindWrite && op.Path == first {
-			_, _ = op.File.Write(op.Data[:len(op.Data)/2])
+	var tear atomic.Bool
+	s := newFaulty(t, func(c faulty.Call) error {
+		if c.Method == faulty.Write && tear.Load() {
+			c.Tear()
 			return syscall.ENOSPC
 		}
 		return nil
-	}
+	})
+	require.NoError(t, s.Append(context.Background(), []Record{record(0)}))
+	first := s.SegmentPath()
+	tear.Store(true)
 	err := s.Append(context.Background(), []Record{record(1)})
-	safefile.Hook = nil
+	tear.Store(false)
 	require.ErrorIs(t, err, syscall.ENOSPC)
 
 	require.NoError(t, s.Append(context.Background(), []Record{record(1), record(2)}))
@@ -289,13 +290,13 @@ func TestBadLines(t *testing.T) {
 	}
 	// The same lines in the single-file registry and in a segment: each
 	// bad line is reported with the file it is in.
-	seg := s.segmentPath(newWriter(Shard{}))
+	seg := s.where(segmentHandle(newWriter(Shard{})))
 	appendRaw(t, s.RegistryPath(), strings.Join(lines, ""))
 	appendRaw(t, seg, strings.Join(lines, ""))
 
 	var recs []Record
 	var bad []*BadLineError
-	err := s.Records(func(r Record) error {
+	err := s.Records(context.Background(), func(r Record) error {
 		recs = append(recs, r)
 		return nil
 	}, func(e *BadLineError) { bad = append(bad, e) })
@@ -333,7 +334,7 @@ func TestBadLines(t *testing.T) {
 
 	// Without a bad callback the good records still come through.
 	n := 0
-	require.NoError(t, s.Records(func(Record) error { n++; return nil }, nil))
+	require.NoError(t, s.Records(context.Background(), func(Record) error { n++; return nil }, nil))
 	assert.Equal(t, 6, n)
 
 	// The files with bad lines are left as they are by the next append.
@@ -450,18 +451,13 @@ func TestOneLinePerArtifactAndTranscript(t *testing.T) {
 func TestAppendsShareFsyncs(t *testing.T) {
 	for _, fail := range []bool{false, true} {
 		t.Run(fmt.Sprint("fail=", fail), func(t *testing.T) {
-			s := newStore(t)
-			ctx := context.Background()
-			require.NoError(t, s.Append(ctx, putAll(t, s, 0))) // the segment exists
-			const n = 8
-			recs := make([][]Record, n)
-			for i := range recs {
-				recs[i] = putAll(t, s, i+1)
-			}
-			var mu sync.Mutex
-			syncs := 0
-			safefile.Hook = func(op safefile.Op) error {
-				if op.Kind != safefile.KindSync || !strings.Contains(op.Path, SegmentsDir) {
+			var (
+				mu       sync.Mutex
+				syncs    int
+				counting atomic.Bool
+			)
+			s := newFaulty(t, func(c faulty.Call) error {
+				if c.Method != faulty.Sync || !counting.Load() {
 					return nil
 				}
 				mu.Lock()
@@ -475,8 +471,15 @@ func TestAppendsShareFsyncs(t *testing.T) {
 					}
 				}
 				return nil
+			})
+			ctx := context.Background()
+			require.NoError(t, s.Append(ctx, putAll(t, s, 0))) // the segment exists
+			const n = 8
+			recs := make([][]Record, n)
+			for i := range recs {
+				recs[i] = putAll(t, s, i+1)
 			}
-			t.Cleanup(func() { safefile.Hook = nil })
+			counting.Store(true)
 			errs := make([]error, n)
 			var wg sync.WaitGroup
 			for i := range recs {
@@ -490,7 +493,7 @@ func TestAppendsShareFsyncs(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			safefile.Hook = nil
+			counting.Store(false)
 			assert.Less(t, syncs, n, "every Append made an fsync of its own")
 			got := allRecords(t, mustOpen(t, s.Dir()))
 			failed := 0

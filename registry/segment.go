@@ -10,27 +10,21 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"io/fs"
-	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
-	"github.com/transcript-tool/transcript-tool/internal/safefile"
 	"github.com/transcript-tool/transcript-tool/store"
 )
 
-// SegmentsDir is the directory of the registry's segments inside a store:
-// one file per writer, <writer id>.jsonl.
-const SegmentsDir = "registry"
-
-// segmentExt ends the name of every segment; other names in SegmentsDir
-// (temporary files, torn tails set aside) are not segments.
+// segmentExt ends the name of every segment, <writer id>.jsonl; other
+// files of kind store.Segment (indexes, torn tails set aside) are not
+// segments.
 const segmentExt = ".jsonl"
 
 // Shard is the share of the inputs a writer takes, K of N (the --shard
@@ -53,20 +47,12 @@ type Writer struct {
 // writerSeq numbers the writers of this process.
 var writerSeq atomic.Uint64
 
-// hostname is the host part of this process's writers, read once.
-var hostname = func() string {
-	h, err := os.Hostname()
-	if err != nil || h == "" {
-		return "unknown-host"
-	}
-	return h
-}()
-
 // newWriter returns a Writer that no other segment of this process has
 // had, and that no other process's can have but by a host name, process
 // id and start time all equal.
 func newWriter(shard Shard) Writer {
-	return Writer{Host: hostname, PID: os.Getpid(), Start: time.Now().UTC(), Seq: writerSeq.Add(1), Shard: shard}
+	host, pid := store.Process()
+	return Writer{Host: host, PID: pid, Start: time.Now().UTC(), Seq: writerSeq.Add(1), Shard: shard}
 }
 
 // ID returns w's id, the name of its segment without ".jsonl": its start
@@ -95,9 +81,9 @@ func (w Writer) ID() string {
 	return id
 }
 
-// segmentPath returns the path of the segment of writer w.
-func (s *Store) segmentPath(w Writer) string {
-	return filepath.Join(s.dir, SegmentsDir, w.ID()+segmentExt)
+// segmentHandle returns the handle of the segment of writer w.
+func segmentHandle(w Writer) store.Handle {
+	return store.Handle{Kind: store.Segment, Name: w.ID() + segmentExt}
 }
 
 // header is the first line of a segment written by Compact: the files
@@ -120,10 +106,11 @@ var headerPrefix = []byte(`{"compacts":`)
 
 // regFile is one file of the registry opened by openRegistry.
 type regFile struct {
-	name string // relative to the store, with '/'
-	path string
-	f    segmentFile
-	size int64 // when opened: bytes appended since are not read
+	h    store.Handle
+	path string // for messages (see Store.where)
+	f    store.File
+	size int64  // when opened: bytes appended since are not read
+	id   uint64 // the file's store.FileInfo.ID when opened
 	// from is the offset up to which a compacted segment holds the
 	// file's lines, with lines lines before it; reading starts there.
 	from  int64
@@ -146,16 +133,16 @@ const maxListings = 100
 
 // openRegistry opens the single-file registry of earlier versions, then
 // every segment, sorted by name, all at once, so that what it returns is
-// one state of the registry (see the package doc, # Compaction): a
+// one state of the registry (see docs/registry-index.md, # Compaction): a
 // segment listed and then removed before it is opened was merged into a
-// compacted segment renamed into place before its removal, so the files
-// are listed and opened again. A file that an opened compacted segment
-// holds is read only past what it holds. A store without a registry has
-// no files. The caller closes the files.
-func (s *Store) openRegistry() ([]*regFile, error) {
+// compacted segment saved before its removal, so the files are listed and
+// opened again. A file that an opened compacted segment holds is read
+// only past what it holds. A store without a registry has no files. The
+// caller closes the files.
+func (s *Store) openRegistry(ctx context.Context) ([]*regFile, error) {
 	for try := 0; ; try++ {
-		files, err := s.tryOpenRegistry()
-		if errors.Is(err, fs.ErrNotExist) && try < maxListings {
+		files, err := s.tryOpenRegistry(ctx)
+		if errors.Is(err, store.ErrNotExist) && try < maxListings {
 			continue
 		}
 		if err != nil {
@@ -170,40 +157,26 @@ func (s *Store) openRegistry() ([]*regFile, error) {
 }
 
 // tryOpenRegistry lists and opens the registry's files; an error wrapping
-// fs.ErrNotExist says that a file listed was gone when it was opened.
-func (s *Store) tryOpenRegistry() ([]*regFile, error) {
-	if !s.folder {
-		return s.openObjects(context.Background())
-	}
-	names, err := s.registryNames()
+// store.ErrNotExist says that a file listed was gone when it was opened.
+func (s *Store) tryOpenRegistry(ctx context.Context) ([]*regFile, error) {
+	entries, err := s.registryFiles(ctx)
 	if err != nil {
 		return nil, err
 	}
 	listed()
-	files := make([]*regFile, 0, len(names))
-	for _, name := range names {
-		path := filepath.Join(s.dir, filepath.FromSlash(name))
-		f, err := openNoFollow(path)
+	files := make([]*regFile, 0, len(entries))
+	for _, e := range entries {
+		f, fi, err := s.open(ctx, e)
 		if err != nil {
 			closeAll(files)
-			return nil, err
+			return nil, fmt.Errorf("open registry %s: %w", s.where(e.h), err)
 		}
-		rf := &regFile{name: name, path: path, f: f}
+		rf := &regFile{h: e.h, path: s.where(e.h), f: f, size: fi.Size, id: fi.ID}
 		files = append(files, rf)
-		fi, err := f.Stat()
-		if err != nil {
-			closeAll(files)
-			return nil, err
-		}
-		if !fi.Mode().IsRegular() {
-			closeAll(files)
-			return nil, fmt.Errorf("registry %s is a %s, not a file", path, safefile.Describe(fi.Mode()))
-		}
-		rf.size = fi.Size()
-		if name != RegistryFile {
+		if e.h.Kind == store.Segment {
 			if err := rf.readHeader(); err != nil {
 				closeAll(files)
-				return nil, err
+				return nil, fmt.Errorf("read registry %s: %w", rf.path, err)
 			}
 		}
 	}
@@ -214,45 +187,65 @@ func (s *Store) tryOpenRegistry() ([]*regFile, error) {
 // opening, for tests that compact the registry there.
 var listed = func() {}
 
-// registryNames lists the registry's files relative to the store: the
-// single-file registry first, if it is there, then the segments sorted by
-// name, which is the order readers merge them in. Links are refused.
-func (s *Store) registryNames() ([]string, error) {
-	var names []string
-	if _, err := os.Lstat(filepath.Join(s.dir, RegistryFile)); err == nil {
-		names = append(names, RegistryFile)
-	}
-	var segs []string
-	err := s.b.List(context.Background(), store.Segment, "", func(fi store.FileInfo) error {
-		// A link or a directory named like a segment is listed too, by
-		// its path: opening it says what it is.
-		if name := filepath.Base(fi.Name); isSegment(name) {
-			segs = append(segs, SegmentsDir+"/"+name)
+// listedFile is a file of the registry as its backend listed it.
+type listedFile struct {
+	h  store.Handle
+	fi store.FileInfo
+}
+
+// registryFiles lists the registry's files: the single-file registry
+// first, if it is there, then the segments sorted by name, which is the
+// order readers merge them in. What stands under a registry file's name
+// and is no file (a link, a folder) is listed too, with fi.Bad set:
+// opening it says what it is, and it is refused.
+func (s *Store) registryFiles(ctx context.Context) ([]listedFile, error) {
+	var out []listedFile
+	err := s.b.List(ctx, store.Legacy, "", func(fi store.FileInfo) error {
+		if fi.Name == store.RegistryFile {
+			out = append(out, listedFile{legacy, fi})
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("list registry: %w", err)
 	}
-	sort.Strings(segs)
-	return append(names, segs...), nil
+	var segs []listedFile
+	err = s.b.List(ctx, store.Segment, "", func(fi store.FileInfo) error {
+		// What is no file is named by its path relative to the store.
+		if name := path.Base(filepath.ToSlash(fi.Name)); isSegment(name) {
+			segs = append(segs, listedFile{store.Handle{Kind: store.Segment, Name: name}, fi})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list registry: %w", err)
+	}
+	sort.Slice(segs, func(i, j int) bool { return segs[i].h.Name < segs[j].h.Name })
+	return append(out, segs...), nil
 }
 
-// isSegment reports whether a name in SegmentsDir is a segment's.
+// open opens a file of the registry as listed, and describes it as it was
+// opened: with the ID its listing gave, if the file loaded has none (a
+// backend that reads files whole, see store.OpenFile). Should the file
+// have been replaced between the two, the ID is the wrong file's, and the
+// file is taken to have changed since: kept by Compact, read again by
+// readKnown.
+func (s *Store) open(ctx context.Context, e listedFile) (store.File, store.FileInfo, error) {
+	f, err := store.OpenFile(ctx, s.b, e.h)
+	if err != nil {
+		return nil, store.FileInfo{}, err
+	}
+	fi := f.Stat()
+	if fi.ID == 0 {
+		fi.ID = e.fi.ID
+	}
+	return f, fi, nil
+}
+
+// isSegment reports whether the name of a file of kind store.Segment is a
+// segment's.
 func isSegment(name string) bool {
-	return strings.HasSuffix(name, segmentExt) && len(name) > len(segmentExt) && !isTemp(name)
-}
-
-// openNoFollow opens a registry file for reading, refusing a link; the
-// caller checks that it is a file.
-func openNoFollow(path string) (*os.File, error) {
-	// O_NONBLOCK: a named pipe planted under a registry file's name must
-	// not hang the open; it is then refused as not a file.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if errors.Is(err, syscall.ELOOP) {
-		return nil, fmt.Errorf("%s %w", path, store.ErrLinked)
-	}
-	return f, err
+	return strings.HasSuffix(name, segmentExt) && len(name) > len(segmentExt) && !store.IsTemp(name)
 }
 
 // readHeader reads a segment's header line, if it starts with one.
@@ -290,7 +283,7 @@ func cover(files []*regFile) error {
 		}
 	}
 	for _, rf := range files {
-		for _, c := range byName[rf.name] {
+		for _, c := range byName[store.Key(rf.h)] {
 			if c.Size <= rf.from || c.Size > rf.size {
 				continue
 			}

@@ -13,13 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/transcript-tool/transcript-tool/store/local"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/transcript-tool/transcript-tool/internal/safefile"
 	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/store/faulty"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 func TestWriterID(t *testing.T) {
@@ -67,12 +67,12 @@ func TestTwoWritersTwoSegments(t *testing.T) {
 
 	require.NotEqual(t, s1.SegmentPath(), s2.SegmentPath())
 	for _, s := range []*registry.Store{s1, s2} {
-		assert.Equal(t, filepath.Join(dir, registry.SegmentsDir), filepath.Dir(s.SegmentPath()))
+		assert.Equal(t, filepath.Join(dir, store.SegmentsDir), filepath.Dir(s.SegmentPath()))
 		assert.Contains(t, filepath.Base(s.SegmentPath()), "_"+strconv.Itoa(os.Getpid())+"_", "the id names the process")
 	}
-	assert.Equal(t, []string{filepath.Join(dir, registry.RegistryFile), s1.SegmentPath(), s2.SegmentPath()}, registryFiles(t, dir),
+	assert.Equal(t, []string{filepath.Join(dir, store.RegistryFile), s1.SegmentPath(), s2.SegmentPath()}, registryFiles(t, dir),
 		"the first Store started first, so its segment sorts first")
-	data, err := os.ReadFile(filepath.Join(dir, registry.RegistryFile))
+	data, err := os.ReadFile(filepath.Join(dir, store.RegistryFile))
 	require.NoError(t, err)
 	assert.Equal(t, recLine(t, rec("0")), string(data), "the single-file registry was appended to")
 
@@ -142,7 +142,7 @@ func TestSingleFileRegistryStillReads(t *testing.T) {
 	assert.Empty(t, bad)
 
 	require.NoError(t, s.Append(context.Background(), []registry.Record{rec("1"), rec("2")}))
-	data, err := os.ReadFile(filepath.Join(dir, registry.RegistryFile))
+	data, err := os.ReadFile(filepath.Join(dir, store.RegistryFile))
 	require.NoError(t, err)
 	assert.Equal(t, old, string(data))
 	seg, err := os.ReadFile(s.SegmentPath())
@@ -163,10 +163,10 @@ func TestReaderKeepsWhatItOpened(t *testing.T) {
 	}
 	var recs []string
 	compacted := false
-	require.NoError(t, registry.New(local.New(dir)).Records(func(r registry.Record) error {
+	require.NoError(t, registry.New(local.New(dir)).Records(context.Background(), func(r registry.Record) error {
 		if !compacted {
 			compacted = true
-			_, err := registry.New(local.New(dir)).Compact(func(registry.Record) bool { return true })
+			_, err := registry.New(local.New(dir)).Compact(context.Background(), func(registry.Record) bool { return true })
 			require.NoError(t, err)
 			require.Len(t, registryFiles(t, dir), 1)
 		}
@@ -191,7 +191,7 @@ func TestCompactedFilesLeftBehind(t *testing.T) {
 		require.NoError(t, err)
 		saved[f] = data
 	}
-	_, err := registry.New(local.New(dir)).Compact(func(registry.Record) bool { return true })
+	_, err := registry.New(local.New(dir)).Compact(context.Background(), func(registry.Record) bool { return true })
 	require.NoError(t, err)
 	for f, data := range saved {
 		require.NoError(t, os.WriteFile(f, data, 0o600))
@@ -208,7 +208,7 @@ func TestCompactedFilesLeftBehind(t *testing.T) {
 	recs, _ = hashes(t, registry.New(local.New(dir)))
 	assert.Equal(t, []string{"0", "a", "b", "c"}, recs)
 
-	_, err = registry.New(local.New(dir)).Compact(func(registry.Record) bool { return true })
+	_, err = registry.New(local.New(dir)).Compact(context.Background(), func(registry.Record) bool { return true })
 	require.NoError(t, err)
 	assert.Len(t, registryFiles(t, dir), 1)
 	recs, _ = hashes(t, registry.New(local.New(dir)))
@@ -223,9 +223,9 @@ func TestSingleFileRegistryMadeAnew(t *testing.T) {
 	merged := recLine(t, rec("0"))
 	writeLegacy(t, dir, merged)
 	require.NoError(t, registry.New(local.New(dir)).Append(context.Background(), []registry.Record{rec("a")}))
-	_, err := registry.New(local.New(dir)).Compact(func(registry.Record) bool { return true })
+	_, err := registry.New(local.New(dir)).Compact(context.Background(), func(registry.Record) bool { return true })
 	require.NoError(t, err)
-	require.NoFileExists(t, filepath.Join(dir, registry.RegistryFile))
+	require.NoFileExists(t, filepath.Join(dir, store.RegistryFile))
 
 	writeLegacy(t, dir, recLine(t, rec("1"))+recLine(t, rec("2")))
 	recs, _ := hashes(t, registry.New(local.New(dir)))
@@ -245,8 +245,10 @@ func TestCompactKeepsFileAppendedMeanwhile(t *testing.T) {
 	require.NoError(t, w.Append(context.Background(), []registry.Record{rec("a")}))
 	seg := w.SegmentPath()
 	require.NoError(t, registry.New(local.New(dir)).Append(context.Background(), []registry.Record{rec("b")}))
-	safefile.Hook = func(op safefile.Op) error {
-		if op.Kind == safefile.KindRename && filepath.Dir(op.Path) == filepath.Dir(seg) {
+	// Appended to as the merged segment is saved, once the files merged
+	// are open.
+	c := registry.New(faulty.New(local.New(dir), func(c faulty.Call) error {
+		if c.Method == faulty.Save && c.Handle.Kind == store.Segment {
 			f, err := os.OpenFile(seg, os.O_WRONLY|os.O_APPEND, 0)
 			if err == nil {
 				_, err = f.WriteString(recLine(t, rec("c")))
@@ -255,9 +257,8 @@ func TestCompactKeepsFileAppendedMeanwhile(t *testing.T) {
 			return err
 		}
 		return nil
-	}
-	_, err := registry.New(local.New(dir)).Compact(func(registry.Record) bool { return true })
-	safefile.Hook = nil
+	}))
+	_, err := c.Compact(context.Background(), func(registry.Record) bool { return true })
 	require.NoError(t, err)
 	assert.FileExists(t, seg)
 	assert.Len(t, registryFiles(t, dir), 2)
@@ -275,7 +276,7 @@ func TestSegmentCompactedAway(t *testing.T) {
 	first := w.SegmentPath()
 	require.NoError(t, w.Release())
 	require.NoError(t, registry.New(local.New(dir)).Append(context.Background(), []registry.Record{rec("c")}))
-	_, err := registry.New(local.New(dir)).Compact(func(registry.Record) bool { return true })
+	_, err := registry.New(local.New(dir)).Compact(context.Background(), func(registry.Record) bool { return true })
 	require.NoError(t, err)
 	compacted := registryFiles(t, dir)
 	require.Len(t, compacted, 1)
@@ -319,7 +320,7 @@ func TestCompactWhileReading(t *testing.T) {
 			if err != nil {
 				return
 			}
-			_, err = c.Compact(func(registry.Record) bool { return true })
+			_, err = c.Compact(context.Background(), func(registry.Record) bool { return true })
 			assert.NoError(t, err)
 			assert.NoError(t, lock.Close())
 		}
@@ -329,7 +330,7 @@ func TestCompactWhileReading(t *testing.T) {
 			for ctx.Err() == nil {
 				before := int(appended.Load())
 				seen := map[string]bool{}
-				err := registry.New(local.New(dir)).Records(func(r registry.Record) error {
+				err := registry.New(local.New(dir)).Records(context.Background(), func(r registry.Record) error {
 					k := fmt.Sprintf("%s/%d", r.Hash[:1], r.Line)
 					assert.False(t, seen[k], "%s read twice", k)
 					seen[k] = true

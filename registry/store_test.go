@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/store/faulty"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // newStore returns a store in a directory that does not exist yet.
@@ -22,10 +24,17 @@ func newStore(t *testing.T) *Store {
 	return mustOpen(t, filepath.Join(t.TempDir(), "artifacts"))
 }
 
+// newFaulty returns a Store in a new folder whose backend asks hook
+// before each call (see package faulty).
+func newFaulty(t *testing.T, hook func(faulty.Call) error) *Store {
+	t.Helper()
+	return New(faulty.New(local.New(filepath.Join(t.TempDir(), "artifacts")), hook))
+}
+
 // mustOpen opens the store in dir.
 func mustOpen(t *testing.T, dir string) *Store {
 	t.Helper()
-	s, err := Open(dir)
+	s, err := Open(local.Open, dir)
 	require.NoError(t, err)
 	return s
 }
@@ -67,17 +76,17 @@ func testModes(t *testing.T) {
 	_, err = f.WriteString(`{"torn`)
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	_, err = s.Compact(func(Record) bool { return true })
+	_, err = s.Compact(context.Background(), func(Record) bool { return true })
 	require.NoError(t, err)
 	torn, err := filepath.Glob(seg + ".torn-*")
 	require.NoError(t, err)
 	require.Len(t, torn, 1)
-	compacted, err := filepath.Glob(filepath.Join(s.Dir(), SegmentsDir, "*.jsonl"))
+	compacted, err := filepath.Glob(filepath.Join(s.Dir(), store.SegmentsDir, "*.jsonl"))
 	require.NoError(t, err)
 	require.Len(t, compacted, 1)
 	require.NoError(t, s.Append(ctx, []Record{{Hash: d.String(), Site: "y"}}))
 
-	for _, dir := range []string{s.Dir(), filepath.Join(s.Dir(), SegmentsDir)} {
+	for _, dir := range []string{s.Dir(), filepath.Join(s.Dir(), store.SegmentsDir)} {
 		fi, err := os.Stat(dir)
 		require.NoError(t, err)
 		assert.Equal(t, fs.ModeDir|0o700, fi.Mode(), "%s", dir)
@@ -97,7 +106,7 @@ func TestAppendHoldsLock(t *testing.T) {
 	require.NoError(t, s.Append(context.Background(), []Record{{Hash: store.Sum([]byte("x")).String(), CreatedAt: "now"}}))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	other, err := Open(s.Dir())
+	other, err := Open(local.Open, s.Dir())
 	require.NoError(t, err)
 	_, err = other.LockExclusive(ctx, nil)
 	require.ErrorIs(t, err, context.DeadlineExceeded)

@@ -35,8 +35,8 @@
 # of deleting many is many times slower, so nothing is deleted between
 # runs. Before each run, its input is read into the page cache and sync
 # flushes what earlier runs left to write.
-# With the defaults a run needs about 24 GB free in BENCH_DIR (each round
-# writes about 6.5 times BENCH_SIZE and 1.5 times BENCH_BIGLINE, and about
+# With the defaults a run needs about 25 GB free in BENCH_DIR (each round
+# writes about 6.5 times BENCH_SIZE and 2 times BENCH_BIGLINE, and about
 # 1 GB for the other trees), and the deletion at its end slows a run
 # started within minutes of it.
 set -euo pipefail
@@ -207,6 +207,8 @@ for rep in $(seq "$REPS"); do
 	timed "Go SHA-256, 1 worker" "$in_bytes" 0 /dev/null "$sessions" "$work/hashbench" -jobs 1 "$sessions"
 	timed "Go SHA-256, 2 workers" "$in_bytes" 0 /dev/null "$sessions" "$work/hashbench" -jobs 2 "$sessions"
 	timed "one $big_mb MB line: migrate --jobs 1" "$big_bytes" 0 "$out/migrate-big.txt" "$bigdir" "${tt[@]}" migrate --jobs 1 --out "$out/bm" "$bigdir"
+	timed "one $big_mb MB line: migrate --jobs 2" "$big_bytes" 0 /dev/null "$bigdir" "${tt[@]}" migrate --jobs 2 --out "$out/bm2" "$bigdir"
+	timed "one $big_mb MB line: sha256sum" "$big_bytes" 0 /dev/null "$bigdir" sha256sum "$bigdir/big.jsonl"
 	timed "one $big_mb MB line: rehydrate" "$big_bytes" 0 /dev/null "$out/bm" "${tt[@]}" rehydrate --out "$out/br" "$out/bm"
 	if [ "$rep" -eq 1 ]; then
 		migrated_all "$out/migrate-big.txt"
@@ -364,13 +366,15 @@ if [ "$REPS" -eq 1 ]; then runs="One run each"; else runs="Medians of $REPS runs
 		w[r] = $4; u[r] = $5; s[r] = $6; m[r] = $7
 		if (r ~ /floor/) floor = mbs[r]
 		if (r ~ /SHA-256, 2/) sha = mbs[r]
+		if (r ~ /MB line: sha256sum/) linesha = mbs[r]
 	}
 	END {
-		print "| run | MB/s | wall s | user s | sys s | peak RSS MiB | × floor | × SHA-256 (2) |"
-		print "|---|--:|--:|--:|--:|--:|--:|--:|"
+		print "| run | MB/s | wall s | user s | sys s | peak RSS MiB | × floor | × SHA-256 (2) | × sha256sum of the line |"
+		print "|---|--:|--:|--:|--:|--:|--:|--:|--:|"
 		for (i = 1; i <= rows; i++) {
 			r = order[i]
-			printf "| %s | %.1f | %.2f | %.2f | %.2f | %.1f | %.2f | %.3f |\n", r, mbs[r], w[r], u[r], s[r], m[r] / 1024, mbs[r] / floor, mbs[r] / sha
+			line = r ~ /MB line/ ? sprintf("%.3f", mbs[r] / linesha) : ""
+			printf "| %s | %.1f | %.2f | %.2f | %.2f | %.1f | %.2f | %.3f | %s |\n", r, mbs[r], w[r], u[r], s[r], m[r] / 1024, mbs[r] / floor, mbs[r] / sha, line
 		}
 	}' "$work/medians"
 	echo

@@ -24,3 +24,14 @@ func KeyOf(path string, fi os.FileInfo) FileKey {
 	}
 	return FileKey{path: abs}
 }
+
+// StatKey returns the key of the file at path, a transcript's local path
+// or a registry record's source: an error wrapping fs.ErrNotExist or
+// syscall.ENOTDIR when nothing is there.
+func StatKey(path string) (FileKey, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return FileKey{}, err
+	}
+	return KeyOf(path, fi), nil
+}

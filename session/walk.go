@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/transcript-tool/transcript-tool/agentdb"
 	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/canon"
-	"github.com/transcript-tool/transcript-tool/registry"
-	"github.com/transcript-tool/transcript-tool/store/location"
+	"github.com/transcript-tool/transcript-tool/store"
 )
 
 // Input is one transcript to process.
@@ -27,7 +27,8 @@ type Input struct {
 	// store in its bucket, not beside its local copy.
 	Store string
 	// Remote, when set, is where the transcript lives, Path its local
-	// copy in a Copies folder, there once it is fetched (see Remote).
+	// copy in a Copies folder, there once it is fetched (see Remote), ""
+	// until Place gives it one.
 	Remote Remote
 }
 
@@ -42,9 +43,17 @@ type Input struct {
 // whether named or found (see agentHome). A path inside a store
 // is refused. A file named twice, or under two names (links, hard links),
 // is processed once, under the name found first.
+//
+// An OpenClaw agent database (agentdb.FileName), named or found, gives
+// one input for each of its sessions (a path sqlite://DB#SESSION names
+// one), whose Remote is its rows and whose
+// local copy's path is left for Place to give. An OpenClaw home's session
+// folders are its agents' sessions/ (JSONL, before 2026.8) and agent/
+// folders, which hold the databases.
 func Collect(paths []string) ([]Input, error) {
 	var inputs []Input
 	seen := map[FileKey]bool{}
+	seenNames := map[string]bool{} // of sessions of databases
 	add := func(in Input, fi os.FileInfo) {
 		key := KeyOf(in.Path, fi)
 		if !seen[key] {
@@ -52,7 +61,38 @@ func Collect(paths []string) ([]Input, error) {
 			inputs = append(inputs, in)
 		}
 	}
+	// An agent's database, named or found: its sessions (only the one
+	// named id, if id is not ""), those not seen before. A database found
+	// under a second name keeps the first.
+	dbNames := map[FileKey]string{}
+	addDB := func(path, rel, id string, explicit bool, fi os.FileInfo) error {
+		key := KeyOf(path, fi)
+		if first, ok := dbNames[key]; ok {
+			path = first
+		}
+		dbNames[key] = path
+		in, err := dbInputs(path, rel, explicit)
+		if err != nil {
+			return err
+		}
+		found := false
+		for _, in := range in {
+			if id != "" && in.Remote.(*dbSession).id != id {
+				continue
+			}
+			found = true
+			if name := in.Name(); !seenNames[name] {
+				seenNames[name] = true
+				inputs = append(inputs, in)
+			}
+		}
+		if id != "" && !found {
+			return fmt.Errorf("%s: %w: %s", path, agentdb.ErrNotFound, id)
+		}
+		return nil
+	}
 	for _, arg := range paths {
+		arg, id := parseDBName(arg)
 		fi, err := os.Stat(arg)
 		if err != nil {
 			var pe *fs.PathError
@@ -68,9 +108,18 @@ func Collect(paths []string) ([]Input, error) {
 		if st, ok := InsideStore(root); ok {
 			return nil, &InStoreError{Path: arg, Store: st}
 		}
+		if id != "" && (fi.IsDir() || filepath.Base(root) != agentdb.FileName) {
+			return nil, fmt.Errorf("%s: not an OpenClaw agent database (a file named %s)", arg, agentdb.FileName)
+		}
 		if !fi.IsDir() {
 			if !fi.Mode().IsRegular() {
 				return nil, fmt.Errorf("%s: not a regular file", root)
+			}
+			if filepath.Base(root) == agentdb.FileName {
+				if err := addDB(root, "", id, true, fi); err != nil {
+					return nil, err
+				}
+				continue
 			}
 			// Named by the user: a link is followed to the file it names,
 			// which is what is rewritten, and Rel keeps the name given.
@@ -96,15 +145,26 @@ func Collect(paths []string) ([]Input, error) {
 						return filepath.SkipDir
 					}
 					if path != start && (strings.HasPrefix(name, ".") || isStore(path) || sidecar(path)) ||
-						name == registry.SegmentsDir && isStore(filepath.Dir(path)) {
+						name == store.SegmentsDir && isStore(filepath.Dir(path)) {
 						// A store, and the registry of a store walked
 						// itself: its segments are JSONL, never sessions.
 						return filepath.SkipDir
 					}
 					return nil
 				}
+				if name == agentdb.FileName && d.Type().IsRegular() {
+					info, err := d.Info()
+					if err != nil {
+						return err
+					}
+					rel, err := filepath.Rel(root, filepath.Dir(path))
+					if err != nil {
+						return err
+					}
+					return addDB(path, rel, "", false, info)
+				}
 				if !d.Type().IsRegular() || strings.HasPrefix(name, ".") || !(strings.HasSuffix(name, ".jsonl") || Compressed(name)) ||
-					notSession(name) || name == registry.RegistryFile && isStore(filepath.Dir(path)) {
+					notSession(name) || name == store.RegistryFile && isStore(filepath.Dir(path)) {
 					return nil
 				}
 				info, err := d.Info()
@@ -210,8 +270,8 @@ func sidecar(dir string) bool {
 	return false
 }
 
-// isStore reports whether dir is an artifact store (see location.IsStore).
-func isStore(dir string) bool { return location.IsStore(dir, StoreDirName) }
+// isStore reports whether dir is an artifact store (see store.IsFolder).
+func isStore(dir string) bool { return store.IsFolder(dir, StoreDirName) }
 
 // InStoreError is Collect's error for a path inside an artifact store:
 // its objects, registry segments, index, lock and temporary files are

@@ -134,6 +134,8 @@ func TestCollectAgentHomes(t *testing.T) {
 		".codex/sessions/2026/11/25/rollout-a.jsonl", ".codex/archived_sessions/rollout-b.jsonl", ".codex/history.jsonl",
 		".pi/agent/sessions/--w--/p.jsonl", ".pi/agent/settings.jsonl",
 		".openclaw/agents/main/sessions/o.jsonl", ".openclaw/agents/main/sessions/o.trajectory.jsonl", ".openclaw/cron/runs/r.jsonl",
+		".gemini/tmp/w/chats/session-a.jsonl", ".gemini/tmp/w/chats/s/sub.jsonl", ".gemini/tmp/w/logs.jsonl",
+		".qwen/projects/-w/chats/q.jsonl", ".qwen/projects/-w/subagents/q/agent-a.jsonl", ".qwen/debug/d.jsonl",
 		".cache/x.jsonl", "work/w.jsonl",
 	} {
 		touch(t, filepath.Join(root, f))
@@ -151,7 +153,9 @@ func TestCollectAgentHomes(t *testing.T) {
 	assert.Equal(t, []string{
 		".claude/projects/-w/s.jsonl", ".claude/projects/-w/s/subagents/agent-1.jsonl",
 		".codex/archived_sessions/rollout-b.jsonl", ".codex/sessions/2026/11/25/rollout-a.jsonl",
-		".openclaw/agents/main/sessions/o.jsonl", ".pi/agent/sessions/--w--/p.jsonl", "work/w.jsonl",
+		".gemini/tmp/w/chats/s/sub.jsonl", ".gemini/tmp/w/chats/session-a.jsonl",
+		".openclaw/agents/main/sessions/o.jsonl", ".pi/agent/sessions/--w--/p.jsonl",
+		".qwen/projects/-w/chats/q.jsonl", ".qwen/projects/-w/subagents/q/agent-a.jsonl", "work/w.jsonl",
 	}, rels(root))
 	assert.Equal(t, []string{"projects/-w/s.jsonl", "projects/-w/s/subagents/agent-1.jsonl"}, rels(filepath.Join(root, ".claude")))
 }

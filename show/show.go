@@ -60,6 +60,9 @@ var renderers = map[string]renderer{
 	format.ClaudeCode: claudeCode{},
 	format.Codex:      codex{},
 	format.Chat:       chat{},
+	format.Copilot:    copilot{},
+	format.Gemini:     gemini{},
+	format.Qwen:       qwen{},
 }
 
 // Render writes the session read from r to w, one entry at a time. Lines
@@ -352,7 +355,10 @@ func (e *entry) text(v transcript.Value, short bool) {
 // content shows a message's content: a string, or an array of blocks (an
 // object is taken as one block). short shortens the texts, as for tool
 // results.
-func (e *entry) content(v transcript.Value, short bool) {
+func (e *entry) content(v transcript.Value, short bool) { e.contentOf(v, short, e.block) }
+
+// contentOf is content with block showing each block.
+func (e *entry) contentOf(v transcript.Value, short bool, block func(b transcript.Value, short bool)) {
 	if e.ref(v) {
 		return
 	}
@@ -361,11 +367,11 @@ func (e *entry) content(v transcript.Value, short bool) {
 		e.text(v, short)
 	case transcript.Array:
 		v.Elems(func(_ int, b transcript.Value) bool {
-			e.block(b, short)
+			block(b, short)
 			return true
 		})
 	case transcript.Object:
-		e.block(v, short)
+		block(v, short)
 	case transcript.Number, transcript.Bool:
 		e.item(dim, "["+v.Kind().String()+" "+compactJSON(v.Raw(), 40)+"]")
 	}

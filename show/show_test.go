@@ -317,3 +317,57 @@ func TestCallsBounded(t *testing.T) {
 	assert.Equal(t, "tool", p.toolOf("id"+strconv.Itoa(format.MaxCalls+9)))
 	assert.Empty(t, p.toolOf("id0"))
 }
+
+// TestGemini: entries of Gemini CLI by hand, and the session Gemini CLI
+// 0.61.0 wrote with a rewind, whose every line is known and which shows,
+// migrated and rehydrated, as the original.
+func TestGemini(t *testing.T) {
+	runFormatCases(t, "gemini", []formatCase{
+		{"a turn",
+			[]string{
+				`{"sessionId":"s1","projectHash":"h","startTime":"2026-11-27T02:52:47.188Z","lastUpdated":"2026-11-27T02:52:47.188Z","kind":"main"}`,
+				`{"$set":{"lastUpdated":"2026-11-27T02:52:48.954Z"}}`,
+				`{"id":"u1","timestamp":"2026-11-27T02:52:48.954Z","type":"user","content":[{"text":"read it"}]}`,
+				`{"id":"g1","timestamp":"2026-11-27T02:52:50.595Z","type":"gemini","content":"","thoughts":[],"model":"gemini-2.5-pro"}`,
+				`{"id":"g1","timestamp":"2026-11-27T02:52:50.595Z","type":"gemini","content":"","thoughts":[{"subject":"S","description":"look first"}],"model":"gemini-2.5-pro","toolCalls":[{"id":"c1","name":"read_file","args":{"file_path":"/w/a.png"},"result":[{"functionResponse":{"id":"c1","name":"read_file","response":{"output":"Binary content provided (1 item(s))."}}},{"inlineData":{"mimeType":"image/png","data":"iVBORw0KGgo="}}],"status":"success"}]}`,
+				`{"id":"u2","timestamp":"2026-11-27T02:52:51.431Z","type":"user","content":[{"functionResponse":{"id":"c1","name":"read_file","response":{"output":"Binary content provided (1 item(s))."}}}]}`,
+				`{"$rewindTo":"u2"}`,
+				`{"id":"e1","timestamp":"2026-11-27T02:52:52.000Z","type":"error","content":"quota"}`,
+			},
+			"2026-11-27 02:52:47 session · s1 · gemini · main\n2026-11-27 02:52:48 user\n  read it\n" +
+				"2026-11-27 02:52:50 assistant · gemini-2.5-pro\n  thinking: look first\n  → read_file {\"file_path\":\"/w/a.png\"}\n" +
+				"tool result · read_file · success\n  Binary content provided (1 item(s)).\n  [image/png, 8 bytes]\n" +
+				"2026-11-27 02:52:51 results to the model · 1 call\nrewind · to u2\n2026-11-27 02:52:52 error\n  quota\n"},
+	})
+
+	plain := agentSession(t, "gemini-rewind.jsonl", "gemini")
+	assert.Contains(t, plain, "\nrewind · to bcf329ee-a41c-44ef-8fa9-340f20d185b1\n")
+	assert.Contains(t, plain, " messages set · 8 messages\n")
+}
+
+// agentSession renders the session name of testdata/sessions, which an
+// agent wrote, in format and returns it: every line is known, and the
+// session migrated shows references, and rehydrated the original.
+func agentSession(t *testing.T, name, format string) string {
+	t.Helper()
+	input, err := os.ReadFile("../testdata/sessions/" + name)
+	require.NoError(t, err)
+	store := registry.New(local.New(t.TempDir()))
+	plain := render(t, input, Options{Format: format, Store: store})
+	assert.NotContains(t, plain, "\nline ", "an entry the renderer does not know")
+	migrated := migrateAll(t, format, input, 4096, store)
+	refs := render(t, migrated, Options{Format: format, Store: store})
+	assert.Contains(t, refs, "⧉ artifact ")
+	assert.NotContains(t, refs, "omitted: stored as artifact", "placeholders are shown as references")
+	assert.Equal(t, plain, render(t, migrated, Options{Format: format, Store: store, Rehydrate: true}))
+	return plain
+}
+
+// TestQwen: the session Qwen Code 0.24.4 wrote, every line known, shown
+// migrated and rehydrated as the original.
+func TestQwen(t *testing.T) {
+	plain := agentSession(t, "qwen-session.jsonl", "qwen")
+	assert.Contains(t, plain, " user · real_user\n  Read, count, write.\n")
+	assert.Contains(t, plain, " tool result · run_shell_command\n  Command: seq 1 1500\n")
+	assert.Contains(t, plain, " system · ui_telemetry\n")
+}

@@ -1,9 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -16,8 +19,15 @@ const (
 	// Object is an artifact, named by the lower-case hex SHA-256 of its
 	// bytes, kept at objects/<first two hex>/<name>.
 	Object Kind = iota + 1
-	// Segment is a registry segment, kept at registry/<name>.
+	// Segment is a registry segment, kept at registry/<name>, or a file
+	// the registry keeps beside its segments (an index, a torn tail set
+	// aside).
 	Segment
+	// Legacy is the single-file registry of versions before segments,
+	// kept at the store's root as RegistryFile, or a file named after it
+	// there (a torn tail set aside, RegistryFile.torn-<n>). It is read and
+	// removed, never appended to.
+	Legacy
 )
 
 func (k Kind) String() string {
@@ -26,6 +36,8 @@ func (k Kind) String() string {
 		return "object"
 	case Segment:
 		return "registry segment"
+	case Legacy:
+		return "single-file registry"
 	}
 	return "unknown kind"
 }
@@ -43,13 +55,39 @@ func Key(h Handle) string {
 	switch h.Kind {
 	case Object:
 		if len(h.Name) >= 2 {
-			return "objects/" + h.Name[:2] + "/" + h.Name
+			return ObjectsDir + "/" + h.Name[:2] + "/" + h.Name
 		}
-		return "objects/" + h.Name
+		return ObjectsDir + "/" + h.Name
 	case Segment:
-		return "registry/" + h.Name
+		return SegmentsDir + "/" + h.Name
+	case Legacy:
+		return h.Name
 	}
 	return "unknown/" + h.Name
+}
+
+// CheckHandle refuses a handle whose name is not one of its kind, so that
+// no name reaches outside its kind's folder: an object's is a digest; a
+// segment's a plain name, not hidden (see IsTemp); a Legacy file's
+// RegistryFile or a plain name that starts with it.
+func CheckHandle(h Handle) error {
+	plain := h.Name != "" && !IsTemp(h.Name) && !strings.ContainsAny(h.Name, `/\`)
+	switch h.Kind {
+	case Object:
+		if _, err := ParseDigest(h.Name); err != nil {
+			return fmt.Errorf("invalid handle %s: %w", h, err)
+		}
+		return nil
+	case Segment:
+		if plain {
+			return nil
+		}
+	case Legacy:
+		if plain && strings.HasPrefix(h.Name, RegistryFile) {
+			return nil
+		}
+	}
+	return fmt.Errorf("invalid handle %s %q", h.Kind, h.Name)
 }
 
 // ObjectHandle returns the Handle of object d.
@@ -62,6 +100,9 @@ type FileInfo struct {
 	Name    string
 	Size    int64
 	ModTime time.Time
+	// ID tells apart the files that stood under one name in turn, where
+	// the backend can (a local file's inode); 0 where it cannot.
+	ID uint64
 	// Bad, when not nil, says why what List found where files of its
 	// kind are kept cannot be one (a name that is not one of the kind, a
 	// link, a directory where a file belongs); Name is then its path
@@ -76,6 +117,7 @@ type FileInfo struct {
 // ErrNotFile.
 var (
 	ErrNotExist = errors.New("does not exist")
+	ErrExist    = errors.New("already exists")
 	ErrNotFile  = errors.New("not a regular file")
 	// ErrLinked is the error of a local store's entry that is a symbolic
 	// link: a store never follows one below its root, so that a planted
@@ -155,24 +197,141 @@ type Backend interface {
 	Discard()
 }
 
+// OpenFunc opens the backend of the store at spec, the value of --store: a
+// folder or a URL. Only the command line knows the concrete backends
+// (package location); it passes one down, and the packages below it never
+// choose, as restic's and rclone's main packages alone do.
+type OpenFunc func(spec string) (Backend, error)
+
+// Open opens the backend at spec with open, or fails when open is nil (a
+// caller that was given no way to open stores).
+func (open OpenFunc) Open(spec string) (Backend, error) {
+	if open == nil {
+		return nil, fmt.Errorf("store %s: no way to open a store was given", spec)
+	}
+	return open(spec)
+}
+
+// Appender is a Backend that appends to a file in place: a local folder.
+// The registry appends its records to a segment of its own through it; over
+// a Backend without it, each append is a whole new file (see package
+// registry).
+type Appender interface {
+	// CreateAppend creates h, which must not be there (an error wrapping
+	// ErrExist if it is), and opens it to append to. Its name is durable
+	// once the file's first Sync returns.
+	CreateAppend(ctx context.Context, h Handle) (AppendFile, error)
+	// OpenAppend opens h to append to: an error wrapping ErrNotExist
+	// when it is not there, ErrNotFile when it is not a plain file.
+	OpenAppend(ctx context.Context, h Handle) (AppendFile, error)
+}
+
+// AppendFile is a file open to append to (see Appender).
+type AppendFile interface {
+	// Write appends p with one write. When it fails, part of p may have
+	// been written: the file may end in a torn line.
+	Write(p []byte) (int, error)
+	// Sync makes the bytes written so far durable, through any
+	// AppendFile of the file, and the file's name with them. When it
+	// fails, they may be lost, also those an earlier Sync of another
+	// AppendFile of the file reported durable after the failure.
+	Sync() error
+	// Stat describes the file as it is now.
+	Stat() (FileInfo, error)
+	Close() error
+}
+
+// Opener is a Backend that opens a file to read at any offset, as it is
+// when opened: a local folder, which reads it in place. The file stays
+// readable once it is removed. (OpenFile serves a Backend without it by
+// loading the file whole.)
+type Opener interface {
+	// Open opens h, with the errors of Load.
+	Open(ctx context.Context, h Handle) (File, error)
+}
+
+// File is a file opened to read (see Opener).
+type File interface {
+	io.ReaderAt
+	// Stat describes the file as it was opened: its size is where its
+	// readers stop, whatever is appended since.
+	Stat() FileInfo
+	Close() error
+}
+
+// OpenFile opens h through b's Opener, or, where b has none, loads it whole
+// into memory (a file loaded has no ModTime or ID).
+func OpenFile(ctx context.Context, b Backend, h Handle) (File, error) {
+	if o, ok := As[Opener](b); ok {
+		return o.Open(ctx, h)
+	}
+	rc, err := b.Load(ctx, h, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", b.Path(h), err)
+	}
+	return loaded{bytes.NewReader(data), FileInfo{Name: h.Name, Size: int64(len(data))}}, nil
+}
+
+// loaded is a file OpenFile loaded whole.
+type loaded struct {
+	*bytes.Reader
+	fi FileInfo
+}
+
+func (l loaded) Stat() FileInfo { return l.fi }
+func (loaded) Close() error     { return nil }
+
+// FileLocker is a Backend whose files each have a lock of their own, as
+// versions before segments locked the single-file registry to append to
+// it: a local folder, with flock(2).
+type FileLocker interface {
+	// LockFile takes h's own lock exclusively, waiting while another
+	// holds it, and returns once the file it locked is the one under h's
+	// name. It wraps ErrNotExist when h is not there.
+	LockFile(ctx context.Context, h Handle) (io.Closer, error)
+}
+
 // Unwrapper is a Backend that wraps another, such as a test's fault
 // injector: As looks through it.
 type Unwrapper interface {
 	Unwrap() Backend
 }
 
-// As returns b as a T (one of the optional interfaces: Locker, Sweeper, or
-// a backend's own), looking through wrappers (see Unwrapper).
+// Decorator is an Unwrapper that also wraps the optional interfaces As
+// finds below it, as a fault injector fails their calls too.
+type Decorator interface {
+	Unwrapper
+	// Decorate returns c, an optional interface of the wrapped Backend,
+	// or a value wrapping it; As takes the value when it is of the
+	// interface asked for, else c.
+	Decorate(c any) any
+}
+
+// As returns b as a T (one of the optional interfaces: Locker, Appender,
+// Opener, or a backend's own), looking through wrappers (see Unwrapper,
+// Decorator).
 func As[T any](b Backend) (T, bool) {
-	for {
-		if t, ok := b.(T); ok {
-			return t, true
-		}
-		u, ok := b.(Unwrapper)
-		if !ok {
-			var zero T
-			return zero, false
-		}
-		b = u.Unwrap()
+	if t, ok := b.(T); ok {
+		return t, true
 	}
+	u, ok := b.(Unwrapper)
+	if !ok {
+		var zero T
+		return zero, false
+	}
+	t, ok := As[T](u.Unwrap())
+	if !ok {
+		return t, false
+	}
+	if d, isDecorator := u.(Decorator); isDecorator {
+		if dt, same := d.Decorate(t).(T); same {
+			return dt, true
+		}
+	}
+	return t, true
 }

@@ -7,22 +7,28 @@
 // plain copy of one store's files is a valid store of another kind:
 //
 //	objects/<hh>/<64 hex>      artifact bytes; <hh> = the first two hex characters
-//	registry/<writer>.jsonl    registry segments (package registry)
+//	registry/<writer>.jsonl    registry segments, and their indexes (package registry)
+//	registry.jsonl             the single-file registry of earlier versions, still read
 //
 // and the store's lock (see Locker), which is no file of a kind: a local
 // store's lock file, an S3 store's leases below locks/, which expire.
+// IsFolder tells a local folder that holds a store by these names.
 //
 // # Backends
 //
 // A Backend saves, loads (a byte range), stats, lists, removes and touches
 // files named by a Handle, a kind and a name, and makes what it was given
-// durable on Flush; every method takes a context first. The backends are
-// store/local (a folder), store/s3 (S3-compatible object storage,
-// s3://BUCKET/PREFIX), store/mem (memory, for tests) and, wrapping any of
-// them, store/faulty (fault injection for tests). Package
-// store/location parses where a store is and is the one place below the
-// command line that names them. Package store/storetest is the
-// conformance suite every backend passes.
+// durable on Flush; every method takes a context first. What only some
+// backends can do is an optional interface, which a caller asks for with
+// As: a lock (Locker), appending in place (Appender), reading a file in
+// place (Opener), a file's own lock (FileLocker). The backends are
+// store/local (a folder, which has them all), store/s3 (S3-compatible
+// object storage, s3://BUCKET/PREFIX, which has a lock), store/mem
+// (memory, for tests) and, wrapping any of them, store/faulty (fault
+// injection for tests). Package store/location parses where a store is;
+// only the command line imports it, and passes the backends it opens
+// down. Package store/storetest is the conformance suite every backend
+// passes.
 //
 // # Guarantees
 //

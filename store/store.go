@@ -26,7 +26,7 @@ var (
 
 // Locker is a Backend that keeps a lock for its store: writers hold it
 // shared from their first write until Release, a collector exclusively
-// (see registry's package doc, # Locking). A local store's lock is a
+// (see docs/registry-index.md, # Locking). A local store's lock is a
 // file's flock(2), which the kernel drops with its holder; an S3 store's
 // is a set of leases, which expire (see package store/s3). A Backend that
 // is no Locker relies on the collector's grace alone.

@@ -9,13 +9,17 @@ import (
 
 // benchLine is a tool-result-like entry with a 1 MB payload full of the
 // escapes real tool output has.
-var benchLine = func() []byte {
-	payload := strings.Repeat("func main() {\n\tfmt.Println(\"héllo, 世界\")\n}\n", 1<<20/48)
+var benchLine = toolResult(1 << 20)
+
+// toolResult returns a tool-result-like entry whose payload of about size
+// bytes has the escapes and non-ASCII text of real tool output.
+func toolResult(size int) []byte {
+	payload := strings.Repeat("func main() {\n\tfmt.Println(\"héllo, 世界\")\n}\n", size/48)
 	var b []byte
 	b = append(b, `{"type":"message","message":{"role":"toolResult","toolName":"read","content":[{"type":"text","text":`...)
 	b = AppendEncoded(b, []byte(payload), StyleJS)
 	return append(b, `}],"isError":false}}`...)
-}()
+}
 
 func BenchmarkReader(b *testing.B) {
 	input := bytes.Repeat(append(benchLine[:len(benchLine):len(benchLine)], '\n'), 8)
@@ -91,4 +95,20 @@ func BenchmarkParsePlain(b *testing.B) { benchParse(b, benchPlain) }
 func BenchmarkTextFormPlain(b *testing.B) {
 	payload := strings.Repeat("2026-11-21T10:00:00Z INFO server listening on port 8080 with 16 workers and a queue of 1024 jobs\n", 1<<20/100)
 	benchTextForm(b, AppendEncoded(nil, []byte(payload), StyleJS))
+}
+
+// benchLong is a line of 16 MB, most of it one tool result: a line the
+// reader gives as Long, known by its skeleton.
+var benchLong = toolResult(16 << 20)
+
+// BenchmarkBuildSkeleton builds the skeleton of benchLong, its SHA-256
+// included, from reads of 256 KiB as the long-line path makes them.
+func BenchmarkBuildSkeleton(b *testing.B) {
+	o := SkeletonOptions{Long: 16 << 10, StubLen: 4096, Max: 1 << 20}
+	b.SetBytes(int64(len(benchLong)))
+	for b.Loop() {
+		if _, err := BuildSkeleton(bytes.NewReader(benchLong), o); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

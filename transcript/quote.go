@@ -284,13 +284,33 @@ func AppendTextForm(dst, raw []byte) (text []byte, style Style, ok bool) {
 // without its quotes: a part of one that starts and ends between escapes,
 // such as the output after a command's header.
 func AppendTextFormBare(dst, s []byte) (text []byte, style Style, ok bool) {
+	text, set := AppendTextStyles(dst, s)
+	for _, st := range Styles {
+		if set.Has(st) {
+			return text, st, true
+		}
+	}
+	return text, 0, false
+}
+
+// StyleSet is a set of Styles.
+type StyleSet uint8
+
+// Has reports whether st is in the set.
+func (set StyleSet) Has(st Style) bool { return set&(1<<st) != 0 }
+
+// AppendTextStyles is AppendTextFormBare giving every style that encodes
+// the text back to s, none when no style does or the text is not UTF-8.
+// A literal read in pieces cut where TextCut says encodes back in a
+// style exactly when every piece does.
+func AppendTextStyles(dst, s []byte) (text []byte, styles StyleSet) {
 	if need := len(dst) + len(s); need > cap(dst) {
 		// The text is never longer than its literal: grow once.
 		dst = append(make([]byte, 0, need), dst...)
 	}
 	const js, ascii = 1 << StyleJS, 1 << StyleASCII
-	styles := js | ascii // the styles that still encode to s
-	high := false        // whether a literal byte is not ASCII
+	styles = js | ascii // the styles that still encode to s
+	high := false       // whether a literal byte is not ASCII
 	from := len(dst)
 	for len(s) > 0 {
 		// A run of literal bytes.
@@ -306,7 +326,7 @@ func AppendTextFormBare(dst, s []byte) (text []byte, style Style, ok bool) {
 			break
 		}
 		if s[0] != '\\' || len(s) < 2 {
-			return dst, 0, false // a quote or control character no style writes as it is
+			return dst, 0 // a quote or control character no style writes as it is
 		}
 		switch s[1] {
 		case '"', '\\', 'b', 'f', 'n', 'r', 't':
@@ -316,47 +336,42 @@ func AppendTextFormBare(dst, s []byte) (text []byte, style Style, ok bool) {
 			// surrogate only in a pair.
 			r, n := Unescape(s)
 			if n == 0 || utf16.IsSurrogate(r) || hasUpperHex(s[2:n]) {
-				return dst, 0, false
+				return dst, 0
 			}
 			s = s[n:]
 			switch {
 			case r < 0x20:
 				switch r {
 				case '\b', '\f', '\n', '\r', '\t':
-					return dst, 0, false // written as \b and so on
+					return dst, 0 // written as \b and so on
 				}
 				dst = append(dst, byte(r))
 			case r < 0x7f:
-				return dst, 0, false // written as it is
+				return dst, 0 // written as it is
 			default:
 				// Only StyleASCII writes other characters escaped.
 				styles &^= js
 				dst = utf8.AppendRune(dst, r)
 			}
 			if styles == 0 {
-				return dst, 0, false
+				return dst, 0
 			}
 			continue
 		default: // '/', which no style escapes
-			return dst, 0, false
+			return dst, 0
 		}
 		s = s[2:]
 		if styles == 0 {
-			return dst, 0, false
+			return dst, 0
 		}
 	}
 	// The text must be UTF-8. An escape decodes to a whole character,
 	// which cannot complete a sequence a literal run left open: the text
 	// is valid when each run is, which one pass over it checks.
 	if high && !utf8.Valid(dst[from:]) {
-		return dst, 0, false
+		return dst, 0
 	}
-	for _, st := range Styles {
-		if styles&(1<<st) != 0 {
-			return dst, st, true
-		}
-	}
-	return dst, 0, false
+	return dst, styles
 }
 
 // hasUpperHex reports whether b holds an upper-case hexadecimal letter.
@@ -369,36 +384,60 @@ func hasUpperHex(b []byte) bool {
 	return false
 }
 
-// EncodesTo reports whether text, encoded as a JSON string in style s,
-// gives exactly raw, a string literal with its quotes.
-func EncodesTo(text, raw []byte, s Style) bool { return encodesTo(text, raw, s) }
-
-// encodesTo reports whether AppendEncoded(text, s) equals raw, comparing
-// piece by piece in a small buffer.
-func encodesTo(text, raw []byte, s Style) bool {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return false
-	}
-	raw = raw[1 : len(raw)-1]
-	var buf [4096]byte
-	for len(text) > 0 {
-		n := RuneCut(text, 1024)
-		enc := AppendEscaped(buf[:0], text[:n], s)
-		if len(enc) > len(raw) || string(enc) != string(raw[:len(enc)]) {
-			return false
-		}
-		raw, text = raw[len(enc):], text[n:]
-	}
-	return len(raw) == 0
-}
-
 // TextCut returns where the inside of a string literal may be cut so that
 // both pieces decode on their own as the whole does: not inside an escape
 // or a UTF-8 sequence, and not between the two escapes of a surrogate
 // pair. Some cut is always found in a piece longer than 12 bytes.
 func TextCut(b []byte) int {
-	cut := 0
-	for i := 0; i < len(b); {
+	// Plain bytes and escapes far from the end are passed over as the
+	// parser passes over them, sixteen bytes at a time where it can;
+	// each stop is the start of a character or escape. The last bytes go
+	// one by one.
+	i := 0
+	for {
+		from := i
+		i += skipEscaped(b[i:])
+		switch {
+		case i == len(b):
+			return textCutFrom(b, startBefore(b, from, max(from, len(b)-32)))
+		case len(b)-i <= 32:
+			return textCutFrom(b, i)
+		case b[i] != '\\':
+			i++ // a quote or control character
+		case b[i+1] != 'u':
+			i += 2 // a backslash and what follows, as textCutFrom takes them
+		default:
+			// A \u escape, or the first of a pair: far from the end, the
+			// second starts an escape as well as any.
+			i += 6
+		}
+	}
+}
+
+// startBefore returns a start of a character or escape in b[from:j+1],
+// which from on holds only plain bytes and two-byte escapes, from being
+// such a start. A byte that is no UTF-8 continuation byte starts a
+// character, unless an odd run of backslashes before it makes it an
+// escape's letter: then the backslash before it starts the escape.
+func startBefore(b []byte, from, j int) int {
+	for ; j > from; j-- {
+		if b[j]&0xc0 == 0x80 {
+			continue
+		}
+		k := j
+		for k > from && b[k-1] == '\\' {
+			k--
+		}
+		return j - (j-k)%2
+	}
+	return from
+}
+
+// textCutFrom is TextCut going over b one character or escape at a time
+// from i, where one starts, the bytes before it known to be whole.
+func textCutFrom(b []byte, i int) int {
+	cut := i
+	for i < len(b) {
 		c := b[i]
 		w := 1
 		pair := false

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -361,4 +362,56 @@ func TestTextCut(t *testing.T) {
 	} {
 		assert.Equal(t, tt.want, TextCut([]byte(tt.in)), "%q", tt.in)
 	}
+}
+
+// textPieces are the parts TestTextCutFast and FuzzTextCut build strings
+// of: every kind of escape, whole, cut and wrong, surrogates alone and in
+// pairs, UTF-8 sequences whole, cut and invalid, runs of backslashes.
+var textPieces = []string{"a", "plain text ", "é", "漢字", "\U0001F600", "\xe6\x97", "\xff", "\x80\x80\x80\x80", `\n`, `\"`, `\\`, `\\\\\\`, `\/`, `\t`,
+	`\u00e9`, `\u00E9`, `\ud83d\ude00`, `\ud83d`, `\ude00`, `\ud83d\u0041`, `\u12G4`, `\u00`, `\x`, "\\\xe6", `\`, `"`, "\x01"}
+
+// TestTextCutFast: TextCut, which passes over most of a piece sixteen
+// bytes at a time, cuts where going over the whole piece one character
+// or escape at a time cuts.
+func TestTextCutFast(t *testing.T) {
+	// Half the strings end in pieces at which the scan does not stop, so
+	// that it runs to the end and must find where to go on one by one.
+	noStop := []string{"a", "é", "\xe6\x97", "\x80", `\n`, `\\`, `\\\\\\`, `\"`}
+	var cases [][]byte
+	for n := range 80 {
+		// Where a run of escaped backslashes leaves the scan, its
+		// parity tells an escape's start from its letter.
+		for _, end := range []string{"", "x", `\n`, "é", "u", "u00"} {
+			cases = append(cases, []byte(strings.Repeat("a", n)+strings.Repeat(`\\`, 80-n)+end))
+		}
+	}
+	for _, b := range cases {
+		if got, want := TextCut(b), textCutFrom(b, 0); got != want {
+			t.Fatalf("TextCut(%q) = %d, one by one %d", b, got, want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for range 40000 {
+		var b []byte
+		for k := rng.IntN(40); k >= 0; k-- {
+			b = append(b, textPieces[rng.IntN(len(textPieces))]...)
+		}
+		for k := rng.IntN(2) * rng.IntN(60); k > 0; k-- {
+			b = append(b, noStop[rng.IntN(len(noStop))]...)
+		}
+		if got, want := TextCut(b), textCutFrom(b, 0); got != want {
+			t.Fatalf("TextCut(%q) = %d, one by one %d", b, got, want)
+		}
+	}
+}
+
+func FuzzTextCut(f *testing.F) {
+	for _, s := range textPieces {
+		f.Add([]byte(strings.Repeat("abcdefgh", 5) + s + strings.Repeat(s, 10)))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := TextCut(b), textCutFrom(b, 0); got != want {
+			t.Fatalf("TextCut(%q) = %d, one by one %d", b, got, want)
+		}
+	})
 }

@@ -1,13 +1,15 @@
 package transcript
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/transcript-tool/transcript-tool/internal/ahead"
 )
 
 // A Skeleton stands in for a line too long to hold in memory: the line with
@@ -88,12 +90,16 @@ func BuildSkeleton(r io.Reader, o SkeletonOptions) (*Skeleton, error) {
 	if o.StubLen < 64 || o.StubLen > o.Long {
 		return nil, fmt.Errorf("skeleton: stub length %d not in [64, %d]", o.StubLen, o.Long)
 	}
-	b := &skeletonBuilder{o: o, h: sha256.New(), sk: &Skeleton{}}
+	b := &skeletonBuilder{o: o, sk: &Skeleton{}}
+	// The line is hashed on another core while its skeleton is built.
+	h := sha256.New()
+	hw := ahead.NewWriter(h)
+	defer hw.Close()
 	buf := make([]byte, 256<<10)
 	for {
 		n, err := r.Read(buf)
 		chunk := buf[:n]
-		b.h.Write(chunk)
+		hw.Write(chunk)
 		if ferr := b.feed(chunk); ferr != nil {
 			return nil, ferr
 		}
@@ -115,14 +121,14 @@ func BuildSkeleton(r io.Reader, o SkeletonOptions) (*Skeleton, error) {
 			b.sk.Text = append(b.sk.Text, b.str...)
 		}
 	}
-	b.sk.Sum = [32]byte(b.h.Sum(nil))
+	hw.Close()
+	b.sk.Sum = [32]byte(h.Sum(nil))
 	b.sk.Len = b.off
 	return b.sk, nil
 }
 
 type skeletonBuilder struct {
 	o   SkeletonOptions
-	h   hash.Hash
 	sk  *Skeleton
 	off int64 // offset of the chunk being fed
 
@@ -136,9 +142,11 @@ type skeletonBuilder struct {
 func (b *skeletonBuilder) feed(chunk []byte) error {
 	for i := 0; i < len(chunk); {
 		if !b.inString {
-			j := i
-			for j < len(chunk) && chunk[j] != '"' {
-				j++
+			j := bytes.IndexByte(chunk[i:], '"')
+			if j < 0 {
+				j = len(chunk)
+			} else {
+				j += i
 			}
 			b.sk.Text = append(b.sk.Text, chunk[i:j]...)
 			if len(b.sk.Text) > b.o.Max {
@@ -153,41 +161,7 @@ func (b *skeletonBuilder) feed(chunk []byte) error {
 			i = j + 1
 			continue
 		}
-		// Inside a string: find its end, checking escapes in cut strings.
-		j := i
-		closed := false
-		for ; j < len(chunk); j++ {
-			c := chunk[j]
-			switch {
-			case b.esc == -1:
-				switch c {
-				case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-					b.esc = 0
-				case 'u':
-					b.esc = 4
-				default:
-					b.esc = 0
-					b.sk.Invalid = true
-				}
-				continue
-			case b.esc > 0:
-				if !isHex(c) {
-					b.sk.Invalid = true
-				}
-				b.esc--
-				continue
-			case c == '\\':
-				b.esc = -1
-				continue
-			case c == '"':
-				closed = true
-			case c < 0x20:
-				b.sk.Invalid = true
-			}
-			if closed {
-				break
-			}
-		}
+		j, closed := b.stringEnd(chunk, i)
 		end := j
 		if closed {
 			end = j + 1
@@ -215,6 +189,49 @@ func (b *skeletonBuilder) feed(chunk []byte) error {
 		i = end
 	}
 	return nil
+}
+
+// stringEnd returns the offset of the open string's closing quote in
+// chunk, from i on, and true; or len(chunk) and false when the string
+// goes on past the chunk. What JSON forbids in a string sets
+// sk.Invalid, and an escape the chunk's end cuts is kept in b.esc. Plain
+// bytes and the common escapes are passed over sixteen at a time, as
+// the parser does; the rest one by one.
+func (b *skeletonBuilder) stringEnd(chunk []byte, j int) (int, bool) {
+	for j < len(chunk) {
+		if b.esc == 0 {
+			j += skipEscaped(chunk[j:])
+			if j == len(chunk) {
+				break
+			}
+		}
+		c := chunk[j]
+		j++
+		switch {
+		case b.esc == -1:
+			switch c {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				b.esc = 0
+			case 'u':
+				b.esc = 4
+			default:
+				b.esc = 0
+				b.sk.Invalid = true
+			}
+		case b.esc > 0:
+			if !isHex(c) {
+				b.sk.Invalid = true
+			}
+			b.esc--
+		case c == '\\':
+			b.esc = -1
+		case c == '"':
+			return j - 1, true
+		default: // a control character
+			b.sk.Invalid = true
+		}
+	}
+	return len(chunk), false
 }
 
 // openStub turns the open string, now known to be long, into a stub: its

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -167,9 +169,7 @@ func FuzzSkeleton(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(one.Text, sk.Text) || one.Invalid != sk.Invalid || len(one.Stubs) != len(sk.Stubs) {
-			t.Fatalf("byte by byte, another skeleton: %q, %q", one.Text, sk.Text)
-		}
+		sameSkeleton(t, "whole", sk, one)
 		if got := expand(sk, line); !bytes.Equal(got, line) {
 			t.Fatalf("expands to %q, not %q", got, line)
 		}
@@ -187,6 +187,71 @@ func FuzzSkeleton(f *testing.F) {
 			t.Fatalf("line parses: %v; skeleton parses: %v, invalid %v", perr, serr, sk.Invalid)
 		}
 	})
+}
+
+// chunkReader gives its bytes in reads of the lengths in sizes, the last
+// repeated.
+type chunkReader struct {
+	b     []byte
+	sizes []int
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	n := min(r.sizes[0], len(p), len(r.b))
+	if len(r.sizes) > 1 {
+		r.sizes = r.sizes[1:]
+	}
+	copy(p, r.b[:n])
+	r.b = r.b[n:]
+	return n, nil
+}
+
+// sameSkeleton fails unless got and want are the same skeleton.
+func sameSkeleton(t *testing.T, what string, got, want *Skeleton) {
+	t.Helper()
+	if !bytes.Equal(got.Text, want.Text) || got.Invalid != want.Invalid || got.Sum != want.Sum || got.Len != want.Len || !slices.Equal(got.Stubs, want.Stubs) {
+		t.Fatalf("%s: another skeleton:\n%+v %v\n%.300q\nbyte by byte:\n%+v %v\n%.300q", what, got.Stubs, got.Invalid, got.Text, want.Stubs, want.Invalid, want.Text)
+	}
+}
+
+// TestSkeletonChunks: the skeleton of a line read in two pieces, cut at
+// every offset (inside every escape, \u sequence, surrogate pair and
+// UTF-8 sequence among them), or in pieces of every length up to 40, is
+// the one built byte by byte, where every byte goes through the escape
+// state machine alone.
+func TestSkeletonChunks(t *testing.T) {
+	long := strings.Repeat(`ab\"c\\\n\u00e9é漢字😀\ud83d\ude00\/\t `, 6)
+	lines := []string{
+		`{"a":"` + long + `","b":[1,"` + long + `"],"c":"short\n\u0041"}`,
+		`{"bad":"` + long + "\x01" + `\x\u12G4\uD83D` + long + `"}`,
+		`{"cut":"` + long + "\xe6\x97\xff" + `\`,
+		`{"u":"` + strings.Repeat(`\ud83d\ude00`, 30) + `","e":"` + strings.Repeat(`\\`, 100) + `\"` + `"}`,
+		`{"q":"\u12"` + long + `"}`,
+	}
+	o := SkeletonOptions{Long: 80, StubLen: 64, Max: 1 << 20}
+	for _, line := range lines {
+		want, err := BuildSkeleton(iotest.OneByteReader(strings.NewReader(line)), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for cut := 0; cut <= len(line); cut++ {
+			got, err := BuildSkeleton(&chunkReader{b: []byte(line), sizes: []int{cut, len(line)}}, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameSkeleton(t, fmt.Sprintf("%.40q cut at %d", line, cut), got, want)
+		}
+		for size := 2; size <= 40; size++ {
+			got, err := BuildSkeleton(&chunkReader{b: []byte(line), sizes: []int{size}}, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameSkeleton(t, fmt.Sprintf("%.40q in pieces of %d", line, size), got, want)
+		}
+	}
 }
 
 // TestTooDeep: TooDeep says true exactly where Parse refuses a line as too

@@ -58,3 +58,31 @@ func hasHigh(b []byte) bool {
 	}
 	return false
 }
+
+// IndexSpecial returns the index of the first quote, backslash or control
+// character of b, or len(b): where a run of plain string content ends.
+// It is the parser's scanner, sixteen bytes at a time where there is
+// assembly for it, for code that follows strings through bytes of its
+// own.
+func IndexSpecial(b []byte) int { return plainLen(b) }
+
+// shortEscape marks the letters of the two-byte escapes.
+var shortEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
+
+// skipEscaped returns the length of the run of string content b starts
+// with that holds only plain bytes and two-byte escapes: it stops at a
+// quote, a control character, a \u escape, a backslash that begins no
+// escape, or one that ends b.
+func skipEscaped(b []byte) int {
+	j := 0
+	for {
+		if len(b)-j >= 32 {
+			j += skipPlain16(b[j:])
+		}
+		j += plainLen(b[j:])
+		if j+1 >= len(b) || b[j] != '\\' || !shortEscape[b[j+1]] {
+			return j
+		}
+		j += 2
+	}
+}

@@ -80,7 +80,7 @@ func resolveArtifact(ctx context.Context, st streams, store *registry.Store, id 
 	var amb *storepkg.AmbiguousError
 	switch {
 	case err == nil:
-		rec, _ := firstRecord(st, store, d)
+		rec, _ := firstRecord(ctx, st, store, d)
 		return d, rec, nil
 	case errors.As(err, &amb):
 		return d, registry.Record{}, &exitError{code: exitUsage, err: err, hint: "candidates: " + fmt.Sprint(amb.Candidates)}
@@ -90,7 +90,7 @@ func resolveArtifact(ctx context.Context, st streams, store *registry.Store, id 
 		return d, registry.Record{}, fatal(err, "")
 	}
 	const hint = "is --store the store the transcript was migrated into?"
-	recs, rerr := producedBy(st, store, id)
+	recs, rerr := producedBy(ctx, st, store, id)
 	if rerr != nil {
 		return d, registry.Record{}, fatal(rerr, "")
 	}
@@ -130,13 +130,13 @@ func resolveArtifact(ctx context.Context, st streams, store *registry.Store, id 
 // record at a content site, else its first record. Records whose hash is
 // not an artifact id are skipped. The empty id names nothing: records
 // without a tool call id or entry id would all match it.
-func producedBy(st streams, store *registry.Store, id string) ([]registry.Record, error) {
+func producedBy(ctx context.Context, st streams, store *registry.Store, id string) ([]registry.Record, error) {
 	if id == "" {
 		return nil, nil
 	}
 	var recs []registry.Record
 	index := map[string]int{}
-	err := store.RecordsMatching([]registry.Key{{Field: registry.FieldID, Value: id}}, func(r registry.Record, _ registry.Pos) error {
+	err := store.RecordsMatching(ctx, []registry.Key{{Field: registry.FieldID, Value: id}}, func(r registry.Record, _ registry.Pos) error {
 		if r.ToolCallID != id && r.Entry != id {
 			return nil
 		}
@@ -157,10 +157,10 @@ func producedBy(st streams, store *registry.Store, id string) ([]registry.Record
 }
 
 // firstRecord returns the first registry record of artifact d.
-func firstRecord(st streams, store *registry.Store, d storepkg.Digest) (registry.Record, bool) {
+func firstRecord(ctx context.Context, st streams, store *registry.Store, d storepkg.Digest) (registry.Record, bool) {
 	var rec registry.Record
 	found := false
-	_ = store.RecordsMatching([]registry.Key{{Field: registry.FieldHash, Value: d.String()}}, func(r registry.Record, _ registry.Pos) error {
+	_ = store.RecordsMatching(ctx, []registry.Key{{Field: registry.FieldHash, Value: d.String()}}, func(r registry.Record, _ registry.Pos) error {
 		if r.Hash == d.String() {
 			rec, found = r, true
 			return errStop

@@ -13,6 +13,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/inspect"
 	"github.com/transcript-tool/transcript-tool/internal/canon"
 	"github.com/transcript-tool/transcript-tool/internal/display"
+	"github.com/transcript-tool/transcript-tool/store/location"
 )
 
 type checkOptions struct {
@@ -54,6 +55,7 @@ func checkCommand(st streams) *cli.Command {
 			}
 			opts := checkOptions{output: c.String("format")}
 			opts.Store = c.String("store")
+			opts.OpenStore = location.Open
 			opts.NoReferences = c.Bool("no-references")
 			opts.Format = c.String("input-format")
 			opts.Jobs = c.Int("jobs")

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,11 +59,11 @@ func lsCommand(st streams) *cli.Command {
 				return err
 			}
 			if f.session != "" {
-				if f.session, err = lsSession(store, f.session); err != nil {
+				if f.session, err = lsSession(c.Context, store, f.session); err != nil {
 					return err
 				}
 			}
-			return runLs(st, store, f, c.Bool("json"))
+			return runLs(c.Context, st, store, f, c.Bool("json"))
 		},
 	}
 }
@@ -75,7 +76,7 @@ var errFound = errors.New("found")
 // session id, or the start of one that fits one session of the registry
 // only. Records of a session's subagents carry its id: they are listed
 // with it.
-func lsSession(store *registry.Store, arg string) (string, error) {
+func lsSession(ctx context.Context, store *registry.Store, arg string) (string, error) {
 	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
 		t, err := session.Open(arg, "")
 		if err != nil {
@@ -85,7 +86,7 @@ func lsSession(store *registry.Store, arg string) (string, error) {
 		return t.Session, nil
 	}
 	nop := func(*registry.BadLineError) {}
-	err := store.RecordsMatching([]registry.Key{{Field: registry.FieldSession, Value: arg}}, func(r registry.Record, _ registry.Pos) error {
+	err := store.RecordsMatching(ctx, []registry.Key{{Field: registry.FieldSession, Value: arg}}, func(r registry.Record, _ registry.Pos) error {
 		if r.Session == arg {
 			return errFound
 		}
@@ -95,7 +96,7 @@ func lsSession(store *registry.Store, arg string) (string, error) {
 		return arg, nil
 	}
 	ids := map[string]bool{}
-	if err := store.Records(func(r registry.Record) error {
+	if err := store.Records(ctx, func(r registry.Record) error {
 		if strings.HasPrefix(r.Session, arg) {
 			ids[r.Session] = true
 		}
@@ -158,7 +159,7 @@ func has[K comparable](m map[K]struct{}, k K) bool {
 	return ok
 }
 
-func runLs(st streams, store *registry.Store, f lsFilter, asJSON bool) error {
+func runLs(ctx context.Context, st streams, store *registry.Store, f lsFilter, asJSON bool) error {
 	if err := storeMissing(store.Dir()); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fatal(fmt.Errorf("no artifact store at %s", store.Dir()), "name the store with --store DIR")
@@ -172,12 +173,12 @@ func runLs(st streams, store *registry.Store, f lsFilter, asJSON bool) error {
 		err  error
 	)
 	if f.session == "" && f.tool == "" {
-		done, bad, err = streamLs(st, store, f, asJSON, warn)
+		done, bad, err = streamLs(ctx, st, store, f, asJSON, warn)
 	}
 	if err == nil && !done {
 		holdMore()
 		var l *listing
-		if l, bad, err = listArtifacts(store, f, warn); err != nil {
+		if l, bad, err = listArtifacts(ctx, store, f, warn); err != nil {
 			return fatal(fmt.Errorf("read registry: %w", err), "")
 		}
 		if asJSON {
@@ -219,8 +220,8 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // over them. It reports false, having written nothing, when the registry
 // has no listing, or its index no longer matches it (the caller lists it
 // read whole), and the number of bad lines passed to bad.
-func streamLs(st streams, store *registry.Store, f lsFilter, asJSON bool, bad func(*registry.BadLineError)) (bool, int, error) {
-	l, err := store.Listing()
+func streamLs(ctx context.Context, st streams, store *registry.Store, f lsFilter, asJSON bool, bad func(*registry.BadLineError)) (bool, int, error) {
+	l, err := store.Listing(ctx)
 	if err != nil {
 		return false, 0, fatal(fmt.Errorf("read registry: %w", err), "")
 	}
@@ -378,7 +379,7 @@ func (l *listing) row(i int) lsRow {
 
 // listArtifacts reads the registry into a listing, newest first, and
 // returns the number of bad lines, each passed to bad.
-func listArtifacts(store *registry.Store, f lsFilter, bad func(*registry.BadLineError)) (*listing, int, error) {
+func listArtifacts(ctx context.Context, store *registry.Store, f lsFilter, bad func(*registry.BadLineError)) (*listing, int, error) {
 	// A place is counted once however many records name it. Most
 	// artifacts have one: each keeps its first, and only an artifact
 	// with more has its places in a map.
@@ -393,7 +394,7 @@ func listArtifacts(store *registry.Store, f lsFilter, bad func(*registry.BadLine
 		index  int
 		nbad   int
 	)
-	err := store.RecordsMatching(f.keys(), func(r registry.Record, at registry.Pos) error {
+	err := store.RecordsMatching(ctx, f.keys(), func(r registry.Record, at registry.Pos) error {
 		d, err := storepkg.ParseDigest(r.Hash)
 		if err != nil {
 			// A record of no artifact: reported as a bad line, not listed.

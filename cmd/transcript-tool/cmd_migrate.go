@@ -10,11 +10,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/transcript-tool/transcript-tool/agentdb"
 	"github.com/transcript-tool/transcript-tool/bucket"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
+	"github.com/transcript-tool/transcript-tool/store/location"
 )
 
 type migrateOptions struct {
@@ -70,6 +72,7 @@ func runMigrate(c *cli.Context, st streams, paths []string, opts migrateOptions)
 		return err
 	}
 	opts.Progress = bar
+	opts.OpenStore = location.Open
 	if !opts.DryRun {
 		opts.Done = func(res *migrate.FileResult) error { return st.remote.upload(c.Context, res) }
 	}
@@ -150,8 +153,8 @@ func human(n int64) string {
 	return display.Bytes(n)
 }
 
-// collect finds the transcripts under paths, those of s3:// PATHs as
-// inputs with a Remote (see remote). For a command that writes no
+// collect finds the transcripts under paths, those of s3:// PATHs and
+// the sessions of agents' databases as inputs with a Remote (see remote). For a command that writes no
 // transcript (out nil), it fetches those in the shard to local copies
 // before it returns: one that cannot be fetched is reported and left out,
 // and the run then ends with exitProblems at least (see run), unless none
@@ -178,10 +181,13 @@ func collect(ctx context.Context, st streams, paths []string, out *string, shard
 		if err != nil {
 			return nil, collectErr(err)
 		}
+		if err := session.Place(in, st.remote.copiesDir); err != nil {
+			return nil, fatal(err, "")
+		}
 		inputs = append(in, inputs...)
 	}
 	if len(inputs) == 0 {
-		st.warnf("no transcript in %s (files *.jsonl and *.jsonl.zst; stores, hidden and temporary files are skipped)", strings.Join(paths, ", "))
+		st.warnf("no transcript in %s (files *.jsonl and *.jsonl.zst, OpenClaw's "+agentdb.FileName+"; stores, hidden and temporary files are skipped)", strings.Join(paths, ", "))
 	}
 	inputs = session.TakeShard(inputs, shard)
 	if out == nil {

@@ -88,7 +88,7 @@ func runRecall(ctx context.Context, st streams, in session.Input, storeDir, form
 	if err := storeMissing(store.Dir()); err != nil && len(s.Refs) > 0 {
 		st.warnf("no artifact store at %s: the %s of %s cannot be read", store.Dir(), display.Plural(len(s.Refs), "artifact"), path)
 	}
-	sec, err := recall.Build(s, store, opts, func(e *registry.BadLineError) { st.warnf("%v", e) })
+	sec, err := recall.Build(ctx, s, store, opts, func(e *registry.BadLineError) { st.warnf("%v", e) })
 	if err != nil {
 		return fatal(fmt.Errorf("read registry: %w", err), "")
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/migrate"
+	"github.com/transcript-tool/transcript-tool/store/location"
 )
 
 // rehydrateReport is rehydrate's summary as JSON: what it restored, not
@@ -62,7 +63,7 @@ func rehydrateCommand(st streams) *cli.Command {
 			if err != nil {
 				return err
 			}
-			opts := migrate.RehydrateOptions{Store: c.String("store"), Out: c.String("out"), InPlace: c.Bool("in-place"), Jobs: c.Int("jobs")}
+			opts := migrate.RehydrateOptions{Store: c.String("store"), OpenStore: location.Open, Out: c.String("out"), InPlace: c.Bool("in-place"), Jobs: c.Int("jobs")}
 			if opts.InPlace && opts.Out != "" {
 				return usageErr("--in-place and --out exclude each other")
 			}
@@ -75,7 +76,7 @@ func rehydrateCommand(st streams) *cli.Command {
 					return &exitError{code: exitUsage, err: fmt.Errorf("rehydrate to stdout takes exactly one file, got %d", len(inputs)),
 						hint: "use --out DIR or --in-place for several files"}
 				}
-				err := migrate.RehydrateTo(c.Context, st.stdout, inputs[0], opts.Store, nil)
+				err := migrate.RehydrateTo(c.Context, st.stdout, inputs[0], opts.Store, opts.OpenStore, nil)
 				var same *migrate.OutputIsInputError
 				if errors.As(err, &same) {
 					hint := "write to another file (rehydrate FILE > FILE.orig), or restore it where it is with --in-place"

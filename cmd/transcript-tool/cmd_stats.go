@@ -10,6 +10,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/inspect"
 	"github.com/transcript-tool/transcript-tool/internal/display"
+	"github.com/transcript-tool/transcript-tool/store/location"
 )
 
 func statsCommand(st streams) *cli.Command {
@@ -40,7 +41,7 @@ func statsCommand(st streams) *cli.Command {
 			if err != nil {
 				return err
 			}
-			opts := inspect.StatsOptions{Threshold: int(sizeOf(c, "threshold")), Store: c.String("store"), StoreAs: c.String("store-as"), Format: c.String("input-format"), Top: c.Int("top")}
+			opts := inspect.StatsOptions{Threshold: int(sizeOf(c, "threshold")), Store: c.String("store"), OpenStore: location.Open, StoreAs: c.String("store-as"), Format: c.String("input-format"), Top: c.Int("top")}
 			if opts.Top < 0 {
 				return usageErr("--top must not be negative")
 			}

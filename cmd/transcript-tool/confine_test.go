@@ -78,8 +78,8 @@ func newSentinel(t *testing.T, avoid ...storepkg.Digest) *sentinel {
 	for _, d := range []storepkg.Digest{s.named, s.hidden} {
 		fmt.Fprintf(&reg, `{"hash":"%s","size":777,"media":"text/plain; charset=utf-8","site":"/message/content","toolCallId":"call_sentinel","summary":"%s","createdAt":"2025-01-01T00:00:00Z"}`+"\n", d, sentinelMark)
 	}
-	writeFile(t, filepath.Join(s.root, registry.RegistryFile), []byte(reg.String()))
-	writeFile(t, filepath.Join(s.root, registry.SegmentsDir, "20250101T000000.000000000Z_sentinel_1_1.jsonl"), []byte(reg.String()))
+	writeFile(t, filepath.Join(s.root, storepkg.RegistryFile), []byte(reg.String()))
+	writeFile(t, filepath.Join(s.root, storepkg.SegmentsDir, "20250101T000000.000000000Z_sentinel_1_1.jsonl"), []byte(reg.String()))
 	writeFile(t, filepath.Join(s.root, "secret"), []byte(sentinelMark+" secret\n"))
 	writeFile(t, filepath.Join(s.root, "transcript.jsonl"), testsession.Pi(sentinelMark, 2, 5000))
 	require.NoError(t, os.Chmod(filepath.Join(s.root, "secret"), 0o600))
@@ -187,23 +187,23 @@ var storeLayouts = []storeLayout{
 		}
 	}},
 	{"objects is a link", func(t *testing.T, store string, s *sentinel) {
-		objects := filepath.Join(store, local.ObjectsDir)
+		objects := filepath.Join(store, storepkg.ObjectsDir)
 		require.NoError(t, os.Rename(objects, objects+".real"))
-		require.NoError(t, os.Symlink(filepath.Join(s.root, local.ObjectsDir), objects))
+		require.NoError(t, os.Symlink(filepath.Join(s.root, storepkg.ObjectsDir), objects))
 	}},
 	{"registry is a link", func(t *testing.T, store string, s *sentinel) {
 		// The single-file registry of earlier versions, which is still
 		// read.
-		require.NoError(t, os.Symlink(filepath.Join(s.root, registry.RegistryFile), filepath.Join(store, registry.RegistryFile)))
+		require.NoError(t, os.Symlink(filepath.Join(s.root, storepkg.RegistryFile), filepath.Join(store, storepkg.RegistryFile)))
 	}},
 	{"segments are a link", func(t *testing.T, store string, s *sentinel) {
-		segs := filepath.Join(store, registry.SegmentsDir)
+		segs := filepath.Join(store, storepkg.SegmentsDir)
 		require.NoError(t, os.Rename(segs, segs+".real"))
-		require.NoError(t, os.Symlink(filepath.Join(s.root, registry.SegmentsDir), segs))
+		require.NoError(t, os.Symlink(filepath.Join(s.root, storepkg.SegmentsDir), segs))
 	}},
 	{"a segment is a link", func(t *testing.T, store string, s *sentinel) {
-		seg := filepath.Join(store, registry.SegmentsDir, "20250101T000000.000000000Z_link_1_1.jsonl")
-		require.NoError(t, os.Symlink(filepath.Join(s.root, registry.RegistryFile), seg))
+		seg := filepath.Join(store, storepkg.SegmentsDir, "20250101T000000.000000000Z_link_1_1.jsonl")
+		require.NoError(t, os.Symlink(filepath.Join(s.root, storepkg.RegistryFile), seg))
 	}},
 	{"no link", func(t *testing.T, store string, s *sentinel) {}},
 }
@@ -215,7 +215,7 @@ const registryProblem = `registry(\.jsonl|/[^:\s]+\.jsonl)|registry is a symboli
 // onlySegment returns the one segment of the registry of store.
 func onlySegment(t *testing.T, store string) string {
 	t.Helper()
-	segs, err := filepath.Glob(filepath.Join(store, registry.SegmentsDir, "*.jsonl"))
+	segs, err := filepath.Glob(filepath.Join(store, storepkg.SegmentsDir, "*.jsonl"))
 	require.NoError(t, err)
 	require.Len(t, segs, 1)
 	return segs[0]

@@ -36,6 +36,7 @@ func TestMain(m *testing.M) {
 	}
 	testscript.Main(m, map[string]func(){
 		"transcript-tool": func() { os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+		"ocgateway":       func() { os.Exit(ocgateway()) },
 	})
 }
 
@@ -50,6 +51,10 @@ func TestScript(t *testing.T) {
 			"genpayload":  cmdGenpayload,
 			"exits":       cmdExits,
 			"genregistry": cmdGenregistry,
+			"genopenclaw": cmdGenopenclaw,
+			"ocrows":      cmdOcrows,
+			"ocappend":    cmdOcappend,
+			"waitfile":    cmdWaitfile,
 		},
 	})
 }

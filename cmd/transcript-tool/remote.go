@@ -16,7 +16,7 @@ import (
 
 // remote holds what a command line needs for its transcripts that are no
 // files of their own (see session.Remote): the run's folder of local
-// copies and the client of S3, made the first time they are needed, and
+// copies and the client of S3, each made the first time it is needed, and
 // the count of those that could not be fetched.
 type remote struct {
 	mu     sync.Mutex
@@ -31,6 +31,9 @@ const fetchers = 4
 
 // open makes the folder of local copies and the client, once.
 func (r *remote) open(ctx context.Context) error {
+	if _, err := r.copiesDir(); err != nil {
+		return err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.client != nil {
@@ -40,12 +43,23 @@ func (r *remote) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	copies, err := session.NewCopies()
-	if err != nil {
-		return err
-	}
-	r.copies, r.client = copies, client
+	r.client = client
 	return nil
+}
+
+// copiesDir makes the folder of local copies, once, and returns it: the
+// sessions of agents' databases need no client of S3.
+func (r *remote) copiesDir() (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.copies == nil {
+		copies, err := session.NewCopies()
+		if err != nil {
+			return "", err
+		}
+		r.copies = copies
+	}
+	return r.copies.Dir, nil
 }
 
 // close removes the local copies.

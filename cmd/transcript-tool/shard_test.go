@@ -44,9 +44,9 @@ func copyTree(t *testing.T, src, dst string) {
 func recordsOf(t *testing.T, dir, root string) []string {
 	t.Helper()
 	var out []string
-	st, err := registry.Open(dir)
+	st, err := registry.Open(location.Open, dir)
 	require.NoError(t, err)
-	require.NoError(t, st.Records(func(r registry.Record) error {
+	require.NoError(t, st.Records(context.Background(), func(r registry.Record) error {
 		r.CreatedAt, r.Source = "", strings.TrimPrefix(r.Source, root)
 		b, err := json.Marshal(r)
 		out = append(out, string(b))
@@ -60,7 +60,7 @@ func recordsOf(t *testing.T, dir, root string) []string {
 func objectsOf(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
-	st, err := registry.Open(dir)
+	st, err := registry.Open(location.Open, dir)
 	require.NoError(t, err)
 	require.NoError(t, st.Each(context.Background(), func(d store.Digest, _ store.FileInfo) error {
 		out = append(out, d.String())

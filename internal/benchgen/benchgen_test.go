@@ -24,6 +24,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/migrate"
 	sess "github.com/transcript-tool/transcript-tool/session"
+	"github.com/transcript-tool/transcript-tool/store/local"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -247,7 +248,7 @@ func TestCorpusMigrates(t *testing.T) {
 		require.NoError(t, err)
 		require.NotEmpty(t, inputs)
 		out := filepath.Join(migrated, tree)
-		sum := migrate.Run(context.Background(), inputs, migrate.Options{Out: out, Jobs: 2})
+		sum := migrate.Run(context.Background(), inputs, migrate.Options{OpenStore: local.Open, Out: out, Jobs: 2})
 		require.Len(t, sum.Results, len(inputs))
 		for _, r := range sum.Results {
 			require.Equal(t, migrate.StatusMigrated, r.Status, "%s: %v", r.Path, r.Err)
@@ -260,7 +261,7 @@ func TestCorpusMigrates(t *testing.T) {
 		}
 		inputs, err = sess.Collect([]string{out})
 		require.NoError(t, err)
-		sum = migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{Out: filepath.Join(restored, tree), Jobs: 2})
+		sum = migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{OpenStore: local.Open, Out: filepath.Join(restored, tree), Jobs: 2})
 		require.Zero(t, sum.Failed, "%+v", sum.Results)
 		assert.Equal(t, readTree(t, src), readTree(t, filepath.Join(restored, tree)))
 	}

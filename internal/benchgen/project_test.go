@@ -13,6 +13,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/migrate"
 	sess "github.com/transcript-tool/transcript-tool/session"
+	"github.com/transcript-tool/transcript-tool/store/local"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -144,7 +145,7 @@ func TestProjectMigrates(t *testing.T) {
 	out, restored := filepath.Join(work, "migrated"), filepath.Join(work, "restored")
 	inputs, err := sess.Collect([]string{src})
 	require.NoError(t, err)
-	sum := migrate.Run(context.Background(), inputs, migrate.Options{Out: out, Jobs: 2})
+	sum := migrate.Run(context.Background(), inputs, migrate.Options{OpenStore: local.Open, Out: out, Jobs: 2})
 	require.Len(t, sum.Results, len(inputs))
 	migrated := 0
 	for _, r := range sum.Results {
@@ -157,7 +158,7 @@ func TestProjectMigrates(t *testing.T) {
 	assert.Greater(t, migrated, len(inputs)/2)
 	inputs, err = sess.Collect([]string{out})
 	require.NoError(t, err)
-	rs := migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{Out: restored, Jobs: 2})
+	rs := migrate.Rehydrate(context.Background(), inputs, migrate.RehydrateOptions{OpenStore: local.Open, Out: restored, Jobs: 2})
 	require.Zero(t, rs.Failed, "%+v", rs.Results)
 	assert.Equal(t, readTree(t, src), readTree(t, restored))
 }

@@ -32,7 +32,7 @@ func linkedObjects(t *testing.T) (s *store.Store, d store.Digest, artifact, temp
 	}
 	dir := filepath.Join(t.TempDir(), "artifacts")
 	require.NoError(t, os.Mkdir(dir, 0o700))
-	require.NoError(t, os.Symlink(filepath.Join(outside, ObjectsDir), filepath.Join(dir, ObjectsDir)))
+	require.NoError(t, os.Symlink(filepath.Join(outside, store.ObjectsDir), filepath.Join(dir, store.ObjectsDir)))
 	return store.New(New(dir)), d, artifact, temp
 }
 
@@ -85,7 +85,7 @@ func TestResolveNeverLooksThroughLinks(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(outside, shard), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(outside, rel(store.ObjectHandle(d))), data, 0o600))
 	dir := t.TempDir()
-	require.NoError(t, os.Mkdir(filepath.Join(dir, ObjectsDir), 0o700))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, store.ObjectsDir), 0o700))
 	require.NoError(t, os.Symlink(filepath.Join(outside, shard), filepath.Join(dir, shard)))
 	s := store.New(New(dir))
 

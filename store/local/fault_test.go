@@ -153,14 +153,14 @@ func TestRemoveStaleTemps(t *testing.T) {
 	gone := []string{
 		mk(filepath.Join(shard, "."+d.String()+".tmp-1"), true),
 		mk(filepath.Join(l.Dir(), ".registry.jsonl.torn-5.tmp-2"), true),
-		mk(filepath.Join(l.Dir(), SegmentsDir, ".x.jsonl.tmp-6"), true),
+		mk(filepath.Join(l.Dir(), store.SegmentsDir, ".x.jsonl.tmp-6"), true),
 	}
 	kept := []string{
 		mk(filepath.Join(shard, "."+d.String()+".tmp-3"), false),
-		mk(filepath.Join(l.Dir(), ObjectsDir, "not-a-shard", ".x.tmp-4"), true),
-		mk(filepath.Join(l.Dir(), ObjectsDir, ".y.tmp-5"), true),
+		mk(filepath.Join(l.Dir(), store.ObjectsDir, "not-a-shard", ".x.tmp-4"), true),
+		mk(filepath.Join(l.Dir(), store.ObjectsDir, ".y.tmp-5"), true),
 		mk(filepath.Join(shard, "README"), true),
-		mk(filepath.Join(l.Dir(), SegmentsDir, ".y.jsonl.tmp-7"), false),
+		mk(filepath.Join(l.Dir(), store.SegmentsDir, ".y.jsonl.tmp-7"), false),
 		s.Path(d),
 	}
 	require.NoError(t, os.Chtimes(s.Path(d), old, old))
@@ -287,7 +287,7 @@ func TestDiscard(t *testing.T) {
 	s.Discard()
 	var files []string
 	require.NoError(t, filepath.WalkDir(l.Dir(), func(p string, e fs.DirEntry, err error) error {
-		if err == nil && !e.IsDir() && p != filepath.Join(l.Dir(), LockFile) {
+		if err == nil && !e.IsDir() && p != filepath.Join(l.Dir(), store.LockFile) {
 			files = append(files, p)
 		}
 		return err

@@ -1,7 +1,8 @@
 // Package local is the Backend of a store kept in a local folder:
 //
 //	<dir>/objects/<hh>/<64 hex>      objects, <hh> the first two hex characters
-//	<dir>/registry/<writer>.jsonl    registry segments
+//	<dir>/registry/<writer>.jsonl    registry segments, appended to in place
+//	<dir>/registry.jsonl             the single-file registry of earlier versions
 //	<dir>/lock                       held shared by writers, exclusively by gc
 //
 // # Guarantees
@@ -16,6 +17,11 @@
 // durable. A file whose folder's fsync failed is never reported durable
 // by the Local that wrote or touched it: a later fsync that succeeds need
 // not have written the entry. Files are 0600, directories 0700.
+//
+// A Local has every optional interface of package store: a lock
+// (flock(2) on its lock file), appending in place (one write(2) an
+// append, fsync on Sync), reading in place (an open descriptor, which
+// keeps a removed file readable), and each file's own flock lock.
 //
 // Nothing below the folder is followed through a symbolic link: a link
 // where a directory or an object belongs is refused (store.ErrLinked), an object
@@ -52,12 +58,6 @@ import (
 const (
 	dirPerm  = 0o700
 	filePerm = 0o600
-)
-
-// The folders of each kind of file inside the store's folder.
-const (
-	ObjectsDir  = "objects"
-	SegmentsDir = "registry"
 )
 
 // Local is the Backend of a store in a local folder.
@@ -97,9 +97,12 @@ type Local struct {
 }
 
 var (
-	_ store.Backend = (*Local)(nil)
-	_ store.Locker  = (*Local)(nil)
-	_ store.Sweeper = (*Local)(nil)
+	_ store.Backend    = (*Local)(nil)
+	_ store.Locker     = (*Local)(nil)
+	_ store.Sweeper    = (*Local)(nil)
+	_ store.Appender   = (*Local)(nil)
+	_ store.Opener     = (*Local)(nil)
+	_ store.FileLocker = (*Local)(nil)
 )
 
 // New returns the Backend of the store in the folder dir. Nothing is
@@ -112,6 +115,10 @@ func New(dir string) *Local {
 	return &Local{dir: dir, abs: abs, dirty: map[string]bool{}, made: map[string]bool{},
 		waiting: map[store.Handle]bool{}, doubted: map[store.Handle]bool{}, unsynced: map[store.Handle]*safefile.File{}}
 }
+
+// Open is New as a store.OpenFunc, for callers that open local stores
+// only (tests).
+func Open(dir string) (store.Backend, error) { return New(dir), nil }
 
 // Dir returns the store's folder, as given to New.
 func (l *Local) Dir() string { return l.dir }
@@ -128,37 +135,21 @@ func (l *Local) name(h store.Handle) string { return filepath.Join(l.dir, rel(h)
 // Path returns the absolute path of h.
 func (l *Local) Path(h store.Handle) string { return filepath.Join(l.abs, rel(h)) }
 
-// valid refuses a handle whose name could leave its folder.
-func valid(h store.Handle) error {
-	switch h.Kind {
-	case store.Object:
-		if _, err := store.ParseDigest(h.Name); err != nil {
-			return err
-		}
-		return nil
-	case store.Segment:
-		if h.Name == "" || h.Name[0] == '.' || strings.ContainsAny(h.Name, `/\`) {
-			return fmt.Errorf("invalid segment name %q", h.Name)
-		}
-		return nil
-	}
-	return fmt.Errorf("invalid handle kind %d", h.Kind)
-}
-
 // Save writes h to a temporary file in its folder; the next commit of the
 // batch (see commitUnsynced) fsyncs and renames it.
 func (l *Local) Save(_ context.Context, h store.Handle, write func(io.Writer) error) error {
-	if err := valid(h); err != nil {
+	if err := store.CheckHandle(h); err != nil {
 		return err
 	}
 	path := l.name(h)
 	l.mu.Lock()
 	l.waiting[h] = true
 	l.mu.Unlock()
-	if err := l.mkdirs(filepath.Dir(path)); err != nil {
+	var f *safefile.File
+	err := l.inFolders(path, func() (err error) {
+		f, err = safefile.CreateNew(path, filePerm)
 		return err
-	}
-	f, err := safefile.CreateNew(path, filePerm)
+	})
 	if err != nil {
 		return err
 	}
@@ -331,10 +322,33 @@ func (l *Local) mkdirs(dir string) error {
 	return nil
 }
 
+// inFolders calls create, which creates the file at path, once mkdirs has
+// made its folders; if create finds a folder gone (removed since mkdirs
+// saw it, by another program), they are made again, and create called
+// once more.
+func (l *Local) inFolders(path string, create func() error) error {
+	dir := filepath.Dir(path)
+	if err := l.mkdirs(dir); err != nil {
+		return err
+	}
+	err := create()
+	if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, store.ErrNotExist) {
+		return err
+	}
+	l.mu.Lock()
+	delete(l.made, dir)
+	delete(l.made, filepath.Dir(dir))
+	l.mu.Unlock()
+	if err := l.mkdirs(dir); err != nil {
+		return err
+	}
+	return create()
+}
+
 // Writable checks, writing nothing, that this process can write the
 // store's folders that exist: a run finds out before it writes anything.
 func (l *Local) Writable() error {
-	for _, p := range []string{l.dir, filepath.Join(l.dir, ObjectsDir), filepath.Join(l.dir, SegmentsDir)} {
+	for _, p := range []string{l.dir, filepath.Join(l.dir, store.ObjectsDir), filepath.Join(l.dir, store.SegmentsDir)} {
 		if err := safefile.Writable(p); err != nil {
 			return err
 		}
@@ -350,12 +364,12 @@ func (l *Local) Writable() error {
 // run.
 func (l *Local) RemoveStale() int {
 	n, _ := safefile.RemoveStale(l.dir)
-	if _, err := l.readDir(SegmentsDir); err == nil { // not through a link
-		m, _ := safefile.RemoveStale(filepath.Join(l.dir, SegmentsDir))
+	if _, err := l.readDir(store.SegmentsDir); err == nil { // not through a link
+		m, _ := safefile.RemoveStale(filepath.Join(l.dir, store.SegmentsDir))
 		n += m
 	}
-	root := filepath.Join(l.dir, ObjectsDir)
-	shards, _ := l.readDir(ObjectsDir)
+	root := filepath.Join(l.dir, store.ObjectsDir)
+	shards, _ := l.readDir(store.ObjectsDir)
 	for _, sh := range shards {
 		// The entry's own type: a link to a directory is not a directory.
 		if sh.IsDir() && isShardName(sh.Name()) {
@@ -371,6 +385,11 @@ func (l *Local) RemoveStale() int {
 // entries, with one syncfs where that stands in for fsyncs (see syncFS),
 // else by fsyncing each.
 func (l *Local) Flush(_ context.Context, must ...store.Handle) error {
+	return l.durable(must...)
+}
+
+// durable is Flush.
+func (l *Local) durable(must ...store.Handle) error {
 	if err := l.flush(); err != nil {
 		return err
 	}
@@ -556,17 +575,37 @@ func (l *Local) Stat(_ context.Context, h store.Handle) (store.FileInfo, error) 
 	if err != nil {
 		return store.FileInfo{}, err
 	}
-	return store.FileInfo{Name: h.Name, Size: fi.Size(), ModTime: fi.ModTime()}, nil
+	return info(h.Name, fi), nil
 }
 
-// open opens h's file without following a symbolic link at the file or
-// at its folders below the store's root. A link or another special file
-// where a file belongs gives store.ErrNotFile.
+// info describes the file fi, named name.
+func info(name string, fi os.FileInfo) store.FileInfo {
+	return store.FileInfo{Name: name, Size: fi.Size(), ModTime: fi.ModTime(), ID: inode(fi)}
+}
+
+// inode returns the inode number of the file fi describes, or 0.
+func inode(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
+}
+
+// open opens h's file to read (see openFile).
 func (l *Local) open(h store.Handle) (*os.File, error) {
-	if err := valid(h); err != nil {
+	if err := l.committed(h); err != nil {
 		return nil, err
 	}
-	if err := l.committed(h); err != nil {
+	return l.openFile(h, os.O_RDONLY, 0)
+}
+
+// openFile opens h's file with flag (and perm, if it creates it) without
+// following a symbolic link at the file or at its folders below the
+// store's root. A link or another special file where a file belongs gives
+// store.ErrNotFile; a file that is not there store.ErrNotExist, one there
+// that O_EXCL refuses store.ErrExist.
+func (l *Local) openFile(h store.Handle, flag int, perm os.FileMode) (*os.File, error) {
+	if err := store.CheckHandle(h); err != nil {
 		return nil, err
 	}
 	path := l.name(h)
@@ -575,23 +614,32 @@ func (l *Local) open(h store.Handle) (*os.File, error) {
 	checked := l.made[dir] // by mkdirs, with its parent
 	l.mu.Unlock()
 	for _, d := range []string{filepath.Dir(dir), dir} {
-		if checked || d == l.dir {
+		if checked || dir == l.dir {
 			break
+		}
+		if d == l.dir {
+			continue // the root may be a link
 		}
 		if err := notLinked(d); err != nil {
 			return nil, err
 		}
 	}
+	if flag != os.O_RDONLY {
+		if err := safefile.Intercept(safefile.Op{Kind: safefile.KindOpen, Path: path}); err != nil {
+			return nil, err
+		}
+	}
 	// O_NONBLOCK: a file that is a named pipe would block the open until
 	// something wrote to it; reads of a regular file ignore it.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, syscall.ELOOP) {
+	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, perm)
+	switch {
+	case errors.Is(err, syscall.ELOOP):
 		return nil, &store.NotFileError{Path: path, Err: store.ErrLinked}
-	}
-	if errors.Is(err, fs.ErrNotExist) {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("%s: %w", path, store.ErrNotExist)
-	}
-	if err != nil {
+	case errors.Is(err, fs.ErrExist):
+		return nil, fmt.Errorf("%s: %w", path, store.ErrExist)
+	case err != nil:
 		return nil, err
 	}
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
@@ -606,7 +654,7 @@ func (l *Local) open(h store.Handle) (*os.File, error) {
 
 // Remove deletes h; its folder is fsynced by the next Flush.
 func (l *Local) Remove(_ context.Context, h store.Handle) error {
-	if err := valid(h); err != nil {
+	if err := store.CheckHandle(h); err != nil {
 		return err
 	}
 	path := l.name(h)
@@ -633,7 +681,7 @@ func (l *Local) Remove(_ context.Context, h store.Handle) error {
 // Touch sets h's modification time to now without following a link, and
 // has the next Flush make its name durable.
 func (l *Local) Touch(_ context.Context, h store.Handle) error {
-	if err := valid(h); err != nil {
+	if err := store.CheckHandle(h); err != nil {
 		return err
 	}
 	path := l.name(h)
@@ -664,7 +712,7 @@ func (l *Local) List(_ context.Context, k store.Kind, prefix string, fn func(sto
 	case store.Object:
 		return l.listObjects(prefix, fn)
 	case store.Segment:
-		entries, err := l.readDir(SegmentsDir)
+		entries, err := l.readDir(store.SegmentsDir)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
@@ -672,10 +720,28 @@ func (l *Local) List(_ context.Context, k store.Kind, prefix string, fn func(sto
 			return err
 		}
 		for _, e := range entries {
-			if isTemp(e.Name()) || !strings.HasPrefix(e.Name(), prefix) {
+			if store.IsTemp(e.Name()) || !strings.HasPrefix(e.Name(), prefix) {
 				continue
 			}
-			if err := emit(e, e.Name(), filepath.Join(SegmentsDir, e.Name()), fn); err != nil {
+			if err := emit(e, e.Name(), filepath.Join(store.SegmentsDir, e.Name()), fn); err != nil {
+				return err
+			}
+		}
+		return nil
+	case store.Legacy:
+		entries, err := l.readDir()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if store.CheckHandle(store.Handle{Kind: k, Name: name}) != nil || !strings.HasPrefix(name, prefix) {
+				continue
+			}
+			if err := emit(e, name, name, fn); err != nil {
 				return err
 			}
 		}
@@ -690,14 +756,14 @@ func emit(e fs.DirEntry, name, relPath string, fn func(store.FileInfo) error) er
 	if !e.Type().IsRegular() {
 		return fn(store.FileInfo{Name: relPath, Bad: store.ErrNotFile})
 	}
-	info, err := e.Info()
+	fi, err := e.Info()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // removed meanwhile
 	}
 	if err != nil {
 		return err
 	}
-	return fn(store.FileInfo{Name: name, Size: info.Size(), ModTime: info.ModTime()})
+	return fn(info(name, fi))
 }
 
 func (l *Local) listObjects(prefix string, fn func(store.FileInfo) error) error {
@@ -709,7 +775,7 @@ func (l *Local) listObjects(prefix string, fn func(store.FileInfo) error) error 
 		shards = []fs.DirEntry{fs.FileInfoToDirEntry(shardInfo(prefix[:2]))}
 	} else {
 		var err error
-		shards, err = l.readDir(ObjectsDir)
+		shards, err = l.readDir(store.ObjectsDir)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
@@ -718,7 +784,7 @@ func (l *Local) listObjects(prefix string, fn func(store.FileInfo) error) error 
 		}
 	}
 	for _, sh := range shards {
-		shardRel := filepath.Join(ObjectsDir, sh.Name())
+		shardRel := filepath.Join(store.ObjectsDir, sh.Name())
 		if !sh.IsDir() || sh.Type()&fs.ModeSymlink != 0 || !isShardName(sh.Name()) || !strings.HasPrefix(sh.Name(), prefix[:min(2, len(prefix))]) {
 			if prefix == "" {
 				if err := fn(store.FileInfo{Name: shardRel, Bad: errors.New("not a shard directory")}); err != nil {
@@ -727,7 +793,7 @@ func (l *Local) listObjects(prefix string, fn func(store.FileInfo) error) error 
 			}
 			continue
 		}
-		entries, err := l.readDir(ObjectsDir, sh.Name())
+		entries, err := l.readDir(store.ObjectsDir, sh.Name())
 		if errors.Is(err, store.ErrLinked) {
 			if err := fn(store.FileInfo{Name: shardRel, Bad: errors.New("not a shard directory")}); err != nil {
 				return err
@@ -742,7 +808,7 @@ func (l *Local) listObjects(prefix string, fn func(store.FileInfo) error) error 
 		}
 		for _, e := range entries {
 			relPath := filepath.Join(shardRel, e.Name())
-			if isTemp(e.Name()) || !strings.HasPrefix(e.Name(), prefix) {
+			if store.IsTemp(e.Name()) || !strings.HasPrefix(e.Name(), prefix) {
 				continue
 			}
 			var bad error
@@ -781,9 +847,6 @@ func isShardName(name string) bool {
 	const hex = "0123456789abcdef"
 	return len(name) == 2 && strings.IndexByte(hex, name[0]) >= 0 && strings.IndexByte(hex, name[1]) >= 0
 }
-
-// isTemp reports whether name is a writer's temporary file.
-func isTemp(name string) bool { return len(name) > 0 && name[0] == '.' }
 
 // readDir lists the directory at the path made of names below the store's
 // root, opening each with O_NOFOLLOW from the one before: a symbolic link

@@ -14,10 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// LockFile is the name of the store's lock file: writers hold it shared,
-// a collector exclusively.
-const LockFile = "lock"
-
 // LockExclusive takes the store's lock exclusively, for a collector that
 // must see no writer between reading what refers to the store's objects
 // and deleting those nothing refers to. It waits, polling, while writers
@@ -70,7 +66,7 @@ func (l *Local) HoldShared(ctx context.Context) error {
 	if l.shared != nil {
 		return nil
 	}
-	if err := l.mkdirs(filepath.Join(l.dir, ObjectsDir)); err != nil {
+	if err := l.mkdirs(filepath.Join(l.dir, store.ObjectsDir)); err != nil {
 		return err
 	}
 	f, err := l.openLock()
@@ -103,7 +99,7 @@ func (l *Local) Release() error {
 // openLock opens the store's lock file, creating it, never through a
 // symbolic link.
 func (l *Local) openLock() (*os.File, error) {
-	path := filepath.Join(l.dir, LockFile)
+	path := filepath.Join(l.dir, store.LockFile)
 	if err := safefile.Intercept(safefile.Op{Kind: safefile.KindOpen, Path: path}); err != nil {
 		return nil, fmt.Errorf("open the store's lock: %w", err)
 	}

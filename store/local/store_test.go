@@ -85,7 +85,7 @@ func TestObjectFile(t *testing.T) {
 			path := s.Path(d)
 			abs, err := filepath.Abs(l.Dir())
 			require.NoError(t, err)
-			assert.Equal(t, filepath.Join(abs, ObjectsDir, d.String()[:2], d.String()), path)
+			assert.Equal(t, filepath.Join(abs, store.ObjectsDir, d.String()[:2], d.String()), path)
 			file, err := os.ReadFile(path)
 			require.NoError(t, err)
 			sum := sha256.Sum256(file)
@@ -222,12 +222,12 @@ func TestModes(t *testing.T) {
 			}))
 			require.NoError(t, l.Flush(ctx, seg))
 
-			for _, dir := range []string{l.Dir(), filepath.Join(l.Dir(), ObjectsDir), filepath.Dir(s.Path(d)), filepath.Join(l.Dir(), SegmentsDir)} {
+			for _, dir := range []string{l.Dir(), filepath.Join(l.Dir(), store.ObjectsDir), filepath.Dir(s.Path(d)), filepath.Join(l.Dir(), store.SegmentsDir)} {
 				fi, err := os.Stat(dir)
 				require.NoError(t, err)
 				assert.Equal(t, fs.ModeDir|dirPerm, fi.Mode(), "%s", dir)
 			}
-			for _, file := range []string{s.Path(d), l.Path(seg), filepath.Join(l.Dir(), LockFile)} {
+			for _, file := range []string{s.Path(d), l.Path(seg), filepath.Join(l.Dir(), store.LockFile)} {
 				fi, err := os.Stat(file)
 				require.NoError(t, err)
 				assert.Equal(t, fs.FileMode(filePerm), fi.Mode(), "%s", file)

@@ -21,7 +21,7 @@ func TestEachRefusesWhatIsNotAnObject(t *testing.T) {
 	s, l := newStore(t)
 	d := mustPut(t, s, []byte("a real artifact"))
 	other := store.Sum([]byte("another"))
-	objects := filepath.Join(l.Dir(), ObjectsDir)
+	objects := filepath.Join(l.Dir(), store.ObjectsDir)
 	outside := filepath.Join(t.TempDir(), "secret")
 	require.NoError(t, os.WriteFile(outside, []byte("outside the store"), 0o600))
 

@@ -1,15 +1,11 @@
 // Package location parses where a store is, the value of --store, and
-// opens its backend: the one place below the command line that names the
-// concrete backends.
+// opens its backend. It names the concrete backends: only the command
+// line imports it, and passes the backends it opens down.
 package location
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/transcript-tool/transcript-tool/store"
@@ -28,30 +24,4 @@ func Open(spec string) (store.Backend, error) {
 		return nil, fmt.Errorf("store %s: unknown kind of store %q (want a folder or s3://BUCKET/PREFIX)", spec, scheme)
 	}
 	return local.New(spec), nil
-}
-
-// IsStore reports whether the local folder dir holds a store: its
-// single-file registry of earlier versions, or a registry folder beside
-// its objects or its lock (a folder that merely has a "registry"
-// subfolder is no store), or, when named defaultName, objects. Walks of
-// transcripts skip stores.
-func IsStore(dir, defaultName string) bool {
-	if exists(filepath.Join(dir, "registry.jsonl")) {
-		return true
-	}
-	objects := exists(filepath.Join(dir, local.ObjectsDir))
-	if isDir(filepath.Join(dir, local.SegmentsDir)) && (objects || exists(filepath.Join(dir, local.LockFile))) {
-		return true
-	}
-	return filepath.Base(dir) == defaultName && objects
-}
-
-func isDir(path string) bool {
-	fi, err := os.Lstat(path)
-	return err == nil && fi.IsDir()
-}
-
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil || !errors.Is(err, fs.ErrNotExist)
 }

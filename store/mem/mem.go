@@ -19,16 +19,22 @@ import (
 
 // Mem is a Backend in memory.
 type Mem struct {
-	mu    sync.Mutex
-	files map[store.Handle]file
+	mu     sync.Mutex
+	files  map[store.Handle]file
+	lastID uint64
 }
 
 type file struct {
 	data    []byte
 	modTime time.Time
+	id      uint64 // tells apart the files that stood under one name in turn
 }
 
-var _ store.Backend = (*Mem)(nil)
+var (
+	_ store.Backend  = (*Mem)(nil)
+	_ store.Appender = (*Mem)(nil)
+	_ store.Opener   = (*Mem)(nil)
+)
 
 // New returns an empty Mem.
 func New() *Mem { return &Mem{files: map[store.Handle]file{}} }
@@ -39,20 +45,9 @@ func (m *Mem) Location() string { return "mem:" }
 // Path returns a name for h that no program outside this one can open.
 func (m *Mem) Path(h store.Handle) string { return "mem:" + store.Key(h) }
 
-func valid(h store.Handle) error {
-	if h.Kind == store.Object {
-		_, err := store.ParseDigest(h.Name)
-		return err
-	}
-	if h.Kind != store.Segment || h.Name == "" || strings.ContainsAny(h.Name, `/\`) {
-		return fmt.Errorf("invalid handle %s", h)
-	}
-	return nil
-}
-
 // Save stores the bytes write writes, whole, once write returns.
 func (m *Mem) Save(_ context.Context, h store.Handle, write func(io.Writer) error) error {
-	if err := valid(h); err != nil {
+	if err := store.CheckHandle(h); err != nil {
 		return err
 	}
 	var buf bytes.Buffer
@@ -60,13 +55,25 @@ func (m *Mem) Save(_ context.Context, h store.Handle, write func(io.Writer) erro
 		return err
 	}
 	m.mu.Lock()
-	m.files[h] = file{data: buf.Bytes(), modTime: time.Now()}
+	m.files[h] = m.newFile(buf.Bytes())
 	m.mu.Unlock()
 	return nil
 }
 
+// newFile returns a file of data, with an ID no other file of m had. The
+// caller holds mu.
+func (m *Mem) newFile(data []byte) file {
+	m.lastID++
+	return file{data: data, modTime: time.Now(), id: m.lastID}
+}
+
+// info describes f, named name.
+func info(name string, f file) store.FileInfo {
+	return store.FileInfo{Name: name, Size: int64(len(f.data)), ModTime: f.modTime, ID: f.id}
+}
+
 func (m *Mem) get(h store.Handle) (file, error) {
-	if err := valid(h); err != nil {
+	if err := store.CheckHandle(h); err != nil {
 		return file{}, err
 	}
 	m.mu.Lock()
@@ -78,8 +85,8 @@ func (m *Mem) get(h store.Handle) (file, error) {
 	return f, nil
 }
 
-// Load returns a reader of a copy-free view of h's bytes: Save never
-// changes bytes it stored, it replaces them.
+// Load returns a reader of a copy-free view of h's bytes: neither Save nor
+// an append changes bytes stored, they replace them.
 func (m *Mem) Load(_ context.Context, h store.Handle, offset, length int64) (io.ReadCloser, error) {
 	f, err := m.get(h)
 	if err != nil {
@@ -98,7 +105,7 @@ func (m *Mem) Stat(_ context.Context, h store.Handle) (store.FileInfo, error) {
 	if err != nil {
 		return store.FileInfo{}, err
 	}
-	return store.FileInfo{Name: h.Name, Size: int64(len(f.data)), ModTime: f.modTime}, nil
+	return info(h.Name, f), nil
 }
 
 // List calls fn for the files of kind k whose names start with prefix.
@@ -107,7 +114,7 @@ func (m *Mem) List(_ context.Context, k store.Kind, prefix string, fn func(store
 	var infos []store.FileInfo
 	for h, f := range m.files {
 		if h.Kind == k && strings.HasPrefix(h.Name, prefix) {
-			infos = append(infos, store.FileInfo{Name: h.Name, Size: int64(len(f.data)), ModTime: f.modTime})
+			infos = append(infos, info(h.Name, f))
 		}
 	}
 	m.mu.Unlock()
@@ -121,7 +128,7 @@ func (m *Mem) List(_ context.Context, k store.Kind, prefix string, fn func(store
 
 // Remove deletes h.
 func (m *Mem) Remove(_ context.Context, h store.Handle) error {
-	if err := valid(h); err != nil {
+	if err := store.CheckHandle(h); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -132,7 +139,7 @@ func (m *Mem) Remove(_ context.Context, h store.Handle) error {
 
 // Touch sets h's modification time to now.
 func (m *Mem) Touch(_ context.Context, h store.Handle) error {
-	if err := valid(h); err != nil {
+	if err := store.CheckHandle(h); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -166,6 +173,6 @@ func (m *Mem) Discard() {}
 // damaged file.
 func (m *Mem) Corrupt(h store.Handle, data []byte) {
 	m.mu.Lock()
-	m.files[h] = file{data: data, modTime: time.Now()}
+	m.files[h] = m.newFile(data)
 	m.mu.Unlock()
 }

@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -297,8 +296,8 @@ func (l *lease) Close() error {
 // writeLease writes the lease at key anew: its LastModified is now. It
 // says who holds it, for a person looking at the bucket.
 func (b *Backend) writeLease(ctx context.Context, key string) error {
-	host, _ := os.Hostname()
-	body := fmt.Sprintf("transcript-tool on %s, pid %d, %s\n", host, os.Getpid(), time.Now().UTC().Format(time.RFC3339))
+	host, pid := store.Process()
+	body := fmt.Sprintf("transcript-tool on %s, pid %d, %s\n", host, pid, time.Now().UTC().Format(time.RFC3339))
 	_, err := b.client.PutObject(ctx, &awss3.PutObjectInput{
 		Bucket: &b.bucket, Key: &key, Body: bytes.NewReader([]byte(body)), ContentLength: aws.Int64(int64(len(body))),
 		ContentType: aws.String("text/plain"),

@@ -253,30 +253,13 @@ func (b *Backend) Path(h store.Handle) string { return b.url(b.base + store.Key(
 func (b *Backend) url(key string) string { return "s3://" + b.bucket + "/" + key }
 
 // key returns the key of h, or an error for a name that is not one of
-// its kind: no name may reach outside the kind's folder.
+// its kind (see store.CheckHandle).
 func (b *Backend) key(h store.Handle) (string, error) {
-	switch h.Kind {
-	case store.Object:
-		if _, err := store.ParseDigest(h.Name); err != nil {
-			return "", fmt.Errorf("invalid handle %s: %w", h, err)
-		}
-	case store.Segment:
-		if !validSegment(h.Name) {
-			return "", fmt.Errorf("invalid handle %s", h)
-		}
-	default:
-		return "", fmt.Errorf("invalid handle %s", h)
+	if err := store.CheckHandle(h); err != nil {
+		return "", err
 	}
 	return b.base + store.Key(h), nil
 }
-
-func validSegment(name string) bool {
-	return name != "" && name != "." && name != ".." && !isTemp(name) && !strings.ContainsAny(name, `/\`)
-}
-
-// isTemp reports whether name is a temporary file's: a writer's (a local
-// store's, copied into the bucket) or a Touch's (see touchByCopies).
-func isTemp(name string) bool { return strings.HasPrefix(name, ".") }
 
 // fail is Fail for the key of b's bucket.
 func (b *Backend) fail(op, key string, err error) error { return Fail(op, b.url(key), err) }
@@ -445,11 +428,24 @@ func (b *Backend) List(ctx context.Context, k store.Kind, prefix string, fn func
 			dir += prefix
 		}
 	case store.Segment:
-		dir = b.base + "registry/" + prefix
+		dir = b.base + store.SegmentsDir + "/" + prefix
+	case store.Legacy:
+		switch {
+		case strings.HasPrefix(prefix, store.RegistryFile):
+			dir = b.base + prefix
+		case strings.HasPrefix(store.RegistryFile, prefix):
+			dir = b.base + store.RegistryFile
+		default:
+			return nil
+		}
 	default:
 		return fmt.Errorf("list: invalid kind %d", k)
 	}
-	p := awss3.NewListObjectsV2Paginator(b.client, &awss3.ListObjectsV2Input{Bucket: &b.bucket, Prefix: &dir})
+	in := &awss3.ListObjectsV2Input{Bucket: &b.bucket, Prefix: &dir}
+	if k == store.Legacy {
+		in.Delimiter = aws.String("/") // the root's files, not the folders named like them
+	}
+	p := awss3.NewListObjectsV2Paginator(b.client, in)
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
@@ -476,7 +472,7 @@ func (b *Backend) info(k store.Kind, o types.Object) (fi store.FileInfo, ok bool
 		return fi, false
 	}
 	name := rel[strings.LastIndex(rel, "/")+1:]
-	if isTemp(name) {
+	if store.IsTemp(name) {
 		return fi, false
 	}
 	switch k {
@@ -489,8 +485,12 @@ func (b *Backend) info(k store.Kind, o types.Object) (fi store.FileInfo, ok bool
 			return store.FileInfo{Name: rel, Bad: fmt.Errorf("artifact in folder %s, not %s", shard, name[:2])}, true
 		}
 	case store.Segment:
-		if rel != "registry/"+name {
+		if rel != store.Key(store.Handle{Kind: k, Name: name}) {
 			return store.FileInfo{Name: rel, Bad: errors.New("not a registry segment: in a subfolder")}, true
+		}
+	case store.Legacy:
+		if rel != name {
+			return fi, false
 		}
 	}
 	return store.FileInfo{Name: name, Size: aws.ToInt64(o.Size), ModTime: aws.ToTime(o.LastModified)}, true

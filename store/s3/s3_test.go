@@ -23,7 +23,6 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/internal/s3test"
 	"github.com/transcript-tool/transcript-tool/store"
-	"github.com/transcript-tool/transcript-tool/store/location"
 	"github.com/transcript-tool/transcript-tool/store/s3"
 	"github.com/transcript-tool/transcript-tool/store/storetest"
 )
@@ -276,27 +275,6 @@ func TestParseURL(t *testing.T) {
 		assert.Equal(t, tt.bucket, bucket, tt.in)
 		assert.Equal(t, tt.prefix, prefix, tt.in)
 	}
-}
-
-// TestOpenFromEnvironment: location.Open of an s3:// URL finds the server
-// through the standard AWS environment, as the command line does.
-func TestOpenFromEnvironment(t *testing.T) {
-	srv := s3test.Gofakes3(t)
-	bucket := srv.Bucket(t, "env")
-	srv.Setenv(t)
-	b, err := location.Open("s3://" + bucket + "/some/prefix/")
-	require.NoError(t, err)
-	assert.Equal(t, "s3://"+bucket+"/some/prefix", b.Location())
-	s := store.New(b)
-	d, created, err := s.Put(ctx, []byte("through the environment"))
-	require.NoError(t, err)
-	assert.True(t, created)
-	got, err := s.Get(ctx, d)
-	require.NoError(t, err)
-	assert.Equal(t, "through the environment", string(got))
-
-	_, err = location.Open("gs://bucket/x")
-	assert.ErrorContains(t, err, "unknown kind of store")
 }
 
 // TestMissingBucket: a bucket that is not there is an error that names it,

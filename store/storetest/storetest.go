@@ -1,8 +1,10 @@
 // Package storetest is the conformance suite every store.Backend passes:
 // what Save, Load, Stat, List, Remove, Touch, Flush and Discard promise in
-// store.Backend's docs, and content addressing (store.Store) over the
+// store.Backend's docs, what the optional interfaces that read and write
+// files promise (store.Opener, store.Appender, store.FileLocker) where the
+// backend has them, and content addressing (store.Store) over the
 // backend. A backend's own tests call Run with a constructor of empty
-// backends.
+// backends, and again with the backend wrapped in store/faulty.
 package storetest
 
 import (
@@ -40,6 +42,10 @@ func Run(t *testing.T, newBackend func(t *testing.T) store.Backend) {
 		{"InvalidNames", testInvalidNames},
 		{"ConcurrentSaves", testConcurrentSaves},
 		{"Discard", testDiscard},
+		{"Legacy", testLegacy},
+		{"OpenFile", testOpenFile},
+		{"Append", testAppend},
+		{"LockFile", testLockFile},
 		{"StorePutGet", testStorePutGet},
 		{"StoreCorrupt", testStoreCorrupt},
 		{"StoreStream", testStoreStream},
@@ -251,6 +257,10 @@ func testInvalidNames(t *testing.T, b store.Backend) {
 		{Kind: store.Segment, Name: "../escape.jsonl"},
 		{Kind: store.Segment, Name: "a/b.jsonl"},
 		{Kind: store.Segment, Name: ""},
+		{Kind: store.Segment, Name: ".hidden.jsonl"},
+		{Kind: store.Legacy, Name: store.LockFile},
+		{Kind: store.Legacy, Name: store.ObjectsDir},
+		{Kind: store.Legacy, Name: "../" + store.RegistryFile},
 	} {
 		assert.Error(t, b.Save(ctx, h, func(w io.Writer) error { return nil }), "%q", h.Name)
 		_, err := b.Load(ctx, h, 0, 0)
