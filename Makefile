@@ -9,11 +9,11 @@ FUZZTIME    ?= 30s
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/transcript-tool
 
-# The transcript package again in its purego build: its scanner's Go
-# form, which other platforms run.
+# The transcript package and the externalizer over it again in the
+# purego build: the scanner's Go form, which other platforms run.
 test:
 	$(GO) test -race -count=1 -timeout 30m ./...
-	$(GO) test -race -count=1 -tags purego ./transcript/
+	$(GO) test -race -count=1 -tags purego ./transcript/ ./externalizer/
 
 # Peak memory of migrate and rehydrate of a line of MEMLINE_S3 bytes whose
 # payload goes to S3: a versitygw on loopback (see .ci/run), started for
@@ -22,7 +22,8 @@ MEMLINE_S3 ?= 1000000000
 memcheck-s3: build
 	./scripts/memcheck-s3.sh $(BIN) $(MEMLINE_S3)
 
-# The agents the end-to-end tests in e2e/ drive (Claude Code, Codex, pi)
+# The agents the end-to-end tests in e2e/ drive (Claude Code, Codex, pi
+# under both package names, OpenClaw, Gemini CLI, Qwen Code, Copilot CLI)
 # and the Node releases they need, installed from npm into AGENTS_DIR,
 # outside the repository (default ~/.cache/transcript-tool/agents): the
 # pinned versions, or with AGENTS=latest the newest that install today,
