@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/internal/fault"
 	"github.com/transcript-tool/transcript-tool/internal/safefile"
 	"github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // TestAppendSkipsKnownRecords: a record the registry holds, in any of its
@@ -181,4 +183,65 @@ func TestAppendRefusesUndurableObject(t *testing.T) {
 		assert.Equal(t, []Record{record(7)}, allRecords(t, s))
 		assert.NoError(t, s.Verify(context.Background(), d))
 	}
+}
+
+// tornListing is a backend whose listing of segments is not one state of
+// the folder, as a local folder's is not: it reads the names first and
+// describes each file after, leaving out one removed in between. Its
+// first such listing lets during run between the two.
+type tornListing struct {
+	store.Backend
+	during func()
+}
+
+func (b *tornListing) Unwrap() store.Backend { return b.Backend }
+
+func (b *tornListing) List(ctx context.Context, k store.Kind, prefix string, fn func(store.FileInfo) error) error {
+	if k != store.Segment || b.during == nil {
+		return b.Backend.List(ctx, k, prefix, fn)
+	}
+	var names []store.FileInfo
+	if err := b.Backend.List(ctx, k, prefix, func(fi store.FileInfo) error {
+		names = append(names, fi)
+		return nil
+	}); err != nil {
+		return err
+	}
+	during := b.during
+	b.during = nil
+	during()
+	for _, fi := range names {
+		now, err := b.Backend.Stat(ctx, store.Handle{Kind: k, Name: fi.Name})
+		if errors.Is(err, store.ErrNotExist) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestReadAcrossTornListing: a compaction that ends while a reader lists
+// the registry removes the segment the reader's listing named and makes
+// one it does not name; the reader sees that a compacted segment is new,
+// lists again and reads every record once. Before, it read no record and
+// reported no error.
+func TestReadAcrossTornListing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "artifacts")
+	require.NoError(t, mustOpen(t, dir).Append(context.Background(), []Record{record(1)}))
+	_, err := mustOpen(t, dir).Compact(context.Background(), func(Record) bool { return true })
+	require.NoError(t, err)
+	require.NoError(t, mustOpen(t, dir).Append(context.Background(), []Record{record(2)}))
+
+	b := &tornListing{Backend: local.New(dir)}
+	b.during = func() {
+		_, err := mustOpen(t, dir).Compact(context.Background(), func(Record) bool { return true })
+		require.NoError(t, err)
+	}
+	assert.Equal(t, []Record{record(1), record(2)}, allRecords(t, New(b)))
+	assert.Nil(t, b.during, "the compaction did not run")
 }

@@ -148,12 +148,66 @@ func (s *Store) openRegistry(ctx context.Context) ([]*regFile, error) {
 		if err != nil {
 			return nil, err
 		}
+		if try < maxListings {
+			again, err := s.compactedSince(ctx, files)
+			if err != nil || again {
+				closeAll(files)
+				if err != nil {
+					return nil, err
+				}
+				continue
+			}
+		}
 		if err := cover(files); err != nil {
 			closeAll(files)
 			return nil, err
 		}
 		return files, nil
 	}
+}
+
+// compactedSince reports whether the registry now has a compacted
+// segment that holds a file that is not among files, the files opened
+// from a listing. A listing is not one state of the registry: a local
+// folder's is read name by name, so a file removed while it is read may
+// be left out, and a file made meanwhile missed. A compaction that ends
+// meanwhile can thus hide both the segments it merged and the segment it
+// made; but that segment, saved before the files it merges are removed,
+// is under its name when the registry is listed again, and the reader
+// lists anew.
+func (s *Store) compactedSince(ctx context.Context, files []*regFile) (bool, error) {
+	opened := make(map[string]bool, len(files))
+	for _, rf := range files {
+		opened[store.Key(rf.h)] = true
+	}
+	entries, err := s.registryFiles(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range entries {
+		if opened[store.Key(e.h)] || e.h.Kind != store.Segment || e.fi.Bad != nil {
+			continue
+		}
+		f, fi, err := s.open(ctx, e)
+		if errors.Is(err, store.ErrNotExist) {
+			return true, nil // compacted away in turn
+		}
+		if err != nil {
+			return false, fmt.Errorf("open registry %s: %w", s.where(e.h), err)
+		}
+		rf := &regFile{h: e.h, path: s.where(e.h), f: f, size: fi.Size}
+		err = rf.readHeader()
+		f.Close()
+		if err != nil {
+			return false, fmt.Errorf("read registry %s: %w", rf.path, err)
+		}
+		for _, c := range rf.compact.Compacts {
+			if !opened[c.File] {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 // tryOpenRegistry lists and opens the registry's files; an error wrapping
