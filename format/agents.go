@@ -38,6 +38,9 @@ type Agent struct {
 	// Sidecar, when set, is the folder in which the agent keeps its own
 	// files of a session beside the session's transcript.
 	Sidecar *Sidecar
+	// State, when set, is what the agent keeps about a session outside
+	// its transcript and that a rewrite in place makes stale.
+	State *State
 }
 
 // Sidecar is a folder in which an agent keeps its own files of one
@@ -103,6 +106,9 @@ var agents = []Agent{
 	},
 	{
 		Name: "Codex", Format: Codex, Home: ".codex", Sessions: []string{"sessions", "archived_sessions"},
+		// Its thread history projects a rollout by byte offsets (package
+		// agentstate).
+		State: &State{What: "Codex's thread history"},
 		// A rollout, sessions/YYYY/MM/DD/rollout-*.jsonl: sessions/; an
 		// archived one, archived_sessions/rollout-*.jsonl: the sessions/
 		// beside it, so that archiving a rollout keeps its store.

@@ -54,3 +54,13 @@ func TestSidecarsDeclared(t *testing.T) {
 	}
 	assert.Equal(t, 1, n, "Claude Code's tool-results")
 }
+
+// TestStateRegistered: a declared State without its implementation fails
+// every transcript rather than leave a state stale, and registering for
+// an agent that declares none is refused.
+func TestStateRegistered(t *testing.T) {
+	_, err := (&State{What: "a test's history"}).Lock("s.jsonl")
+	assert.ErrorContains(t, err, "s.jsonl: no implementation of a test's history is built in")
+	assert.Panics(t, func() { RegisterState("Claude Code", nil) }, "declares none")
+	assert.Panics(t, func() { RegisterState("nobody", nil) }, "no such agent")
+}
