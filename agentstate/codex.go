@@ -52,6 +52,12 @@
 // home are opened (the latter two created as Codex creates them, in
 // folders Codex made); the thread id that names them is checked to be a
 // UUID first.
+//
+// # Registration
+//
+// Importing the package registers the thread history as Codex's state
+// (format.RegisterState); package session imports it, and its
+// LockAgentState takes the state of whatever agent owns a transcript.
 package agentstate
 
 import (

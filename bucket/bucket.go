@@ -13,9 +13,9 @@
 // agent rewrote or appended to meanwhile is left as that agent wrote it,
 // as migrate leaves a file on disk that changed while it was migrated.
 // Backup copies an object to KEY.bak on the same condition, never over
-// a KEY.bak of other bytes. Requests go through store/s3's client
-// (configuration, retries, addressing, checksums) and its errors name the
-// object's s3:// URL and the HTTP status.
+// a KEY.bak of other bytes. Requests go through the Objects given to New
+// (store/s3's, whose client the command line configures as the store's),
+// whose errors name the object's s3:// URL and the HTTP status.
 package bucket
 
 import (
@@ -30,16 +30,12 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
-
 	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/store"
-	s3store "github.com/transcript-tool/transcript-tool/store/s3"
 )
 
 // IsURL reports whether the PATH p names transcripts in S3.
-func IsURL(p string) bool { return strings.HasPrefix(p, s3store.Scheme+"://") }
+func IsURL(p string) bool { return strings.HasPrefix(p, "s3://") }
 
 // Object is a transcript kept in S3.
 type Object struct {
@@ -64,37 +60,54 @@ func (o Object) Store() string {
 	return "s3://" + o.Bucket + "/" + path.Join(session.Root(o.Key), session.StoreDirName)
 }
 
+// Objects are the requests on objects that a Client makes: store/s3's
+// Objects. Errors name the object's s3:// URL, and wrap store.ErrNotExist
+// for a missing key; ok is false, with no error, for a condition
+// (ifMatch) that does not hold.
+type Objects interface {
+	// ParseURL splits an s3://BUCKET/PREFIX URL into its bucket and its
+	// prefix, without surrounding slashes.
+	ParseURL(url string) (bucket, prefix string, err error)
+	// Stat returns the size and ETag of key in bucket.
+	Stat(ctx context.Context, bucket, key string) (size int64, etag string, err error)
+	// List calls fn with each key below prefix in bucket and its size.
+	List(ctx context.Context, bucket, prefix string, fn func(key string, size int64)) error
+	// Get returns the bytes of key, to be read and closed, and their ETag.
+	Get(ctx context.Context, bucket, key string) (body io.ReadCloser, etag string, err error)
+	// Put makes body, of size bytes, key's bytes; with ifMatch set, only
+	// if key still holds the bytes of that ETag.
+	Put(ctx context.Context, bucket, key string, body io.ReadSeeker, size int64, ifMatch *string) (ok bool, err error)
+	// Copy copies from to to, only if from holds the bytes of ETag ifMatch.
+	Copy(ctx context.Context, bucket, from, to, ifMatch string) (ok bool, err error)
+	// Delete removes key.
+	Delete(ctx context.Context, bucket, key string) error
+}
+
 // Client reaches transcripts in S3. It may be used from several
 // goroutines at once.
 type Client struct {
-	c *awss3.Client
+	c Objects
 }
 
-// Open returns a Client configured from the AWS environment as an S3
-// store is (see store/s3.Open). It sends no request.
-func Open(ctx context.Context) (*Client, error) {
-	c, err := s3store.Client(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &Client{c: c}, nil
-}
+// New returns a Client that makes its requests through objs. It sends no
+// request.
+func New(objs Objects) *Client { return &Client{c: objs} }
 
 // List returns the transcripts that url names: the object url names, if
 // there is one; otherwise the *.jsonl and *.jsonl.zst objects below it,
 // but for those in stores, in hidden folders or hidden themselves, as
 // session.Collect skips them on disk.
 func (c *Client) List(ctx context.Context, url string) ([]Object, error) {
-	bkt, prefix, err := s3store.ParseURL(url)
+	bkt, prefix, err := c.c.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", url, err)
 	}
 	if prefix != "" && !strings.HasSuffix(url, "/") {
-		out, err := c.c.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &bkt, Key: &prefix})
+		size, _, err := c.c.Stat(ctx, bkt, prefix)
 		if err == nil {
-			return []Object{{Bucket: bkt, Key: prefix, Rel: path.Base(prefix), Explicit: true, Size: aws.ToInt64(out.ContentLength)}}, nil
+			return []Object{{Bucket: bkt, Key: prefix, Rel: path.Base(prefix), Explicit: true, Size: size}}, nil
 		}
-		if err = s3store.Fail("stat", url, err); !errors.Is(err, store.ErrNotExist) {
+		if !errors.Is(err, store.ErrNotExist) {
 			return nil, err
 		}
 	}
@@ -104,19 +117,14 @@ func (c *Client) List(ctx context.Context, url string) ([]Object, error) {
 	}
 	var all []Object
 	stores := map[string]bool{} // folders holding a store's objects or registry
-	p := awss3.NewListObjectsV2Paginator(c.c, &awss3.ListObjectsV2Input{Bucket: &bkt, Prefix: &dir})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, s3store.Fail("list", "s3://"+bkt+"/"+dir, err)
+	err = c.c.List(ctx, bkt, dir, func(key string, size int64) {
+		if d, ok := storeOf(key); ok {
+			stores[d] = true
 		}
-		for _, o := range page.Contents {
-			key := aws.ToString(o.Key)
-			if d, ok := storeOf(key); ok {
-				stores[d] = true
-			}
-			all = append(all, Object{Bucket: bkt, Key: key, Rel: strings.TrimPrefix(key, dir), Size: aws.ToInt64(o.Size)})
-		}
+		all = append(all, Object{Bucket: bkt, Key: key, Rel: strings.TrimPrefix(key, dir), Size: size})
+	})
+	if err != nil {
+		return nil, err
 	}
 	var objs []Object
 	for _, o := range all {
@@ -234,23 +242,24 @@ func transcriptKey(rel string, stores map[string]bool, dir string) bool {
 // Fetch streams o into a new file at name (mode 0600) and records the
 // ETag of the bytes read in o.
 func (c *Client) Fetch(ctx context.Context, o *Object, name string) error {
-	out, err := c.c.GetObject(ctx, &awss3.GetObjectInput{Bucket: &o.Bucket, Key: &o.Key})
+	body, etag, err := c.c.Get(ctx, o.Bucket, o.Key)
 	if err != nil {
-		return s3store.Fail("get", o.URL(), err)
+		return err
 	}
-	defer out.Body.Close()
+	defer body.Close()
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	n, err := io.Copy(f, out.Body)
+	n, err := io.Copy(f, body)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return s3store.Fail("get", o.URL(), err)
+		// A broken body: the server's answer was a success.
+		return fmt.Errorf("get %s: %w", o.URL(), err)
 	}
-	o.ETag, o.Size = aws.ToString(out.ETag), n
+	o.ETag, o.Size = etag, n
 	return nil
 }
 
@@ -279,18 +288,13 @@ func (c *Client) put(ctx context.Context, bkt, key, name string, ifMatch *string
 	if err != nil {
 		return err
 	}
-	// The file is the body as a ReadSeeker: the SDK re-reads it to sign
-	// and to retry, never holding it in memory.
-	_, err = c.c.PutObject(ctx, &awss3.PutObjectInput{Bucket: &bkt, Key: &key, Body: f,
-		ContentLength: aws.Int64(fi.Size()), IfMatch: ifMatch})
-	url := "s3://" + bkt + "/" + key
-	if ifMatch != nil && s3store.PreconditionFailed(err) {
-		return fmt.Errorf("%s: %w", url, ErrChanged)
+	// The file is the body as a ReadSeeker, re-read to sign and to
+	// retry, never held in memory.
+	ok, err := c.c.Put(ctx, bkt, key, f, fi.Size(), ifMatch)
+	if err == nil && !ok {
+		return fmt.Errorf("s3://%s/%s: %w", bkt, key, ErrChanged)
 	}
-	if err != nil {
-		return s3store.Fail("put", url, err)
-	}
-	return nil
+	return err
 }
 
 // Backup copies o to o.Key+".bak", if o still holds the bytes Fetch read
@@ -299,23 +303,22 @@ func (c *Client) put(ctx context.Context, bkt, key, name string, ifMatch *string
 func (c *Client) Backup(ctx context.Context, o Object) (string, error) {
 	bak := o.Key + ".bak"
 	url := "s3://" + o.Bucket + "/" + bak
-	head, err := c.c.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &o.Bucket, Key: &bak})
+	size, etag, err := c.c.Stat(ctx, o.Bucket, bak)
 	if err == nil {
-		if aws.ToString(head.ETag) == o.ETag && aws.ToInt64(head.ContentLength) == o.Size {
+		if etag == o.ETag && size == o.Size {
 			return bak, nil
 		}
 		return "", fmt.Errorf("backup %s already exists; move it away or run without --backup", url)
 	}
-	if err := s3store.Fail("stat", url, err); !errors.Is(err, store.ErrNotExist) {
+	if !errors.Is(err, store.ErrNotExist) {
 		return "", err
 	}
-	_, err = c.c.CopyObject(ctx, &awss3.CopyObjectInput{Bucket: &o.Bucket, Key: &bak,
-		CopySource: aws.String(s3store.CopySource(o.Bucket, o.Key)), CopySourceIfMatch: &o.ETag})
-	if s3store.PreconditionFailed(err) {
-		return "", fmt.Errorf("%s: %w", o.URL(), ErrChanged)
-	}
+	ok, err := c.c.Copy(ctx, o.Bucket, o.Key, bak, o.ETag)
 	if err != nil {
-		return "", s3store.Fail("copy to", url, err)
+		return "", err
+	}
+	if !ok {
+		return "", fmt.Errorf("%s: %w", o.URL(), ErrChanged)
 	}
 	return bak, nil
 }
@@ -325,11 +328,10 @@ func (c *Client) Backup(ctx context.Context, o Object) (string, error) {
 // bytes, by the MD5 that is a single PUT's ETag: the write succeeded and
 // its reply was lost), or Other (another writer's).
 func (c *Client) Holds(ctx context.Context, o Object, name string) (Holding, error) {
-	head, err := c.c.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &o.Bucket, Key: &o.Key})
+	_, etag, err := c.c.Stat(ctx, o.Bucket, o.Key)
 	if err != nil {
-		return Other, s3store.Fail("stat", o.URL(), err)
+		return Other, err
 	}
-	etag := aws.ToString(head.ETag)
 	if etag == o.ETag {
 		return Original, nil
 	}
@@ -361,8 +363,5 @@ const (
 // Remove deletes key in bkt: a backup whose replace failed, which would
 // block the next run.
 func (c *Client) Remove(ctx context.Context, bkt, key string) error {
-	if _, err := c.c.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &bkt, Key: &key}); err != nil {
-		return s3store.Fail("remove", "s3://"+bkt+"/"+key, err)
-	}
-	return nil
+	return c.c.Delete(ctx, bkt, key)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/internal/s3test"
+	"github.com/transcript-tool/transcript-tool/store/s3"
 )
 
 // TestList: a prefix lists its transcripts with keys relative to it, and
@@ -19,7 +20,6 @@ import (
 // trajectories and files of other kinds; a key names one object.
 func TestList(t *testing.T) {
 	srv := s3test.Gofakes3(t)
-	srv.Setenv(t)
 	bkt := srv.Bucket(t, "tt-list")
 	raw := awss3.NewFromConfig(srv.Config(), func(o *awss3.Options) { o.UsePathStyle = true })
 	digest := strings.Repeat("ab", 32)
@@ -31,8 +31,7 @@ func TestList(t *testing.T) {
 		_, err := raw.PutObject(context.Background(), &awss3.PutObjectInput{Bucket: &bkt, Key: &key, Body: bytes.NewReader([]byte("{}\n"))})
 		require.NoError(t, err)
 	}
-	c, err := Open(context.Background())
-	require.NoError(t, err)
+	c := New(s3.NewObjects(s3.NewClient(srv.Config())))
 
 	objs, err := c.List(context.Background(), "s3://"+bkt+"/p/")
 	require.NoError(t, err)

@@ -35,10 +35,28 @@ type Agent struct {
 	// Skip, when set, reports whether a .jsonl file of a session folder is
 	// known to hold no session, by its name.
 	Skip func(name string) bool
-	// Sidecar, when set, returns the transcript whose own files the
-	// folder dir would hold (never sessions, whatever their names), ok
-	// false when dir is no such folder by its name.
-	Sidecar func(dir string) (transcript string, ok bool)
+	// Sidecar, when set, is the folder in which the agent keeps its own
+	// files of a session beside the session's transcript.
+	Sidecar *Sidecar
+	// State, when set, is what the agent keeps about a session outside
+	// its transcript and that a rewrite in place makes stale.
+	State *State
+}
+
+// Sidecar is a folder in which an agent keeps its own files of one
+// session, beside the session's transcript: never sessions, whatever
+// their names, and left as they are; stats counts them.
+type Sidecar struct {
+	// Name is the folder's name.
+	Name string
+	// Transcript returns the transcript whose own files the folder dir
+	// would hold, ok false when dir is no such folder by its name.
+	Transcript func(dir string) (transcript string, ok bool)
+	// Folder returns the folder that would hold the agent's files of the
+	// session of the transcript at path (a subagent's are its main
+	// session's), and group, the folder of sessions under which reports
+	// add it up.
+	Folder func(path string) (dir, group string)
 }
 
 // agents are the agents, in the order their folders are listed.
@@ -64,16 +82,33 @@ var agents = []Agent{
 			return filepath.Join(dir, "subagents", "*.jsonl")
 		},
 		// The outputs Claude Code stored itself for a session,
-		// <project>/<session>/tool-results beside <project>/<session>.jsonl.
-		Sidecar: func(dir string) (string, bool) {
-			if filepath.Base(dir) != "tool-results" {
-				return "", false
-			}
-			return filepath.Dir(dir) + ".jsonl", true
+		// <project>/<session>/tool-results beside <project>/<session>.jsonl,
+		// added up by project.
+		Sidecar: &Sidecar{Name: "tool-results",
+			Transcript: func(dir string) (string, bool) {
+				if filepath.Base(dir) != "tool-results" {
+					return "", false
+				}
+				return filepath.Dir(dir) + ".jsonl", true
+			},
+			// A subagent's, <project>/<session>/subagents/*.jsonl, are
+			// its main session's.
+			Folder: func(path string) (string, string) {
+				dir, name := filepath.Split(path)
+				project, session := filepath.Clean(dir), filepath.Join(dir, strings.TrimSuffix(name, ".jsonl"))
+				if filepath.Base(project) == "subagents" {
+					session = filepath.Dir(project)
+					project = filepath.Dir(session)
+				}
+				return filepath.Join(session, "tool-results"), project
+			},
 		},
 	},
 	{
 		Name: "Codex", Format: Codex, Home: ".codex", Sessions: []string{"sessions", "archived_sessions"},
+		// Its thread history projects a rollout by byte offsets (package
+		// agentstate).
+		State: &State{What: "Codex's thread history"},
 		// A rollout, sessions/YYYY/MM/DD/rollout-*.jsonl: sessions/; an
 		// archived one, archived_sessions/rollout-*.jsonl: the sessions/
 		// beside it, so that archiving a rollout keeps its store.

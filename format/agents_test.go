@@ -1,6 +1,7 @@
 package format
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -25,4 +26,41 @@ func TestAgentsDeclared(t *testing.T) {
 	assert.Equal(t, []string{"~/.claude/projects", "~/.codex/sessions", "~/.codex/archived_sessions",
 		"~/.pi/agent/sessions", "~/.openclaw/agents/*/sessions", "~/.openclaw/agents/*/agent", "~/.gemini/tmp/*/chats",
 		"~/.qwen/projects/*/chats", "~/.qwen/projects/*/subagents", "~/.copilot/session-state"}, SessionFolders())
+}
+
+// TestSidecarsDeclared: an agent's sidecar folder of a session, found from
+// any of its transcripts (a subagent's too), is the folder whose
+// transcript is the session's main one, so that the walker and stats
+// agree on which folders they are.
+func TestSidecarsDeclared(t *testing.T) {
+	n := 0
+	for _, a := range Agents() {
+		if a.Sidecar == nil {
+			continue
+		}
+		n++
+		assert.NotEmpty(t, a.Sidecar.Name, a.Name)
+		main := filepath.Join("home", "p1", "s1.jsonl")
+		for _, path := range []string{main, filepath.Join("home", "p1", "s1", "subagents", "agent-a1.jsonl")} {
+			dir, group := a.Sidecar.Folder(path)
+			assert.Equal(t, a.Sidecar.Name, filepath.Base(dir), "%s: %s", a.Name, path)
+			assert.Equal(t, filepath.Join("home", "p1"), group, "%s: %s", a.Name, path)
+			got, ok := a.Sidecar.Transcript(dir)
+			assert.True(t, ok, "%s: %s", a.Name, dir)
+			assert.Equal(t, main, got, "%s: %s", a.Name, dir)
+		}
+		_, ok := a.Sidecar.Transcript(filepath.Join("home", "p1", "s1"))
+		assert.False(t, ok, "%s: a session's folder is no sidecar", a.Name)
+	}
+	assert.Equal(t, 1, n, "Claude Code's tool-results")
+}
+
+// TestStateRegistered: a declared State without its implementation fails
+// every transcript rather than leave a state stale, and registering for
+// an agent that declares none is refused.
+func TestStateRegistered(t *testing.T) {
+	_, err := (&State{What: "a test's history"}).Lock("s.jsonl")
+	assert.ErrorContains(t, err, "s.jsonl: no implementation of a test's history is built in")
+	assert.Panics(t, func() { RegisterState("Claude Code", nil) }, "declares none")
+	assert.Panics(t, func() { RegisterState("nobody", nil) }, "no such agent")
 }

@@ -15,7 +15,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -95,9 +95,14 @@ const (
 	Untyped       = "(no type)"
 )
 
-// ToolResults are the files of the tool-results folders of the sessions
-// of one Claude Code project.
+// ToolResults are the files of the sidecar folders (format.Sidecar) of
+// the sessions of one project of an agent.
 type ToolResults struct {
+	// Agent is the agent's name and Folder the name of its sidecar
+	// folders; they are left out of JSON, whose reports have held only
+	// Claude Code's tool-results since before other agents were read.
+	Agent   string `json:"-"`
+	Folder  string `json:"-"`
 	Project string `json:"project"`
 	Files   int    `json:"files"`
 	Bytes   int64  `json:"bytes"`
@@ -162,10 +167,10 @@ type StatsReport struct {
 	// format does not know (one an agent added later): migrate passes
 	// them through as they are. By format as in Formats, then by bytes.
 	NotUnderstood []Group `json:"notUnderstood"`
-	// ToolResults are the files Claude Code keeps beside the sessions
-	// read, per project: the outputs it stored itself, in
-	// <project>/<session>/tool-results/, which the tool leaves as they
-	// are. By project.
+	// ToolResults are the files the agents keep beside the sessions
+	// read, per project: their sidecar folders (format.Sidecar), such as
+	// the outputs Claude Code stored itself, which the tool leaves as
+	// they are. By agent, then by project.
 	ToolResults []ToolResults `json:"toolResults"`
 	Migrate     Savings       `json:"migrate"`
 	// Findings are notes (a file of unknown format; a file migrate would
@@ -190,7 +195,7 @@ func Stats(ctx context.Context, inputs []session.Input, opts StatsOptions) (Stat
 	}
 	s := &stats{opts: opts, stores: map[string]*registry.Store{},
 		formats: newTally(), types: newTally(), tools: newTally(), unknown: newTally(),
-		toolResults: map[string]*ToolResults{}, sidecars: map[string]bool{}}
+		toolResults: map[[2]string]*ToolResults{}, sidecars: map[string]bool{}}
 	s.rep.Threshold = opts.Threshold
 	s.rep.Findings = []Finding{}
 	for _, in := range inputs {
@@ -220,9 +225,9 @@ type stats struct {
 	// stores holds the stores met, by location: deduplication is per
 	// store, over the whole run (see Store.Plan).
 	stores map[string]*registry.Store
-	// toolResults are Claude Code's tool-results folders counted, by
-	// project; a session's once, however many of its files are read.
-	toolResults map[string]*ToolResults
+	// toolResults are the sidecar folders counted, by agent and
+	// project; sidecars the folders met.
+	toolResults map[[2]string]*ToolResults
 	sidecars    map[string]bool
 }
 
@@ -394,27 +399,24 @@ func (s *stats) file(ctx context.Context, in session.Input) error {
 			Message: "unknown transcript format: counted by lines and bytes only; migrate would leave it"})
 	}
 	s.add(ctx, fs, store)
-	if t.Format == format.ClaudeCode {
-		if err := s.countToolResults(path); err != nil {
+	for _, a := range format.Agents() {
+		if a.Format != t.Format || a.Sidecar == nil {
+			continue
+		}
+		if err := s.countSidecar(a, path); err != nil {
 			s.rep.Findings = append(s.rep.Findings, Finding{Kind: KindNote, File: path,
-				Message: "Claude Code's tool-results of this session not counted: " + err.Error()})
+				Message: a.Name + "'s " + a.Sidecar.Name + " of this session not counted: " + err.Error()})
 		}
 	}
 	return nil
 }
 
-// countToolResults counts the tool-results folder of the Claude Code
-// session of the transcript at path: <project>/<session>/tool-results for
-// <project>/<session>.jsonl, and for its subagents'
-// <project>/<session>/subagents/*.jsonl. Only names and sizes are read.
-func (s *stats) countToolResults(path string) error {
-	dir, name := filepath.Split(path)
-	project, sessionDir := filepath.Clean(dir), filepath.Join(dir, strings.TrimSuffix(name, ".jsonl"))
-	if filepath.Base(project) == "subagents" {
-		sessionDir = filepath.Dir(project)
-		project = filepath.Dir(sessionDir)
-	}
-	folder := filepath.Join(sessionDir, "tool-results")
+// countSidecar counts the files of the sidecar folder that agent a keeps
+// for the session of the transcript at path, once per folder however
+// many of the session's transcripts are read. Only names and sizes are
+// read.
+func (s *stats) countSidecar(a format.Agent, path string) error {
+	folder, project := a.Sidecar.Folder(path)
 	if s.sidecars[folder] {
 		return nil
 	}
@@ -426,10 +428,11 @@ func (s *stats) countToolResults(path string) error {
 	if err != nil {
 		return err
 	}
-	tr := s.toolResults[project]
+	key := [2]string{a.Name, project}
+	tr := s.toolResults[key]
 	if tr == nil {
-		tr = &ToolResults{Project: project}
-		s.toolResults[project] = tr
+		tr = &ToolResults{Agent: a.Name, Folder: a.Sidecar.Name, Project: project}
+		s.toolResults[key] = tr
 	}
 	for _, e := range entries {
 		if !e.Type().IsRegular() {
@@ -604,7 +607,9 @@ func (s *stats) finish() {
 	for _, tr := range s.toolResults {
 		s.rep.ToolResults = append(s.rep.ToolResults, *tr)
 	}
-	sort.Slice(s.rep.ToolResults, func(i, j int) bool { return s.rep.ToolResults[i].Project < s.rep.ToolResults[j].Project })
+	slices.SortFunc(s.rep.ToolResults, func(a, b ToolResults) int {
+		return cmp.Or(cmp.Compare(a.Agent, b.Agent), cmp.Compare(a.Project, b.Project))
+	})
 	// Empty lists are [] in JSON, not null.
 	for _, g := range []*[]Group{&s.rep.Formats, &s.rep.EntryTypes, &s.rep.Tools, &s.rep.NotUnderstood} {
 		if *g == nil {

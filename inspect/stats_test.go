@@ -387,5 +387,5 @@ func TestStatsToolResults(t *testing.T) {
 	inputs := collect(t, dir)
 	require.Len(t, inputs, 4, "the tool-results files are not transcripts")
 	rep := stats(t, inspect.StatsOptions{Threshold: threshold}, dir)
-	assert.Equal(t, []inspect.ToolResults{{Project: filepath.Join(dir, "p1"), Files: 4, Bytes: 180 + int64(len(line))}}, rep.ToolResults)
+	assert.Equal(t, []inspect.ToolResults{{Agent: "Claude Code", Folder: "tool-results", Project: filepath.Join(dir, "p1"), Files: 4, Bytes: 180 + int64(len(line))}}, rep.ToolResults)
 }

@@ -261,7 +261,7 @@ func sidecar(dir string) bool {
 		if a.Sidecar == nil {
 			continue
 		}
-		if t, ok := a.Sidecar(dir); ok {
+		if t, ok := a.Sidecar.Transcript(dir); ok {
 			if fi, err := os.Stat(t); err == nil && fi.Mode().IsRegular() {
 				return true
 			}

@@ -3,7 +3,6 @@ package show
 import (
 	"strings"
 
-	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -28,7 +27,7 @@ func (codex) entry(e *entry) bool {
 	}
 	switch str(e.root, "type", 40) {
 	case "session_meta":
-		e.header(ts, "session", meta, "", str(payload, "id", 80), strings.TrimSpace(format.Codex+" "+str(payload, "cli_version", 20)), cwd(payload))
+		e.header(ts, "session", meta, "", str(payload, "id", 80), strings.TrimSpace(e.f.Name()+" "+str(payload, "cli_version", 20)), cwd(payload))
 		e.text(get(payload, "instructions"), true)
 	case "turn_context":
 		e.header(ts, "turn", meta, "", str(payload, "model", 60), str(payload, "effort", 20), cwd(payload))
@@ -59,7 +58,7 @@ func (codex) entry(e *entry) bool {
 // state record (skipped) or a bare response item.
 func (e *entry) codexLegacy(ts transcript.Value) bool {
 	if instr, ok := e.root.Get("instructions"); ok {
-		e.header(ts, "session", meta, "", str(e.root, "id", 80), format.Codex)
+		e.header(ts, "session", meta, "", str(e.root, "id", 80), e.f.Name())
 		e.text(instr, true)
 		return true
 	}

@@ -3,7 +3,6 @@ package show
 import (
 	"strings"
 
-	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -20,7 +19,7 @@ func (copilot) entry(e *entry) bool {
 	switch kind := str(e.root, "type", 60); kind {
 	case "session.start":
 		e.header(ts, "session", meta, "", str(data, "sessionId", 80),
-			strings.TrimSpace(format.Copilot+" "+str(data, "copilotVersion", 20)), cwd(get(data, "context")))
+			strings.TrimSpace(e.f.Name()+" "+str(data, "copilotVersion", 20)), cwd(get(data, "context")))
 	case "session.resume":
 		e.header(ts, "resume", meta, "", cwd(get(data, "context")))
 	case "user.message":
@@ -50,18 +49,12 @@ func (copilot) entry(e *entry) bool {
 		e.image(data)
 	case "assistant.turn_start", "assistant.turn_end", "session.usage_record", "tool.execution_start", "assistant.usage":
 	default:
-		if !copilotKnown(e.root) {
+		if !e.f.Knows(e.root) {
 			return false
 		}
 		e.header(ts, "event", dim, "", kind)
 	}
 	return true
-}
-
-// copilotKnown reports whether root is an event of a type Copilot writes.
-func copilotKnown(root transcript.Value) bool {
-	f, _ := format.Lookup(format.Copilot)
-	return f.Knows(root)
 }
 
 // copilotResult shows a tool's result: the text the model is shown, and

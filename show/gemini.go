@@ -1,7 +1,6 @@
 package show
 
 import (
-	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
@@ -20,7 +19,7 @@ func (gemini) entry(e *entry) bool {
 	e.root.Fields(f[:], "sessionId", "projectHash", "$set", "$rewindTo", "id")
 	switch {
 	case f[0].Kind() == transcript.String && f[1].Kind() == transcript.String:
-		e.header(get(e.root, "startTime"), "session", meta, "", str(e.root, "sessionId", 80), format.Gemini, str(e.root, "kind", 20))
+		e.header(get(e.root, "startTime"), "session", meta, "", str(e.root, "sessionId", 80), e.f.Name(), str(e.root, "kind", 20))
 		e.geminiMessages(get(e.root, "messages"))
 	case f[2].Kind() == transcript.Object:
 		msgs, ok := f[2].Get("messages")

@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -22,7 +21,7 @@ func (pi) entry(e *entry) bool {
 		if v := get(e.root, "version"); v.Kind() == transcript.Number {
 			version = "v" + compactJSON(v.Raw(), 10)
 		}
-		e.header(ts, "session", meta, "", str(e.root, "id", 80), strings.TrimSpace(format.Pi+" "+version), cwd(e.root))
+		e.header(ts, "session", meta, "", str(e.root, "id", 80), strings.TrimSpace(e.f.Name()+" "+version), cwd(e.root))
 	case "message":
 		msg := get(e.root, "message")
 		if msg.Kind() != transcript.Object {

@@ -55,6 +55,10 @@ type renderer interface {
 	entry(e *entry) bool
 }
 
+// renderers are the renderers of the declared formats, by name: how an
+// entry is laid out for a reader (which of its members make a header,
+// which are left out as bookkeeping) is this package's, while what the
+// entry holds (its calls, its payloads) is the format's.
 var renderers = map[string]renderer{
 	format.Pi:         pi{},
 	format.ClaudeCode: claudeCode{},
@@ -79,11 +83,14 @@ func Render(w io.Writer, r io.Reader, opts Options) error {
 // RenderLines is Render for the lines of in; a line in returns as Long is
 // shown from its skeleton (Options.Long).
 func RenderLines(w io.Writer, in *transcript.Reader, opts Options) error {
-	rd, ok := renderers[opts.Format]
+	f, ok := format.Lookup(opts.Format)
+	var rd renderer
+	if ok {
+		rd, ok = renderers[f.Name()]
+	}
 	if !ok && opts.Format != "" {
 		return fmt.Errorf("unknown format %q", opts.Format)
 	}
-	f, _ := format.Lookup(opts.Format)
 	ew := &errWriter{w: w}
 	s := &session{
 		p:    &printer{w: bufio.NewWriterSize(ew, 64<<10), color: opts.Color, full: opts.Full},
@@ -228,7 +235,7 @@ func (s *session) entry(l transcript.Line, text []byte, root transcript.Value, e
 			}
 		})
 	}
-	e := &entry{printer: s.p, root: root, refs: refs, store: s.opts.Store}
+	e := &entry{printer: s.p, f: s.f, root: root, refs: refs, store: s.opts.Store}
 	if s.rd == nil || !s.rd.entry(e) {
 		s.p.note(l.Num, dim, "%s (%s)", unknown(root, s.opts.Format), display.Plural(len(text), "byte"))
 	}
@@ -279,6 +286,7 @@ func unknown(root transcript.Value, format string) string {
 // entry is one entry being shown.
 type entry struct {
 	*printer
+	f     format.Format // the transcript's, set whenever a renderer runs
 	root  transcript.Value
 	refs  []ref
 	store *registry.Store

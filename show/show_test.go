@@ -371,3 +371,17 @@ func TestQwen(t *testing.T) {
 	assert.Contains(t, plain, " tool result · run_shell_command\n  Command: seq 1 1500\n")
 	assert.Contains(t, plain, " system · ui_telemetry\n")
 }
+
+// TestEveryFormatRendered: each format declared in package format has a
+// renderer, so that a format added there is not shown as notes of
+// unknown entries; no renderer is for a format not declared.
+func TestEveryFormatRendered(t *testing.T) {
+	declared := map[string]bool{}
+	for _, f := range format.Formats() {
+		declared[f.Name()] = true
+		assert.Contains(t, renderers, f.Name())
+	}
+	for name := range renderers {
+		assert.True(t, declared[name], "renderer of undeclared format %q", name)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -110,11 +111,11 @@ func printStats(w io.Writer, r inspect.StatsReport) error {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", g.Format, g.Name, g.Lines, human(g.Bytes))
 		}
 	}
-	if len(r.ToolResults) > 0 {
-		fmt.Fprintln(tw, "\nCLAUDE CODE'S OWN tool-results/ (kept as they are)\nPROJECT\tFILES\tBYTES")
-		for _, tr := range r.ToolResults {
-			fmt.Fprintf(tw, "%s\t%d\t%s\n", tr.Project, tr.Files, human(tr.Bytes))
+	for i, tr := range r.ToolResults {
+		if i == 0 || tr.Agent != r.ToolResults[i-1].Agent {
+			fmt.Fprintf(tw, "\n%s'S OWN %s/ (kept as they are)\nPROJECT\tFILES\tBYTES\n", strings.ToUpper(tr.Agent), tr.Folder)
 		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", tr.Project, tr.Files, human(tr.Bytes))
 	}
 	if len(r.Largest) > 0 {
 		fmt.Fprintln(tw, "\nLARGEST PAYLOADS\nSIZE\tTOOL\tSITE\tFILE:LINE")

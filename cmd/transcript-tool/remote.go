@@ -39,11 +39,11 @@ func (r *remote) open(ctx context.Context) error {
 	if r.client != nil {
 		return nil
 	}
-	client, err := bucket.Open(ctx)
+	client, err := s3.Client(ctx)
 	if err != nil {
 		return err
 	}
-	r.client = client
+	r.client = bucket.New(s3.NewObjects(client))
 	return nil
 }
 
