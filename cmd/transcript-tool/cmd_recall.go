@@ -74,7 +74,7 @@ func runRecall(ctx context.Context, st streams, in session.Input, storeDir, form
 	}
 	s, err := scanSession(in, "", store.Opener(ctx))
 	if err != nil {
-		return fatal(err, "recall reads pi, claude-code, codex and chat transcripts")
+		return fatal(err, "recall reads transcripts of the formats "+formatNames())
 	}
 	path := in.Name()
 	s.Source = registry.SourcePath(path)
