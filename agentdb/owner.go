@@ -153,13 +153,13 @@ func (d *Database) probe() error {
 // coordinators returns the files OpenClaw keeps locked while a process of
 // its uses the database, those that exist:
 //
+//   - the gateway and device locks in <state>/tmp/openclaw-<uid>, which
+//     every Gateway, `openclaw agent --local` and repairing doctor takes;
 //   - its lifecycle coordinators, <family>.<h>.lock.sqlite in
 //     /tmp/openclaw-state-locks-<uid>, where <h> is the first 8 hex digits
 //     of the SHA-256 of the canonical path of the state folder's shared
 //     database or of the agent database (gateway-lifecycle,
 //     state-lifecycle and state-handles are the families known);
-//   - the gateway and device locks in <state>/tmp/openclaw-<uid>, which
-//     every Gateway, `openclaw agent --local` and repairing doctor takes;
 //   - the agent database's own memory index locks beside it.
 func (d *Database) coordinators() ([]string, error) {
 	uid := strconv.Itoa(os.Getuid())
@@ -175,17 +175,21 @@ func (d *Database) coordinators() ([]string, error) {
 	for _, p := range paths {
 		suffixes = append(suffixes, "."+pathHash(p)+".lock.sqlite")
 	}
-	files, err := lockFiles(filepath.Join(lockRuntimeDir, "openclaw-state-locks-"+uid), suffixes...)
-	if err != nil {
-		return nil, err
-	}
+	// The gateway locks come first: a process holds them with the
+	// others, and they say what it is (see readLockPayload).
+	var files []string
 	if d.StateDir != "" {
 		gw, err := lockFiles(filepath.Join(d.StateDir, "tmp", "openclaw-"+uid), ".lock.sqlite")
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, gw...)
+		files = gw
 	}
+	lifecycle, err := lockFiles(filepath.Join(lockRuntimeDir, "openclaw-state-locks-"+uid), suffixes...)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, lifecycle...)
 	for _, s := range []string{".generation-lock.sqlite", ".generation-writer.sqlite", ".reindex-lock.sqlite"} {
 		if fi, err := os.Lstat(d.Path + s); err == nil && fi.Mode().IsRegular() {
 			files = append(files, d.Path+s)
