@@ -211,7 +211,8 @@ func TestListingNone(t *testing.T) {
 }
 
 // BenchmarkListing lists a registry of 100k records through its index,
-// and reads it whole as ls does without one.
+// in the listing's order (Each) and in the segment's (Scan), and reads it
+// whole as ls does without one.
 func BenchmarkListing(b *testing.B) {
 	s, _ := genStore(b, 100000)
 	l, err := s.Listing(b.Context()) // makes the index
@@ -225,6 +226,20 @@ func BenchmarkListing(b *testing.B) {
 			}
 			n := 0
 			err = l.Each(func(Record, Pos, int) error { n++; return nil }, nil)
+			l.Close()
+			if err != nil || n < 100000 {
+				b.Fatal(err, n)
+			}
+		}
+	})
+	b.Run("scan", func(b *testing.B) {
+		for b.Loop() {
+			l, err := s.Listing(b.Context())
+			if err != nil || l == nil {
+				b.Fatal(err)
+			}
+			n := 0
+			err = l.Scan(func(int64, Record, Pos, int) error { n++; return nil }, nil)
 			l.Close()
 			if err != nil || n < 100000 {
 				b.Fatal(err, n)

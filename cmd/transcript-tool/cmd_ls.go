@@ -643,11 +643,13 @@ func (t *lsTable) fit() {
 func (t *lsTable) put(w io.Writer, c [lsCols]string) error {
 	line := t.line[:0]
 	for i, s := range c[:lsCols-1] {
-		if display.Len(s) > t.width[i] {
+		n := display.Len(s)
+		if n > t.width[i] {
 			s = display.Line(s, t.width[i])
+			n = display.Len(s)
 		}
 		line = append(line, s...)
-		for n := display.Len(s); n < t.width[i]+2; n++ {
+		for ; n < t.width[i]+2; n++ {
 			line = append(line, ' ')
 		}
 	}
