@@ -216,9 +216,8 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 // streamLs lists the registry through its listing, when it has one (see
-// registry.Listing): a row at a time, newest first, reading the records
-// it shows and holding none, the table's widths measured by a first pass
-// over them. It reports false, having written nothing, when the registry
+// registry.Listing), holding few of its rows at a time: as JSON a row at
+// a time, newest first; as a table through tableLs. It reports false, having written nothing, when the registry
 // has no listing, or its index no longer matches it (the caller lists it
 // read whole), and the number of bad lines passed to bad.
 func streamLs(ctx context.Context, st streams, store *registry.Store, f lsFilter, asJSON bool, bad func(*registry.BadLineError)) (bool, int, error) {
@@ -235,35 +234,25 @@ func streamLs(ctx context.Context, st streams, store *registry.Store, f lsFilter
 		nbad++
 		bad(e)
 	}
-	// rows calls yield for each row, the first time passing bad lines
-	// to count.
-	first := true
+	// rows calls yield for each row (JSON: no widths to measure).
 	rows := func(yield func(lsRow) error) error {
-		var b func(*registry.BadLineError)
-		if first {
-			b, first = count, false
-		}
 		err := l.Each(func(r registry.Record, _ registry.Pos, refs int) error {
 			if !f.keep(r) {
 				return nil
 			}
 			return yield(lsRow{ID: r.Hash, Size: r.Size, Media: r.Media, Tool: r.Tool, Session: r.Session, Source: r.Source,
 				Entry: r.Entry, Site: r.Site, CreatedAt: r.CreatedAt, Refs: refs, Summary: r.Summary})
-		}, b)
+		}, count)
 		if err != nil {
 			return &errRead{err}
 		}
 		return nil
 	}
 	out := &countingWriter{w: st.stdout}
-	columns := terminalWidth(st.stdout)
-	switch {
-	case asJSON:
+	if asJSON {
 		err = writeRowsJSON(out, rows, store)
-	case columns == 0:
-		err = tableLs(out, l, f, sourceBase(store), count)
-	default:
-		err = printLs(out, rows, sourceBase(store), columns)
+	} else {
+		err = tableLs(out, l, f, sourceBase(store), terminalWidth(st.stdout), count)
 	}
 	var re *errRead
 	switch {
@@ -275,14 +264,15 @@ func streamLs(ctx context.Context, st streams, store *registry.Store, f lsFilter
 	return true, nbad, err
 }
 
-// tableLs writes the table of the rows of l that f keeps, with columns
-// of fixed widths (no terminal: there the summary's width depends on
-// every row's). It reads them in the segment's order (Listing.Scan),
-// makes each row's cells once, measures them and deals them to be
-// printed newest first: the registry is read once, in large blocks, and
-// the table's widths are known before its first row is written.
-func tableLs(w io.Writer, l *registry.Listing, f lsFilter, base string, bad func(*registry.BadLineError)) error {
-	t := newLsTable(base, 0)
+// tableLs writes the table of the rows of l that f keeps, as printLs
+// does. It reads them in the segment's order (Listing.Scan), makes each
+// row's cells once, measures them and deals them to be printed newest
+// first: the registry is read once, in large blocks, and the table's
+// widths are known before its first row is written. (On a terminal the
+// summary's cell is made for the widest column it may have and cut again
+// when written, which gives the cell made for its column.)
+func tableLs(w io.Writer, l *registry.Listing, f lsFilter, base string, columns int, bad func(*registry.BadLineError)) error {
+	t := newLsTable(base, columns)
 	// Buckets of 16k rows of about 100 bytes; 4 MiB of rows held while
 	// they are dealt.
 	rk := extsort.NewRanked(l.Len(), 16<<10, 4<<20)
@@ -314,6 +304,7 @@ func tableLs(w io.Writer, l *registry.Listing, f lsFilter, base string, bad func
 		return nil
 	}
 	bw := bufio.NewWriterSize(w, 256<<10)
+	t.fit()
 	if err := t.put(bw, lsHead); err != nil {
 		return err
 	}
@@ -578,7 +569,9 @@ var lsHead = [lsCols]string{"ID", "SIZE", "MEDIA", "TOOL", "SESSION", "SOURCE", 
 func newLsTable(base string, columns int) *lsTable {
 	t := &lsTable{base: base, columns: columns, wide: [lsCols]int{display.IDLen, 10, 40, 32, 40, 80, 6, 80}}
 	if columns > 0 {
-		t.wide = [lsCols]int{display.IDLen, 10, 24, 16, 13, 32, 6, 80}
+		// The summary's width is set by fit; until then, the most it
+		// may be.
+		t.wide = [lsCols]int{display.IDLen, 10, 24, 16, 13, 32, 6, max(columns, 80)}
 	}
 	t.srcWide = t.wide[5]
 	t.measure(lsHead)
