@@ -277,26 +277,61 @@ func tableLs(w io.Writer, l *registry.Listing, f lsFilter, base string, columns 
 	// they are dealt.
 	rk := extsort.NewRanked(l.Len(), 16<<10, 4<<20)
 	defer rk.Close()
+	// The rows are made, measured and dealt by a goroutine of their own
+	// while Scan reads and decodes the next ones: on two cores, the
+	// listing takes about the time of its reading.
+	type ranked struct {
+		rank int64
+		row  lsRow
+	}
+	const perBatch = 1024
 	var (
-		rec []byte
-		n   int
+		batches = make(chan []ranked, 4)
+		free    = make(chan []ranked, 4)
+		made    = make(chan int)
 	)
+	go func() {
+		var rec []byte
+		n := 0
+		for batch := range batches {
+			for _, b := range batch {
+				c := t.cells(b.row)
+				t.measure(c)
+				rec = rec[:0]
+				for _, s := range c {
+					// A cell is at most a few hundred bytes (see cell).
+					rec = append(append(rec, byte(len(s)>>8), byte(len(s))), s...)
+				}
+				rk.Add(b.rank, rec)
+			}
+			n += len(batch)
+			select {
+			case free <- batch[:0]:
+			default:
+			}
+		}
+		made <- n
+	}()
+	batch := make([]ranked, 0, perBatch)
 	err := l.Scan(func(rank int64, r registry.Record, _ registry.Pos, refs int) error {
 		if !f.keep(r) {
 			return nil
 		}
-		c := t.cells(lsRow{ID: r.Hash, Size: r.Size, Media: r.Media, Tool: r.Tool, Session: r.Session, Source: r.Source,
-			Refs: refs, Summary: r.Summary})
-		t.measure(c)
-		rec = rec[:0]
-		for _, s := range c {
-			// A cell is at most a few hundred bytes (see cell).
-			rec = append(append(rec, byte(len(s)>>8), byte(len(s))), s...)
+		batch = append(batch, ranked{rank, lsRow{ID: r.Hash, Size: r.Size, Media: r.Media, Tool: r.Tool, Session: r.Session,
+			Source: r.Source, Refs: refs, Summary: r.Summary}})
+		if len(batch) == perBatch {
+			batches <- batch
+			select {
+			case batch = <-free:
+			default:
+				batch = make([]ranked, 0, perBatch)
+			}
 		}
-		rk.Add(rank, rec)
-		n++
 		return nil
 	}, bad)
+	batches <- batch
+	close(batches)
+	n := <-made
 	if err != nil {
 		return &errRead{err}
 	}
