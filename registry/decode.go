@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -200,10 +202,7 @@ func appendString(dst, b []byte, i int) ([]byte, int, bool) {
 	j := i + 1
 	for j < len(b) {
 		// The run of bytes that need no decoding.
-		k := j
-		for k < len(b) && b[k] >= ' ' && b[k] != '"' && b[k] != '\\' && b[k] < utf8.RuneSelf {
-			k++
-		}
+		k := j + plainRun(b[j:])
 		dst = append(dst, b[j:k]...)
 		j = k
 		if j >= len(b) {
@@ -233,6 +232,32 @@ func appendString(dst, b []byte, i int) ([]byte, int, bool) {
 		j += n
 	}
 	return dst, 0, false
+}
+
+// plain reports whether c needs no decoding in a JSON string: printable
+// ASCII but the quote and the backslash.
+func plain(c byte) bool { return c >= ' ' && c != '"' && c != '\\' && c < utf8.RuneSelf }
+
+// plainRun returns the length of the run of plain bytes that b starts
+// with, looking at eight at a time: a registry line is mostly such runs.
+func plainRun(b []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		q, bs := w^('"'*ones), w^('\\'*ones)
+		// The high bit of each byte that is a control character, a
+		// quote, a backslash or not ASCII; a borrow may set it in bytes
+		// above one that is, never below, so the lowest is exact.
+		m := ((w-' '*ones)&^w | (q-ones)&^q | (bs-ones)&^bs | w) & highs
+		if m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for i < len(b) && plain(b[i]) {
+		i++
+	}
+	return i
 }
 
 // plainInt returns the JSON integer at b[i:] when it is plain (an

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -87,4 +88,24 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		checkDecode(t, line)
 	})
+}
+
+// TestPlainRun checks the run of plain bytes found eight at a time
+// against a byte at a time, around every byte that ends one.
+func TestPlainRun(t *testing.T) {
+	for _, c := range []byte{0, 0x1f, ' ', '"', '\\', 0x7f, 0x80, 0xc3, 0xff} {
+		for n := range 20 {
+			for at := 0; at <= n; at++ {
+				b := bytes.Repeat([]byte("a~ !#[]"), 3)[:n]
+				if at < n {
+					b[at] = c
+				}
+				want := 0
+				for want < len(b) && plain(b[want]) {
+					want++
+				}
+				assert.Equal(t, want, plainRun(b), "%q", b)
+			}
+		}
+	}
 }

@@ -1,11 +1,13 @@
 package registry
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 
@@ -135,6 +137,125 @@ func (l *Listing) Each(fn func(r Record, at Pos, refs int) error, bad func(*BadL
 		if err := l.page(fn); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// Len returns the number of artifacts the listing has: Each passes
+// fewer only when it fails.
+func (l *Listing) Len() int64 { return l.ix.narts }
+
+// scanWindow is how many lines of the segment Scan maps to the artifacts
+// they show at once (a shownLine each): a segment of any length is read
+// in bounded memory, its artifacts read again for each window. A
+// variable for tests.
+var scanWindow int64 = 1 << 18
+
+// shownLine is the artifact a line shows in a listing, for Scan: its
+// rank plus one (0: none), the place in the line, the number of places
+// that refer to it, and where the index says the line is.
+type shownLine struct {
+	rank, place, refs, size uint32
+	off                     int64
+}
+
+// Scan is Each in the segment's order rather than the listing's: it
+// calls fn for each artifact with its rank in the listing (0 for the
+// newest), so that a caller that orders what it makes of them itself
+// reads the segment once, in large blocks, not a line at a time in the
+// listing's order (each record is decoded once). A line the index names
+// must be the line the segment has there, as for Each.
+func (l *Listing) Scan(fn func(rank int64, r Record, at Pos, refs int) error, bad func(*BadLineError)) error {
+	if bad != nil {
+		if err := l.badLines(bad); err != nil {
+			return err
+		}
+	}
+	shown := make([]shownLine, min(scanWindow, l.ix.nlines))
+	for lo := int64(0); lo < l.ix.nlines; lo += scanWindow {
+		hi := min(lo+scanWindow, l.ix.nlines)
+		clear(shown)
+		if err := l.shownIn(lo, hi, shown); err != nil {
+			return err
+		}
+		if err := l.scanLines(lo, hi, shown, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shownIn sets shown[n-lo] for each artifact shown from a line n of
+// [lo, hi).
+func (l *Listing) shownIn(lo, hi int64, shown []shownLine) error {
+	const perRead = 64 << 10 / artSize
+	for i := int64(0); i < l.ix.narts; i += perRead {
+		b, err := l.ix.read(l.ix.artsAt()+artSize*i, artSize*int(min(perRead, l.ix.narts-i)))
+		if err != nil {
+			return fmt.Errorf("registry index %s: %w", l.s.where(indexHandle(l.rf.h)), err)
+		}
+		for rank := i; len(b) > 0; b, rank = b[artSize:], rank+1 {
+			n := int64(^binary.BigEndian.Uint32(b[12:]))
+			if n < lo || n >= hi {
+				continue
+			}
+			size := binary.BigEndian.Uint32(b[32:])
+			if shown[n-lo].rank != 0 || size > maxLine {
+				return fmt.Errorf("registry index %s: %w", l.s.where(indexHandle(l.rf.h)), errors.New("a bad line offset"))
+			}
+			shown[n-lo] = shownLine{rank: uint32(rank + 1), place: ^binary.BigEndian.Uint32(b[16:]),
+				refs: binary.BigEndian.Uint32(b[20:]), size: size, off: int64(binary.BigEndian.Uint64(b[24:]))}
+		}
+	}
+	return nil
+}
+
+// scanLines reads lines [lo, hi) of the segment in order and passes fn
+// the artifact each shows.
+func (l *Listing) scanLines(lo, hi int64, shown []shownLine, fn func(int64, Record, Pos, int) error) error {
+	start, _, err := l.ix.span(uint32(lo))
+	if err != nil {
+		return fmt.Errorf("registry index %s: %w", l.s.where(indexHandle(l.rf.h)), err)
+	}
+	if start > 0 {
+		var nl [1]byte
+		if _, err := l.rf.f.ReadAt(nl[:], start-1); err != nil {
+			return fmt.Errorf("read registry %s: %w", l.rf.path, err)
+		}
+		if nl[0] != '\n' {
+			return fmt.Errorf("%s: %w", l.rf.path, ErrIndexChanged)
+		}
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(l.rf.f, start, l.ix.covered-start), maxLine+1)
+	off := start
+	for n := lo; n < hi; n++ {
+		line, err := br.ReadSlice('\n')
+		size := int64(len(line))
+		for errors.Is(err, bufio.ErrBufferFull) {
+			// A line over maxLine: none the listing shows.
+			line = nil
+			var more []byte
+			more, err = br.ReadSlice('\n')
+			size += int64(len(more))
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return fmt.Errorf("%s: %w", l.rf.path, ErrIndexChanged)
+			}
+			return fmt.Errorf("read registry %s: %w", l.rf.path, err)
+		}
+		if sh := shown[n-lo]; sh.rank != 0 {
+			if sh.off != off || int64(sh.size) != size {
+				return fmt.Errorf("%s: %w", l.rf.path, ErrIndexChanged)
+			}
+			err := l.artifact(line, uint32(n), off, int(sh.place), int(sh.refs), func(r Record, at Pos, refs int) error {
+				return fn(int64(sh.rank-1), r, at, refs)
+			})
+			if err != nil {
+				return err
+			}
+		}
+		off += size
 	}
 	return nil
 }

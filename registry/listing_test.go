@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"cmp"
 	"os"
 	"slices"
@@ -99,6 +100,24 @@ func list(t *testing.T, s *Store) ([]shown, []string) {
 	return got, bad
 }
 
+// scan returns what s's Listing.Scan gives, put in the order of the
+// ranks it gives, and the bad lines it reports.
+func scan(t *testing.T, s *Store) ([]shown, []string) {
+	t.Helper()
+	l, err := s.Listing(t.Context())
+	require.NoError(t, err)
+	require.NotNil(t, l)
+	defer l.Close()
+	got := make([]shown, l.Len())
+	var bad []string
+	require.NoError(t, l.Scan(func(rank int64, r Record, at Pos, refs int) error {
+		require.Zero(t, got[rank].refs, "rank %d twice", rank)
+		got[rank] = shown{r, at, refs}
+		return nil
+	}, func(e *BadLineError) { bad = append(bad, e.Error()) }))
+	return got, bad
+}
+
 // TestListing checks that a Listing gives what a read of the whole
 // registry makes of it, through an index built in memory and one whose
 // parts were spilled, with artifacts referred to from several places and
@@ -129,12 +148,55 @@ func TestListing(t *testing.T) {
 	assert.Len(t, bad, 3, "%q", bad)
 	assert.Equal(t, reggen.Hash(10), got[0].r.Hash)
 	assert.Equal(t, 2, got[0].refs, "its first place and /a, once")
+	for _, w := range []int64{1 << 19, 7, 1} {
+		smallWindows(t, w)
+		got, sbad := scan(t, s)
+		assert.Equal(t, want, got, "window %d", w)
+		assert.Equal(t, bad, sbad)
+	}
 
 	// The same through an index whose parts were spilled and merged.
 	require.NoError(t, os.Remove(indexPath(seg)))
 	spillEarly(t)
 	got, _ = list(t, s)
 	assert.Equal(t, want, got)
+}
+
+// smallWindows makes Listing.Scan map n lines at a time.
+func smallWindows(t *testing.T, n int64) {
+	old := scanWindow
+	scanWindow = n
+	t.Cleanup(func() { scanWindow = old })
+}
+
+// TestListingChanged checks that Each and Scan fail with ErrIndexChanged,
+// rather than show another line than the one indexed, when the segment
+// was changed in place where its index's samples do not look: two lines
+// made one.
+func TestListingChanged(t *testing.T) {
+	smallIndexes(t)
+	s, seg := genStore(t, 3000)
+	l, err := s.Listing(t.Context()) // makes the index
+	require.NoError(t, err)
+	l.Close()
+	b, err := os.ReadFile(seg)
+	require.NoError(t, err)
+	// Past the first 64 KiB sampled and the 4 KiB at 1/17, before 2/17.
+	nl := len(b)/17 + 16<<10 + bytes.IndexByte(b[len(b)/17+16<<10:], '\n')
+	require.Less(t, nl, 2*len(b)/17)
+	b[nl] = ' '
+	require.NoError(t, os.WriteFile(seg, b, 0o600)) // in place: same inode
+	for _, w := range []int64{1 << 19, 100} {
+		smallWindows(t, w)
+		l, err = s.Listing(t.Context())
+		require.NoError(t, err)
+		require.NotNil(t, l, "the index still matches its samples")
+		err = l.Scan(func(int64, Record, Pos, int) error { return nil }, nil)
+		assert.ErrorIs(t, err, ErrIndexChanged, "window %d", w)
+		err = l.Each(func(Record, Pos, int) error { return nil }, nil)
+		assert.ErrorIs(t, err, ErrIndexChanged)
+		l.Close()
+	}
 }
 
 // TestListingNone checks that a registry of several files has no
@@ -149,7 +211,8 @@ func TestListingNone(t *testing.T) {
 }
 
 // BenchmarkListing lists a registry of 100k records through its index,
-// and reads it whole as ls does without one.
+// in the listing's order (Each) and in the segment's (Scan), and reads it
+// whole as ls does without one.
 func BenchmarkListing(b *testing.B) {
 	s, _ := genStore(b, 100000)
 	l, err := s.Listing(b.Context()) // makes the index
@@ -163,6 +226,20 @@ func BenchmarkListing(b *testing.B) {
 			}
 			n := 0
 			err = l.Each(func(Record, Pos, int) error { n++; return nil }, nil)
+			l.Close()
+			if err != nil || n < 100000 {
+				b.Fatal(err, n)
+			}
+		}
+	})
+	b.Run("scan", func(b *testing.B) {
+		for b.Loop() {
+			l, err := s.Listing(b.Context())
+			if err != nil || l == nil {
+				b.Fatal(err)
+			}
+			n := 0
+			err = l.Scan(func(int64, Record, Pos, int) error { n++; return nil }, nil)
 			l.Close()
 			if err != nil || n < 100000 {
 				b.Fatal(err, n)

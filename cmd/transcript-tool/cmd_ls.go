@@ -22,6 +22,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/internal/display"
+	"github.com/transcript-tool/transcript-tool/internal/extsort"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
 	storepkg "github.com/transcript-tool/transcript-tool/store"
@@ -215,9 +216,8 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 // streamLs lists the registry through its listing, when it has one (see
-// registry.Listing): a row at a time, newest first, reading the records
-// it shows and holding none, the table's widths measured by a first pass
-// over them. It reports false, having written nothing, when the registry
+// registry.Listing), holding few of its rows at a time: as JSON a row at
+// a time, newest first; as a table through tableLs. It reports false, having written nothing, when the registry
 // has no listing, or its index no longer matches it (the caller lists it
 // read whole), and the number of bad lines passed to bad.
 func streamLs(ctx context.Context, st streams, store *registry.Store, f lsFilter, asJSON bool, bad func(*registry.BadLineError)) (bool, int, error) {
@@ -234,21 +234,15 @@ func streamLs(ctx context.Context, st streams, store *registry.Store, f lsFilter
 		nbad++
 		bad(e)
 	}
-	// rows calls yield for each row, the first time passing bad lines
-	// to count.
-	first := true
+	// rows calls yield for each row (JSON: no widths to measure).
 	rows := func(yield func(lsRow) error) error {
-		var b func(*registry.BadLineError)
-		if first {
-			b, first = count, false
-		}
 		err := l.Each(func(r registry.Record, _ registry.Pos, refs int) error {
 			if !f.keep(r) {
 				return nil
 			}
 			return yield(lsRow{ID: r.Hash, Size: r.Size, Media: r.Media, Tool: r.Tool, Session: r.Session, Source: r.Source,
 				Entry: r.Entry, Site: r.Site, CreatedAt: r.CreatedAt, Refs: refs, Summary: r.Summary})
-		}, b)
+		}, count)
 		if err != nil {
 			return &errRead{err}
 		}
@@ -258,7 +252,7 @@ func streamLs(ctx context.Context, st streams, store *registry.Store, f lsFilter
 	if asJSON {
 		err = writeRowsJSON(out, rows, store)
 	} else {
-		err = printLs(out, rows, sourceBase(store), terminalWidth(st.stdout))
+		err = tableLs(out, l, f, sourceBase(store), terminalWidth(st.stdout), count)
 	}
 	var re *errRead
 	switch {
@@ -268,6 +262,102 @@ func streamLs(ctx context.Context, st streams, store *registry.Store, f lsFilter
 		return true, nbad, fatal(fmt.Errorf("read registry: %w", re.err), "")
 	}
 	return true, nbad, err
+}
+
+// tableLs writes the table of the rows of l that f keeps, as printLs
+// does. It reads them in the segment's order (Listing.Scan), makes each
+// row's cells once, measures them and deals them to be printed newest
+// first: the registry is read once, in large blocks, and the table's
+// widths are known before its first row is written. (On a terminal the
+// summary's cell is made for the widest column it may have and cut again
+// when written, which gives the cell made for its column.)
+func tableLs(w io.Writer, l *registry.Listing, f lsFilter, base string, columns int, bad func(*registry.BadLineError)) error {
+	t := newLsTable(base, columns)
+	// Buckets of 16k rows of about 100 bytes; 4 MiB of rows held while
+	// they are dealt.
+	rk := extsort.NewRanked(l.Len(), 16<<10, 4<<20)
+	defer rk.Close()
+	// The rows are made, measured and dealt by a goroutine of their own
+	// while Scan reads and decodes the next ones: on two cores, the
+	// listing takes about the time of its reading.
+	type ranked struct {
+		rank int64
+		row  lsRow
+	}
+	const perBatch = 1024
+	var (
+		batches = make(chan []ranked, 4)
+		free    = make(chan []ranked, 4)
+		made    = make(chan int)
+	)
+	go func() {
+		var rec []byte
+		n := 0
+		for batch := range batches {
+			for _, b := range batch {
+				c := t.cells(b.row)
+				t.measure(c)
+				rec = rec[:0]
+				for _, s := range c {
+					// A cell is at most a few hundred bytes (see cell).
+					rec = append(append(rec, byte(len(s)>>8), byte(len(s))), s...)
+				}
+				rk.Add(b.rank, rec)
+			}
+			n += len(batch)
+			select {
+			case free <- batch[:0]:
+			default:
+			}
+		}
+		made <- n
+	}()
+	batch := make([]ranked, 0, perBatch)
+	err := l.Scan(func(rank int64, r registry.Record, _ registry.Pos, refs int) error {
+		if !f.keep(r) {
+			return nil
+		}
+		batch = append(batch, ranked{rank, lsRow{ID: r.Hash, Size: r.Size, Media: r.Media, Tool: r.Tool, Session: r.Session,
+			Source: r.Source, Refs: refs, Summary: r.Summary}})
+		if len(batch) == perBatch {
+			batches <- batch
+			select {
+			case batch = <-free:
+			default:
+				batch = make([]ranked, 0, perBatch)
+			}
+		}
+		return nil
+	}, bad)
+	batches <- batch
+	close(batches)
+	n := <-made
+	if err != nil {
+		return &errRead{err}
+	}
+	if n == 0 {
+		return nil
+	}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	t.fit()
+	if err := t.put(bw, lsHead); err != nil {
+		return err
+	}
+	err = rk.Each(func(rec []byte) error {
+		var c [lsCols]string
+		for i := range c {
+			size := int(rec[0])<<8 | int(rec[1])
+			rec = rec[2:]
+			// The cell is written before rec changes.
+			c[i] = unsafe.String(unsafe.SliceData(rec), size)
+			rec = rec[size:]
+		}
+		return t.put(bw, c)
+	})
+	if err != nil {
+		return fmt.Errorf("ls: %w", err)
+	}
+	return bw.Flush()
 }
 
 // listing is the artifacts of a listing, newest first, kept so that a
@@ -487,94 +577,134 @@ func sourceBase(store *registry.Store) string {
 	return filepath.Dir(abs)
 }
 
-// printLs writes the rows rows yields, called twice (once to measure
-// them), as a table: columns as wide as their widest cell in code points,
-// two spaces apart, the last one not padded (what text/tabwriter makes of
-// them, without its copy of every cell). On a terminal of columns columns
-// (0: none) the columns are narrower and a row is cut to fit; --json has
-// every value whole.
-func printLs(w io.Writer, rows func(func(lsRow) error) error, base string, columns int) error {
-	const cols = 8
-	head := [cols]string{"ID", "SIZE", "MEDIA", "TOOL", "SESSION", "SOURCE", "REFS", "SUMMARY"}
-	wide := [cols]int{display.IDLen, 10, 40, 32, 40, 80, 6, 80}
-	if columns > 0 {
-		wide = [cols]int{display.IDLen, 10, 24, 16, 13, 32, 6, 80}
-	}
+// lsCols is the number of columns of ls's table.
+const lsCols = 8
+
+// lsTable lays out ls's rows as a table: columns as wide as their widest
+// cell in code points, two spaces apart, the last one not padded (what
+// text/tabwriter makes of them, without its copy of every cell). On a
+// terminal of columns columns (0: none) the columns are narrower and a
+// row is cut to fit; --json has every value whole. Each row's cells are
+// measured before the first is put.
+type lsTable struct {
+	base    string
+	columns int
+	wide    [lsCols]int // the most a cell of each column shows
+	srcWide int         // the source's cell, cut again to its column's width
+	width   [lsCols]int // the widest cell of each column measured
 	// The cells of the columns whose values repeat are made once a run
 	// of rows with the same value: rows newest first mostly come a
 	// session at a time.
-	var memo [cols]struct{ in, out string }
-	shared := func(c int, s string, mk func(string) string) string {
-		m := &memo[c]
-		if m.in != s || m.out == "" {
-			m.in, m.out = s, mk(s)
+	memo [lsCols]struct{ in, out string }
+	line []byte
+}
+
+var lsHead = [lsCols]string{"ID", "SIZE", "MEDIA", "TOOL", "SESSION", "SOURCE", "REFS", "SUMMARY"}
+
+func newLsTable(base string, columns int) *lsTable {
+	t := &lsTable{base: base, columns: columns, wide: [lsCols]int{display.IDLen, 10, 40, 32, 40, 80, 6, 80}}
+	if columns > 0 {
+		// The summary's width is set by fit; until then, the most it
+		// may be.
+		t.wide = [lsCols]int{display.IDLen, 10, 24, 16, 13, 32, 6, max(columns, 80)}
+	}
+	t.srcWide = t.wide[5]
+	t.measure(lsHead)
+	return t
+}
+
+// shared returns mk(s), the cell of column c, made once a run of rows
+// with value s.
+func (t *lsTable) shared(c int, s string, mk func(string) string) string {
+	m := &t.memo[c]
+	if m.in != s || m.out == "" {
+		m.in, m.out = s, mk(s)
+	}
+	return m.out
+}
+
+// cells returns the cells of row r.
+func (t *lsTable) cells(r lsRow) [lsCols]string {
+	return [lsCols]string{r.ID[:min(len(r.ID), display.IDLen)], human(r.Size), t.shared(2, r.Media, t.media),
+		t.shared(3, r.Tool, t.tool), t.shared(4, r.Session, t.session),
+		t.shared(5, r.Source, t.source), strconv.Itoa(r.Refs), cell(r.Summary, t.wide[7])}
+}
+
+func (t *lsTable) media(s string) string   { m, _, _ := strings.Cut(s, ";"); return cell(m, t.wide[2]) }
+func (t *lsTable) tool(s string) string    { return cell(s, t.wide[3]) }
+func (t *lsTable) session(s string) string { return cell(s, t.wide[4]) }
+
+func (t *lsTable) source(s string) string {
+	if rel, err := filepath.Rel(t.base, s); t.base != "" && err == nil && filepath.IsAbs(s) && !strings.HasPrefix(rel, "..") {
+		s = rel
+	}
+	return cell(s, t.srcWide)
+}
+
+// measure widens the columns to fit the cells c.
+func (t *lsTable) measure(c [lsCols]string) {
+	for i, s := range c[:lsCols-1] {
+		t.width[i] = max(t.width[i], display.Len(s))
+	}
+}
+
+// fit narrows the columns, once every row is measured, to what a
+// terminal shows.
+func (t *lsTable) fit() {
+	if t.columns == 0 {
+		return
+	}
+	// The source and the summary share what the other columns leave of
+	// the line, the source at most half of it.
+	used := 0
+	for i, n := range t.width[:lsCols-1] {
+		if i != 5 {
+			used += n + 2
 		}
-		return m.out
 	}
-	media := func(s string) string { m, _, _ := strings.Cut(s, ";"); return cell(m, wide[2]) }
-	tool := func(s string) string { return cell(s, wide[3]) }
-	session := func(s string) string { return cell(s, wide[4]) }
-	srcWide := wide[5] // the source's cell, cut again to its column's width
-	source := func(s string) string {
-		if rel, err := filepath.Rel(base, s); base != "" && err == nil && filepath.IsAbs(s) && !strings.HasPrefix(rel, "..") {
-			s = rel
+	room := max(t.columns-used-2, 16)
+	t.width[5] = min(t.width[5], room/2)
+	t.wide[5], t.wide[7] = t.width[5], room-t.width[5]
+}
+
+// put writes the row of cells c to w.
+func (t *lsTable) put(w io.Writer, c [lsCols]string) error {
+	line := t.line[:0]
+	for i, s := range c[:lsCols-1] {
+		n := display.Len(s)
+		if n > t.width[i] {
+			s = display.Line(s, t.width[i])
+			n = display.Len(s)
 		}
-		return cell(s, srcWide)
-	}
-	cells := func(r lsRow) [cols]string {
-		return [cols]string{r.ID[:min(len(r.ID), display.IDLen)], human(r.Size), shared(2, r.Media, media),
-			shared(3, r.Tool, tool), shared(4, r.Session, session),
-			shared(5, r.Source, source), strconv.Itoa(r.Refs), cell(r.Summary, wide[7])}
-	}
-	var width [cols]int
-	measure := func(c [cols]string) {
-		for i, s := range c[:cols-1] {
-			width[i] = max(width[i], display.Len(s))
+		line = append(line, s...)
+		for ; n < t.width[i]+2; n++ {
+			line = append(line, ' ')
 		}
 	}
-	measure(head)
+	line = append(append(line, display.Line(c[lsCols-1], t.wide[7])...), '\n')
+	t.line = line
+	_, err := w.Write(line)
+	return err
+}
+
+// printLs writes the rows rows yields, called twice (once to measure
+// them), as a table (see lsTable).
+func printLs(w io.Writer, rows func(func(lsRow) error) error, base string, columns int) error {
+	t := newLsTable(base, columns)
 	n := 0
 	if err := rows(func(r lsRow) error {
-		measure(cells(r))
+		t.measure(t.cells(r))
 		n++
 		return nil
 	}); err != nil || n == 0 {
 		return err
 	}
-	if columns > 0 {
-		// The source and the summary share what the other columns leave
-		// of the line, the source at most half of it.
-		used := 0
-		for i, n := range width[:cols-1] {
-			if i != 5 {
-				used += n + 2
-			}
-		}
-		room := max(columns-used-2, 16)
-		width[5] = min(width[5], room/2)
-		wide[5], wide[7] = width[5], room-width[5]
-	}
+	t.fit()
 	bw := bufio.NewWriterSize(w, 256<<10)
-	var line []byte
-	put := func(c [cols]string) error {
-		line = line[:0]
-		for i, s := range c[:cols-1] {
-			if display.Len(s) > width[i] {
-				s = display.Line(s, width[i])
-			}
-			line = append(line, s...)
-			for n := display.Len(s); n < width[i]+2; n++ {
-				line = append(line, ' ')
-			}
-		}
-		line = append(append(line, display.Line(c[cols-1], wide[7])...), '\n')
-		_, err := bw.Write(line)
+	if err := t.put(bw, lsHead); err != nil {
 		return err
 	}
-	if err := put(head); err != nil {
-		return err
-	}
-	if err := rows(func(r lsRow) error { return put(cells(r)) }); err != nil {
+	if err := rows(func(r lsRow) error { return t.put(bw, t.cells(r)) }); err != nil {
 		return err
 	}
 	return bw.Flush()

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/transcript-tool/transcript-tool/internal/reggen"
 	"github.com/transcript-tool/transcript-tool/internal/testsession"
 )
 
@@ -83,6 +84,41 @@ func TestLsFitsTheTerminal(t *testing.T) {
 
 	piped := runCLI(t, "ls", "--store", store)
 	assert.Greater(t, len(strings.Split(piped.stdout, "\n")[1]), 100, "a pipe gets whole rows")
+}
+
+// TestLsListingOnTerminal: on terminals narrow and wide, ls of a
+// registry that is one indexed segment (its listing, read in the
+// segment's order) writes what ls of the same registry read whole
+// writes, summaries cut at every width around the column's.
+func TestLsListingOnTerminal(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	seg := filepath.Join(store, "registry", "20200101T000000.000000000Z_gen_1_1.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(seg), 0o700))
+	var b bytes.Buffer
+	require.NoError(t, reggen.Write(&b, 3000))
+	for k := range 300 {
+		summary := strings.Repeat("x", k) + " \\t " + strings.Repeat("y", 300-k) + " —  z"
+		fmt.Fprintf(&b, `{"hash":"%064x","size":%d,"media":"text/plain","tool":"bash","session":"s%d","source":"/t/%s.jsonl","createdAt":"2027-01-01T00:00:%02dZ","summary":%q}`+"\n",
+			k+1, k, k%3, strings.Repeat("d", k%50), k%60, summary)
+	}
+	require.NoError(t, os.WriteFile(seg, b.Bytes(), 0o600))
+	ls := func(cols uint16) string {
+		tty, output := openTerminal(t, cols)
+		code, stderr := runOn(tty, "ls", "--store", store)
+		require.Equal(t, exitOK, code, stderr)
+		return output()
+	}
+	widths := []uint16{10, 60, 100, 250, 400}
+	listed := make([]string, len(widths))
+	for i, cols := range widths {
+		listed[i] = ls(cols)
+		require.FileExists(t, strings.TrimSuffix(seg, ".jsonl")+".idx", "listed through the index")
+	}
+	// Read whole, as ls reads a registry of two segments.
+	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(seg), "20300101T000000.000000000Z_gen_1_1.jsonl"), nil, 0o600))
+	for i, cols := range widths {
+		assert.Equal(t, ls(cols), listed[i], "%d columns", cols)
+	}
 }
 
 // TestCatBinaryToTerminal: cat refuses to write an image to a terminal,

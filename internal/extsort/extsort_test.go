@@ -42,3 +42,43 @@ func TestSorter(t *testing.T) {
 		sp.Close()
 	}
 }
+
+// TestRanked checks that records added in a random order, some ranks
+// missing, come out in the order of their ranks, whether their buckets
+// were spilled or held.
+func TestRanked(t *testing.T) {
+	const n = 3000
+	r := rand.New(rand.NewPCG(3, 4))
+	recs := make([][]byte, n)
+	var want [][]byte
+	for i := range recs {
+		if r.IntN(10) == 0 {
+			continue // a rank no record has
+		}
+		recs[i] = make([]byte, r.IntN(300))
+		for j := range recs[i] {
+			recs[i][j] = byte(r.Uint32())
+		}
+		want = append(want, recs[i])
+	}
+	order := r.Perm(n)
+	for _, c := range []struct {
+		per   int64
+		limit int
+	}{{7, 1}, {1000, 1 << 30}, {n, 64 << 10}} {
+		rk := NewRanked(n, c.per, c.limit)
+		for _, i := range order {
+			if recs[i] != nil {
+				rk.Add(int64(i), recs[i])
+			}
+		}
+		var got [][]byte
+		require.NoError(t, rk.Each(func(rec []byte) error {
+			got = append(got, slices.Clone(rec))
+			return nil
+		}))
+		assert.Equal(t, c.limit < 1<<30, rk.sp.f != nil, "spilled, limit %d", c.limit)
+		assert.Equal(t, want, got, "%d a bucket, limit %d", c.per, c.limit)
+		rk.Close()
+	}
+}
