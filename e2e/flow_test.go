@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -33,7 +32,8 @@ const placeholderHead = "[Tool result omitted: stored as artifact]"
 
 // workload is what an agent is made to do in the session it writes: a
 // shell command with ~48 KB of output, a read of a ~40 KB text file, a
-// read of a PNG and a command that fails. Each output is far over
+// read of a PNG and a command that fails; then, for an agent that asks
+// for them, more outputs of ~40 KB each. Each output is far over
 // migrate's default threshold, and the shell output ends with a marker
 // found nowhere else (not in its first line, which a placeholder's
 // summary shows), so finding the marker proves the artifact's bytes were
@@ -45,11 +45,17 @@ type workload struct {
 	ShellCommand string // prints ~48 KB, Marker on its last line
 	FailCommand  string // exits with status 3
 	Marker       string
+	More         []moreOutput
 }
 
+// moreOutput is one more large output of a workload: a read of File or
+// the output of Command, each ~40 KB and unlike any other, so that each
+// is an artifact of its own.
+type moreOutput struct{ File, Command string }
+
 // newWorkload writes the workload's files into a new project folder
-// under root.
-func newWorkload(t *testing.T, root string) workload {
+// under root, with more further outputs, files and commands in turn.
+func newWorkload(t *testing.T, root string, more int) workload {
 	t.Helper()
 	w := workload{Dir: filepath.Join(root, "project"), Marker: "E2E-MARKER-5f0c9a1e"}
 	require.NoError(t, os.MkdirAll(w.Dir, 0o755))
@@ -67,6 +73,19 @@ func newWorkload(t *testing.T, root string) workload {
 	// No command substitution, which Gemini CLI refuses to run.
 	w.ShellCommand = `seq -f 'shell output line %04g of the e2e workload, padded with dots to 80 bytes.......' 1 600; echo "E2E-MARKER-""5f0c9a1e"`
 	w.FailCommand = "ls /nonexistent-e2e-dir; exit 3"
+	for i := range more {
+		if i%2 == 1 {
+			w.More = append(w.More, moreOutput{Command: fmt.Sprintf("seq -f 'listing %d, row %%04g: a long listing of the e2e workload, padded to 80 bytes' 1 500", i)})
+			continue
+		}
+		var b strings.Builder
+		for n := 1; b.Len() < 40<<10; n++ {
+			fmt.Fprintf(&b, "module %d, line %04d: a source file the agent read, long enough to be a payload\n", i, n)
+		}
+		path := filepath.Join(w.Dir, fmt.Sprintf("module-%d.txt", i))
+		require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+		w.More = append(w.More, moreOutput{File: path})
+	}
 	return w
 }
 
@@ -94,10 +113,11 @@ type agentTools struct {
 }
 
 // script is the stand-in model's side of both exchanges. In the setup it
-// runs the workload one tool call at a time. In the recall it takes the
-// path: of the first placeholder in the request it got and opens it with
-// the agent's read tool, then with `cat` in its shell; in a session that
-// was not migrated there is no placeholder and it just answers.
+// runs the workload one tool call at a time, its further outputs last.
+// In the recall it takes the path: of the first placeholder in the
+// request it got and opens it with the agent's read tool, then with
+// `cat` in its shell; in a session that was not migrated there is no
+// placeholder and it just answers.
 func (w workload) script(tools agentTools) func(*messagesRequest) turn {
 	return func(req *messagesRequest) turn {
 		prompt, results := req.Exchange(setupPrompt, recallPrompt)
@@ -105,6 +125,13 @@ func (w workload) script(tools agentTools) func(*messagesRequest) turn {
 		switch prompt {
 		case setupPrompt:
 			steps = []toolCall{tools.Shell(w.ShellCommand), tools.Read(w.BigFile), tools.Read(w.Image), tools.Shell(w.FailCommand)}
+			for _, m := range w.More {
+				if m.File != "" {
+					steps = append(steps, tools.Read(m.File))
+				} else {
+					steps = append(steps, tools.Shell(m.Command))
+				}
+			}
 		case recallPrompt:
 			if path, ok := placeholderPath(req); ok {
 				steps = []toolCall{tools.Read(path), tools.Shell("cat " + path)}
@@ -238,9 +265,9 @@ type agentCase struct {
 	// API, when set, starts the stand-in the agent speaks to, answering
 	// main-loop requests with script; else it is the Messages API's.
 	API func(t *testing.T, script func(req *messagesRequest) turn) modelAPI
-	// MaxRatio, when set, is the most the migrated session's resumed
-	// request may weigh against its twin's; else 25 %.
-	MaxRatio float64
+	// MoreOutputs is the number of large outputs the workload adds to
+	// its own for this agent (see workload).
+	MoreOutputs int
 }
 
 // modelAPI is a stand-in model API on loopback.
@@ -271,7 +298,7 @@ const agentTimeout = 90 * time.Second
 // checkResumes compares what it sent. It returns both resumed runs.
 func runE2E(t *testing.T, c agentCase) (twin, migrated resumeRun) {
 	root := t.TempDir()
-	w := newWorkload(t, root)
+	w := newWorkload(t, root, c.MoreOutputs)
 	home := filepath.Join(root, "home")
 	require.NoError(t, os.MkdirAll(home, 0o700))
 	var api modelAPI
@@ -319,7 +346,7 @@ func runE2E(t *testing.T, c agentCase) (twin, migrated resumeRun) {
 	}
 	twin = resume("unmigrated", twinHome, twinSession)
 	migrated = resume("migrated", home, session)
-	checkResumes(t, w, twin, migrated, cmp.Or(c.MaxRatio, 0.25))
+	checkResumes(t, w, twin, migrated, 0.25)
 
 	// The agent appended to the migrated session and rewrote nothing,
 	// so every reference still resolves.

@@ -43,7 +43,7 @@ func TestOpenClaw(t *testing.T) {
 	forEachPin(t, openclawPin, func(t *testing.T, pin string) {
 		oc := findAgent(t, pin, "openclaw")
 		root := t.TempDir()
-		w := newWorkload(t, root)
+		w := newWorkload(t, root, 0)
 		home := filepath.Join(root, "home")
 		api := newAnthropicAPI(t, w.script(openclawTools))
 		configureOpenClaw(t, home, api.URL(), w.Dir)

@@ -87,7 +87,7 @@ func TestPiUpgradeOfMigratedSession(t *testing.T) {
 func testPiUpgrade(t *testing.T, pi agent) {
 	c := piCase(pi)
 	root := t.TempDir()
-	w := newWorkload(t, root)
+	w := newWorkload(t, root, 0)
 	home := filepath.Join(root, "home")
 	c.Configure(t, home, newAnthropicAPI(t, w.script(c.Tools)).URL())
 	output, err := exec.Command("bash", "-c", w.ShellCommand).Output()

@@ -93,3 +93,33 @@ func TestQwenSession(t *testing.T) {
 	assert.Len(t, store, 4, "the shell's output and text are one artifact")
 	assert.Less(t, len(out), len(input)/2)
 }
+
+// TestQwenCompressedSession: a session Qwen Code 0.24.4 wrote headless (a
+// read of a 9 KB file, a command) and then compressed with /compress.
+// The chat_compression record's compressedHistory, which Qwen Code sends
+// the model instead of the history on every later request, embeds the
+// file whole in a text part: it moves as a read of that file, and the
+// summary and the rest of the record stay. It was left inline before.
+func TestQwenCompressedSession(t *testing.T) {
+	input, f := readSession(t, sessionsDir+"/qwen-compressed.jsonl")
+	require.Equal(t, format.Qwen, f.Name())
+	out, store := roundTrip(t, f, 4096, input)
+	lines := bytes.Split(out, []byte("\n"))
+	at := Pointer{"systemPayload", "compressedHistory", "2", "parts", "0", "text"}
+	inLines := bytes.Split(input, []byte("\n"))
+	root, err := transcript.Parse(inLines[14], 0)
+	require.NoError(t, err)
+	embedded, ok := at.Resolve(root)
+	require.True(t, ok)
+	require.True(t, strings.HasPrefix(embedded.Text(), "Recently accessed file (full current content embedded):"))
+	placeholder := migratedValue(t, lines[14], at).Text()
+	t.Logf("the embedded file became:\n%s", placeholder)
+	assert.True(t, strings.HasPrefix(placeholder, "[Tool result omitted: stored as artifact]\nid: "), placeholder)
+	assert.Contains(t, placeholder, "\ntool: read_file\n")
+	assert.Contains(t, placeholder, "/tmp/qcompress/project/notes.txt")
+	d := storepkg.Sum([]byte(embedded.Text()))
+	assert.Equal(t, embedded.Text(), string(store[d]), "the embedded file's text is the artifact")
+	summary := migratedValue(t, lines[14], Pointer{"systemPayload", "compressedHistory", "0", "parts", "0", "text"}).Text()
+	assert.True(t, strings.HasPrefix(summary, "Stand-in\n\nResume the prior task"), "the summary stays: %.80q", summary)
+	assert.Less(t, len(lines[14]), len(inLines[14])/4)
+}

@@ -357,9 +357,11 @@ var siteCheckers = map[string]func(root transcript.Value, c siteCheck){
 }
 
 // qwenPayloads: the output and error of the functionResponse parts and
-// the inlineData parts of a record's message and of its toolCallResult's
-// responseParts; the toolCallResult's resultDisplay, whole when it is a
-// string or an array, its strings when an object.
+// the inlineData parts of a record's message, of its toolCallResult's
+// responseParts and of each content of a compression's
+// systemPayload.compressedHistory, where the text of a file embedded in
+// full is one too; the toolCallResult's resultDisplay, whole when it is
+// a string or an array, its strings when an object.
 func qwenPayloads(root transcript.Value, c siteCheck) {
 	parts := func(ps transcript.Value) {
 		ps.Elems(func(_ int, p transcript.Value) bool {
@@ -384,6 +386,18 @@ func qwenPayloads(root transcript.Value, c siteCheck) {
 	} else {
 		c.whole("resultDisplay", display)
 	}
+	history, _ := Pointer{"systemPayload", "compressedHistory"}.Resolve(root)
+	history.Elems(func(_ int, content transcript.Value) bool {
+		ps, _ := content.Get("parts")
+		parts(ps)
+		ps.Elems(func(_ int, p transcript.Value) bool {
+			if text, _ := p.Get("text"); strings.HasPrefix(text.Text(), "Recently accessed file (full current content embedded):") {
+				c.whole("embedded file", text)
+			}
+			return true
+		})
+		return true
+	})
 }
 
 // geminiPayloads: in each message record (a line's own, or those of the

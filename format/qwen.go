@@ -1,6 +1,8 @@
 package format
 
 import (
+	"strings"
+
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -13,7 +15,12 @@ import (
 // as Gemini CLI, which Qwen Code forked, writes it. A tool_result record
 // carries a tool's result twice: as the functionResponse parts of its
 // message, which Qwen Code sends to the model, and as the responseParts of
-// its toolCallResult, beside the resultDisplay shown in the terminal.
+// its toolCallResult, beside the resultDisplay shown in the terminal. A
+// compression (a system record of subtype chat_compression) keeps, in
+// systemPayload.compressedHistory, the contents that replace the
+// history sent to the model from then on, resumed sessions included: a
+// summary, the files last read embedded whole, and the latest turns,
+// tool results and all.
 type qwen struct{}
 
 func (qwen) Name() string { return Qwen }
@@ -41,8 +48,8 @@ func (qwen) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 	if entry.Len() < threshold {
 		return dst
 	}
-	var e [4]transcript.Value
-	entry.Fields(e[:], "uuid", "timestamp", "message", "toolCallResult")
+	var e [5]transcript.Value
+	entry.Fields(e[:], "uuid", "timestamp", "message", "toolCallResult", "systemPayload")
 	base := Site{Entry: e[0].Text(), CreatedAt: e[1].Text(), ViewTool: "read_file", ViewArg: "file_path"}
 	var r [4]transcript.Value
 	e[3].Fields(r[:], "callId", "responseParts", "resultDisplay", "error")
@@ -57,7 +64,48 @@ func (qwen) Sites(entry transcript.Value, threshold int, dst []Site) []Site {
 	dst = partSites(parts, Pointer{"message", "parts"}, threshold, base, dst)
 	dst = partSites(r[1], Pointer{"toolCallResult", "responseParts"}, threshold, base, dst)
 	dst = displaySites(r[2], Pointer{"toolCallResult", "resultDisplay"}, threshold, base, dst)
+	dst = compressedSites(e[4], threshold, base, dst)
 	return sortSites(dst)
+}
+
+// qwenEmbedded heads the text part in which a compression embeds a file
+// read before it, whole: "Recently accessed file (full current content
+// embedded):\n\n## PATH\n\n```\nCONTENT\n```".
+const qwenEmbedded = "Recently accessed file (full current content embedded):\n\n## "
+
+// compressedSites finds the payloads of the contents a compression
+// keeps (systemPayload.compressedHistory): those of their parts, as in a
+// record's message, and the text parts that embed a file, which are as
+// much a read's output as read_file's result was.
+func compressedSites(payload transcript.Value, threshold int, base Site, dst []Site) []Site {
+	history, _ := payload.Get("compressedHistory")
+	at := Pointer{"systemPayload", "compressedHistory"}
+	history.Elems(func(i int, content transcript.Value) bool {
+		if content.Len() < threshold {
+			return true
+		}
+		parts, _ := content.Get("parts")
+		partsAt := at.Index(i).Key("parts")
+		dst = partSites(parts, partsAt, threshold, base, dst)
+		parts.Elems(func(j int, p transcript.Value) bool {
+			text, _ := p.Get("text")
+			if text.Kind() != transcript.String || text.Len() < threshold {
+				return true
+			}
+			s := text.Text()
+			if !strings.HasPrefix(s, qwenEmbedded) {
+				return true
+			}
+			file, _, _ := strings.Cut(s[len(qwenEmbedded):], "\n")
+			site := base
+			site.Path, site.Value, site.Shape = partsAt.Index(j).Key("text"), text, ShapeToolResult
+			site.Tool, site.Input = "read_file", file
+			dst = append(dst, site)
+			return true
+		})
+		return true
+	})
+	return dst
 }
 
 // Calls finds the functionCall parts of the model's messages.
