@@ -36,7 +36,7 @@ func TestOpenClawHeld(t *testing.T) {
 	forEachPin(t, openclawPin, func(t *testing.T, pin string) {
 		oc := findAgent(t, pin, "openclaw")
 		root := t.TempDir()
-		w := newWorkload(t, root)
+		w := newWorkload(t, root, 0)
 		home := filepath.Join(root, "home")
 		gate := newStall()
 		script := w.script(openclawTools)
