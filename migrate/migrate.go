@@ -20,6 +20,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/summary"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -302,7 +303,7 @@ type storeSet struct {
 	shard     registry.Shard
 	temps     safefile.Sweeper
 	dirs      safefile.DirSyncer
-	summaries externalizer.Summaries
+	summaries summary.Cache
 	payloads  externalizer.Payloads
 }
 
