@@ -75,7 +75,7 @@ gobench:
 
 # Each fuzz target in turn; FUZZTIME=10m for a long run.
 fuzz:
-	@for pkg in ./transcript ./externalizer ./recall ./registry; do \
+	@for pkg in ./transcript ./externalizer ./summary ./recall ./registry; do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "== $$pkg $$t"; \
 	    $(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \

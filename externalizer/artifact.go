@@ -13,6 +13,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/count"
+	"github.com/transcript-tool/transcript-tool/summary"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -54,10 +55,11 @@ func (f Form) Kind() string {
 	return ""
 }
 
-// Media types of artifacts other than images.
+// Media types of artifacts other than images, the ones package summary
+// describes them by.
 const (
-	MediaText = "text/plain; charset=utf-8"
-	MediaJSON = "application/json"
+	MediaText = summary.MediaText
+	MediaJSON = summary.MediaJSON
 )
 
 // hole is a value inside a site that becomes an artifact of its own.
@@ -227,7 +229,7 @@ func writeText(w io.Writer, r io.Reader, style transcript.Style, quoted bool) er
 		}
 		cut := n
 		if !eof {
-			cut = completeRunes(in[:n])
+			cut = transcript.CompleteRunes(in[:n])
 		}
 		if !utf8.Valid(in[:cut]) {
 			return fmt.Errorf("%w: a text artifact is not valid UTF-8", ErrBadMarker)
@@ -245,20 +247,6 @@ func writeText(w io.Writer, r io.Reader, style transcript.Style, quoted bool) er
 		carry = copy(in, in[cut:n])
 		out = out[:0]
 	}
-}
-
-// completeRunes returns the length of the longest prefix of b that does
-// not end inside a UTF-8 sequence.
-func completeRunes(b []byte) int {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if utf8.FullRune(b[i:]) {
-				return len(b)
-			}
-			return i
-		}
-	}
-	return len(b)
 }
 
 func imageMedia(declared string, data []byte) string {

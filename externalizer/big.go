@@ -13,6 +13,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/internal/ahead"
 	"github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/summary"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -30,11 +31,11 @@ type BigLine struct {
 // bigMet is a hole of a BigLine read by bigPiece, and what it found.
 type bigMet struct {
 	h      hole
-	ctx    Context
+	ctx    summary.Context
 	p      piece
 	sum    store.Digest
 	size   int64
-	desc   *Describer
+	desc   *summary.Describer
 	stream func(io.Writer) error
 }
 
@@ -131,7 +132,7 @@ func (x *Externalizer) RewriteBig(w io.Writer, b *BigLine, start int) (Result, e
 // digest, size, media type and Describer of its artifact, found by reading
 // the hole's bytes once, and a function that writes the artifact by
 // reading them again.
-func (b *BigLine) bigPiece(h hole, ctx Context) (piece, store.Digest, int64, *Describer, func(io.Writer) error, error) {
+func (b *BigLine) bigPiece(h hole, ctx summary.Context) (piece, store.Digest, int64, *summary.Describer, func(io.Writer) error, error) {
 	sec := b.section(h.v.Start, h.v.End)
 	// A payload a line holds twice (pi's output, as content and as
 	// details) is found the same by comparing its bytes, not by decoding,
@@ -178,7 +179,7 @@ func sameBytes(a, b *io.SectionReader) (bool, error) {
 
 // readPiece is bigPiece for a hole not met before in the line, whose
 // bytes sec reads.
-func (b *BigLine) readPiece(h hole, sec *io.SectionReader, ctx Context) (piece, store.Digest, int64, *Describer, func(io.Writer) error, error) {
+func (b *BigLine) readPiece(h hole, sec *io.SectionReader, ctx summary.Context) (piece, store.Digest, int64, *summary.Describer, func(io.Writer) error, error) {
 	image := !h.body && (h.bare || (h.image && h.v.Kind() == transcript.String))
 	text := h.body || (h.v.Kind() == transcript.String && !h.bare)
 	c := newCandidates(image, text, h.bare, ctx)
@@ -209,7 +210,7 @@ func (b *BigLine) readPiece(h hole, sec *io.SectionReader, ctx Context) (piece, 
 	if h.body {
 		form = map[Form]Form{FormJS: FormJSBare, FormASCII: FormASCIIBare, FormRaw: FormRaw}[form]
 	}
-	p := piece{form: form, media: desc.media}
+	p := piece{form: form, media: desc.Media()}
 	stream := func(w io.Writer) error {
 		var dst io.Writer = w
 		var flush func() error
@@ -262,29 +263,38 @@ type candidates struct {
 	// textSum hashes and describes the text on another core while the
 	// next piece is decoded.
 	textSum *ahead.Writer
-	ctx     Context
+	ctx     summary.Context
 }
 
 type formSink struct {
 	h    hash.Hash
 	n    int64
-	desc *Describer
+	desc *summary.Describer
+	// head holds the first sniffLen bytes, which tell a decoded image's
+	// media type.
+	head []byte
 }
+
+// sniffLen is how many bytes http.DetectContentType looks at.
+const sniffLen = 512
 
 func (f *formSink) Write(p []byte) (int, error) {
 	f.h.Write(p)
 	f.n += int64(len(p))
 	f.desc.Write(p)
+	if k := min(sniffLen-len(f.head), len(p)); k > 0 {
+		f.head = append(f.head, p[:k]...)
+	}
 	return len(p), nil
 }
 
-func newFormSink(media string, ctx Context) *formSink {
-	return &formSink{h: sha256.New(), desc: NewDescriberIn(media, ctx)}
+func newFormSink(media string, ctx summary.Context) *formSink {
+	return &formSink{h: sha256.New(), desc: summary.NewDescriberIn(media, ctx)}
 }
 
 // newCandidates returns the candidates for a hole, their descriptions
 // told ctx.
-func newCandidates(image, text, bare bool, ctx Context) *candidates {
+func newCandidates(image, text, bare bool, ctx summary.Context) *candidates {
 	c := &candidates{ctx: ctx}
 	if !image && !text {
 		c.raw = newFormSink(MediaJSON, ctx)
@@ -327,7 +337,7 @@ func (c *candidates) close() {
 // result picks the form as encodePiece does: image data as its decoded
 // bytes, then text, then the JSON itself, which read writes again when it
 // was not followed.
-func (c *candidates) result(declared string, read func(io.Writer) error) (Form, store.Digest, int64, *Describer, error) {
+func (c *candidates) result(declared string, read func(io.Writer) error) (Form, store.Digest, int64, *summary.Describer, error) {
 	if c.text != nil {
 		// The last piece, then every piece hashed.
 		c.text.close()
@@ -335,7 +345,7 @@ func (c *candidates) result(declared string, read func(io.Writer) error) (Form, 
 	}
 	if c.b64 != nil && c.b64.close() == nil && c.b64.ok() && c.b64.sink.n > 0 {
 		s := c.b64.sink
-		s.desc.media = imageMedia(declared, s.desc.head)
+		s.desc.SetMedia(imageMedia(declared, s.head))
 		form := FormBase64
 		if !c.b64.quoted {
 			form = FormBase64Bare

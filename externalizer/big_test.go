@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/summary"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -207,7 +208,7 @@ func TestCandidatesInPieces(t *testing.T) {
 			_, err := w.Write(tt.lit)
 			return err
 		}
-		c := newCandidates(false, true, false, Context{})
+		c := newCandidates(false, true, false, summary.Context{})
 		_, _ = c.Write(tt.lit)
 		form, digest, size, desc, err := c.result("", read)
 		require.NoError(t, err)
@@ -215,10 +216,10 @@ func TestCandidatesInPieces(t *testing.T) {
 		if form == FormRaw {
 			assert.Equal(t, store.Digest(sha256.Sum256(tt.lit)), digest)
 			assert.Equal(t, int64(len(tt.lit)), size)
-			assert.Equal(t, DescribeIn(tt.lit, MediaJSON, Context{}), desc.String())
+			assert.Equal(t, summary.DescribeIn(tt.lit, MediaJSON, summary.Context{}), desc.String())
 		}
 		for _, piece := range []int{1 << 10, 4099, 64 << 10, 256 << 10} {
-			c := newCandidates(false, true, false, Context{})
+			c := newCandidates(false, true, false, summary.Context{})
 			for rest := tt.lit; len(rest) > 0; {
 				n := min(piece, len(rest))
 				_, _ = c.Write(rest[:n])

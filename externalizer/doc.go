@@ -19,9 +19,10 @@
 // the most recent calls of the file it rewrites (their names and main
 // arguments, bounded), so that a result that names only its call's id
 // (Claude Code's tool_use_id, Codex's call_id, a chat tool_call_id) is
-// recorded with the tool's name, and its summary (DescribeIn) says what the
-// payload is: a file read, a command's output and exit status, a diff,
-// JSON, an image, or text. Lines must be rewritten in order, as they come.
+// recorded with the tool's name, and its summary (package summary) says
+// what the payload is: a file read, a command's output and exit status, a
+// diff, JSON, an image, or text. Lines must be rewritten in order, as they
+// come.
 //
 // # Artifacts
 //

@@ -12,6 +12,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/summary"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -33,8 +34,8 @@ type Artifact struct {
 	Entry      string
 	Summary    string
 	// What Summary was told of the call, and describes the artifact as.
-	ctx  Context
-	kind kind
+	ctx  summary.Context
+	kind summary.Kind
 }
 
 // DefaultThreshold is the payload size, in JSON bytes, from which a payload
@@ -56,7 +57,7 @@ type Externalizer struct {
 	Open Opener
 	// Summaries, when set, describes each artifact once for all the
 	// Externalizers that share it: a run's.
-	Summaries *Summaries
+	Summaries *summary.Cache
 	// Payloads, when set, remembers what each payload became for all the
 	// Externalizers that share it, so that a payload met again is not
 	// decoded and hashed again: a run's.
@@ -255,7 +256,7 @@ func (x *Externalizer) artifact(h hole, s *Site, big *BigLine) (Artifact, Form, 
 			return Artifact{}, "", err
 		}
 		a.Digest, a.Size, a.Media, a.Stream = d, int(size), p.media, stream
-		a.kind, a.Summary = desc.describe()
+		a.kind, a.Summary = desc.Describe()
 		return a, p.form, nil
 	}
 	e, sum := x.Payloads.find(h)
@@ -265,8 +266,8 @@ func (x *Externalizer) artifact(h hole, s *Site, big *BigLine) (Artifact, Form, 
 	p := x.encode(h)
 	a.Digest, a.Data, a.Size, a.Media = store.Sum(p.data), p.data, len(p.data), p.media
 	x.Payloads.add(h, sum, a.Digest, p)
-	a.kind, a.Summary = x.Summaries.describe(a.Digest, ctx, func() (kind, string) {
-		return describeIn(p.data, p.media, ctx).describe()
+	a.kind, a.Summary = x.Summaries.Describe(a.Digest, ctx, func() (summary.Kind, string) {
+		return summary.Of(p.data, p.media, ctx)
 	})
 	return a, p.form, nil
 }
@@ -298,8 +299,8 @@ func (x *Externalizer) metAgain(a Artifact, h hole, e *payloadEntry) Artifact {
 		_, err := w.Write(encodePiece(nil, h).data)
 		return err
 	}
-	a.kind, a.Summary = x.Summaries.describe(a.Digest, a.ctx, func() (kind, string) {
-		return describeIn(encodePiece(nil, h).data, e.media, a.ctx).describe()
+	a.kind, a.Summary = x.Summaries.Describe(a.Digest, a.ctx, func() (summary.Kind, string) {
+		return summary.Of(encodePiece(nil, h).data, e.media, a.ctx)
 	})
 	return a
 }

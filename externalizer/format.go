@@ -2,6 +2,7 @@ package externalizer
 
 import (
 	"github.com/transcript-tool/transcript-tool/format"
+	"github.com/transcript-tool/transcript-tool/summary"
 )
 
 // The names of package format that the externalizer's code uses, so that
@@ -19,7 +20,7 @@ type (
 
 // siteContext returns what the summary of site s is told of the call it
 // answers.
-func siteContext(s *Site) Context {
-	return Context{Tool: s.Tool, Input: s.Input, Exit: s.Exit, Failed: s.Failed,
+func siteContext(s *Site) summary.Context {
+	return summary.Context{Tool: s.Tool, Input: s.Input, Exit: s.Exit, Failed: s.Failed,
 		Diff: len(s.Path) > 0 && s.Path[len(s.Path)-1] == "diff"}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/format"
+	"github.com/transcript-tool/transcript-tool/summary"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -273,7 +274,7 @@ func TestCodexOutputHeader(t *testing.T) {
 		o, _ := Pointer{"payload", "output"}.Resolve(root)
 		want := strings.Replace(header, "d4d682", chunk, 1) + "[Tool result omitted: stored as artifact]\nid: " + storepkg.Sum([]byte(body)).String()
 		assert.True(t, strings.HasPrefix(o.Text(), want), "%q", o.Text())
-		assert.Contains(t, o.Text(), "\nsummary: "+Describe([]byte(body), MediaText)+"\n", "the summary describes the output, not the header")
+		assert.Contains(t, o.Text(), "\nsummary: "+summary.Describe([]byte(body), MediaText)+"\n", "the summary describes the output, not the header")
 	}
 }
 

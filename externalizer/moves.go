@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/transcript-tool/transcript-tool/format"
+	"github.com/transcript-tool/transcript-tool/summary"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -138,7 +139,7 @@ func siteLength(s *Site, big *BigLine) int64 {
 // characters that escape to six bytes each, the form the longest, the
 // digest of fixed length (as the path PathFor makes of it).
 func standIn(siteLen int64) func(hole) (Artifact, Form, error) {
-	a := Artifact{Size: int(siteLen), Media: strings.Repeat("\x01", 63), Summary: strings.Repeat("\x01", DescribeMax)}
+	a := Artifact{Size: int(siteLen), Media: strings.Repeat("\x01", 63), Summary: strings.Repeat("\x01", summary.Max)}
 	return func(hole) (Artifact, Form, error) { return a, FormBase64Bare, nil }
 }
 

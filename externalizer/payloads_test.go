@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/summary"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -34,7 +35,7 @@ func rewriteEach(t testing.TB, f Format, lines []string, payloads *Payloads, put
 // rewriteLines is rewriteEach for a goroutine other than the test's.
 func rewriteLines(f Format, lines []string, payloads *Payloads, put func(Artifact) error) ([]string, int, error) {
 	served := 0
-	x := &Externalizer{Format: f, Threshold: 4096, PathFor: testPath, Summaries: &Summaries{}, Payloads: payloads,
+	x := &Externalizer{Format: f, Threshold: 4096, PathFor: testPath, Summaries: &summary.Cache{}, Payloads: payloads,
 		Put: func(a Artifact) error {
 			if a.Data == nil {
 				served++
@@ -233,7 +234,7 @@ func BenchmarkRewriteMetAgain(b *testing.B) {
 		payloads *Payloads
 	}{{"uncached", nil}, {"cached", &Payloads{}}} {
 		b.Run(tt.name, func(b *testing.B) {
-			x := &Externalizer{Format: claudeCodeFormat, Threshold: 4096, PathFor: testPath, Summaries: &Summaries{}, Payloads: tt.payloads,
+			x := &Externalizer{Format: claudeCodeFormat, Threshold: 4096, PathFor: testPath, Summaries: &summary.Cache{}, Payloads: tt.payloads,
 				Put: func(Artifact) error { return nil }}
 			b.SetBytes(int64(len(line)))
 			b.ReportAllocs()

@@ -419,7 +419,7 @@ func TestMoveBreakEven(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.f.Name(), func(t *testing.T) {
 			x := &Externalizer{Format: tt.f, Threshold: 1, PathFor: testPath, Put: memStore{}.put, Open: memStore{}.open}
-			// One line of text: its summary stops growing at DescribeMax,
+			// One line of text: its summary stops growing at summary.Max,
 			// and the size keeps three digits.
 			for n := 300; n < 1000; n++ {
 				line := tt.line(jsonString(t, strings.Repeat("y", n)))

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/format"
+	"github.com/transcript-tool/transcript-tool/internal/display"
+	"github.com/transcript-tool/transcript-tool/summary"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -50,7 +52,7 @@ func migrated(t testing.TB, f Format, threshold int, input []byte) []made {
 // (testdata/golden/summaries/KIND.txt, rewritten by -update), each line
 // the session and line, the site, the tool and the summary.
 func TestSummaryGolden(t *testing.T) {
-	byKind := map[kind]*bytes.Buffer{}
+	byKind := map[summary.Kind]*bytes.Buffer{}
 	for _, name := range sessionFiles(t) {
 		input, f := readSession(t, name)
 		for _, m := range migrated(t, f, 4096, input) {
@@ -66,7 +68,7 @@ func TestSummaryGolden(t *testing.T) {
 			fmt.Fprintf(b, "%s:%d %s %s: %s\n", filepath.Base(name), m.line, m.a.Site, tool, m.a.Summary)
 		}
 	}
-	for _, k := range []kind{kindRead, kindShell, kindDiff, kindJSON, kindImage, kindText} {
+	for _, k := range []summary.Kind{summary.KindRead, summary.KindShell, summary.KindDiff, summary.KindJSON, summary.KindImage, summary.KindText} {
 		require.Contains(t, byKind, k, "no %s summary in the bundled sessions", k)
 	}
 	for k, b := range byKind {
@@ -85,7 +87,7 @@ func TestSummaryGolden(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(summariesDir, "*.txt"))
 	require.NoError(t, err)
 	for _, file := range files {
-		assert.Contains(t, byKind, kind(strings.TrimSuffix(filepath.Base(file), ".txt")), "%s: a kind no summary is any more", file)
+		assert.Contains(t, byKind, summary.Kind(strings.TrimSuffix(filepath.Base(file), ".txt")), "%s: a kind no summary is any more", file)
 	}
 }
 
@@ -99,7 +101,7 @@ func TestSummariesCorpus(t *testing.T) {
 	if len(files) == 0 {
 		t.Skip("no ../shared/corpus")
 	}
-	kinds := map[kind]int{}
+	kinds := map[summary.Kind]int{}
 	for _, name := range files {
 		input, err := os.ReadFile(name)
 		require.NoError(t, err)
@@ -114,19 +116,20 @@ func TestSummariesCorpus(t *testing.T) {
 		}
 	}
 	t.Logf("summaries by kind: %v", kinds)
-	for _, k := range []kind{kindRead, kindShell, kindDiff, kindText} {
+	for _, k := range []summary.Kind{summary.KindRead, summary.KindShell, summary.KindDiff, summary.KindText} {
 		assert.Positive(t, kinds[k], "no %s summary", k)
 	}
 }
 
-// checkSummary checks an artifact's summary and tool name: one line
-// within DescribeMax; no error word for a call that did not fail; the
-// tool named for the output of a call.
+// checkSummary checks an artifact's summary and tool name: one clean
+// line within summary.Max; no error word for a call that did not fail;
+// the tool named for the output of a call.
 func checkSummary(t *testing.T, where string, a Artifact) {
 	t.Helper()
-	checkDescription(t, a.Summary)
+	assert.NotEmpty(t, a.Summary, where)
+	assert.Equal(t, display.Line(a.Summary, summary.Max), a.Summary, "%s: not one clean line within summary.Max", where)
 	if !a.ctx.Failed && !format.FailedExit(a.ctx.Exit) {
-		assert.False(t, looksLikeError([]byte(a.Summary)), "%s: %q, of a call that did not fail", where, a.Summary)
+		assert.False(t, summary.LooksLikeError([]byte(a.Summary)), "%s: %q, of a call that did not fail", where, a.Summary)
 	}
 	if a.ToolCallID != "" {
 		assert.NotEmpty(t, a.Tool, "%s: the output of call %s names no tool", where, a.ToolCallID)

@@ -20,6 +20,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/summary"
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
@@ -302,7 +303,7 @@ type storeSet struct {
 	shard     registry.Shard
 	temps     safefile.Sweeper
 	dirs      safefile.DirSyncer
-	summaries externalizer.Summaries
+	summaries summary.Cache
 	payloads  externalizer.Payloads
 }
 
@@ -356,154 +357,22 @@ func idOf(fi os.FileInfo) fileID {
 	return id
 }
 
-// migrateFile migrates one transcript: a job whose line loop externalizes
-// payloads and collects the registry records that the commit appends.
+// migrateFile migrates one transcript: a job whose work is a migration.
 // It calls wait once the output is written and only the steps that make
 // it durable and put it in place are left.
-func migrateFile(ctx context.Context, in session.Input, opts Options, stores *storeSet, wait func()) (res FileResult) {
-	res = FileResult{Path: in.Path, Status: StatusFailed}
+func migrateFile(ctx context.Context, in session.Input, opts Options, stores *storeSet, wait func()) FileResult {
+	res := FileResult{Path: in.Path, Status: StatusFailed}
 	dest := Dest(in, opts.Out)
 	res.Dest = dest
-	name := in.Name()
+	m := &migration{in: in, opts: opts, stores: stores, wait: wait, res: &res, dest: dest, name: in.Name()}
 	// Once per file: resolving a path asks the kernel for the working
 	// directory and each folder's links, several system calls.
-	source := registry.SourcePath(dest)
+	m.source = registry.SourcePath(dest)
 	if in.Remote != nil && dest == in.Path {
-		source = name // the transcript itself, not its local copy
-	}
-	var (
-		sessionID string
-		st        *storeEntry
-		x         *externalizer.Externalizer
-		putErr    error // a failure of the store, not of the input
-		inPlace   bool
-		records   []registry.Record
-		changed   bool
-		status    Status
-	)
-	put := func(a externalizer.Artifact) error {
-		res.Artifacts++
-		created := false
-		if opts.DryRun {
-			_, created = st.Plan(ctx, a.Digest)
-		} else {
-			var err error
-			if a.Stream != nil {
-				_, created, err = st.PutStream(ctx, a.Digest, a.Stream)
-			} else {
-				_, created, err = st.PutSum(ctx, a.Digest, a.Data)
-			}
-			if err != nil {
-				putErr = err
-				return err
-			}
-		}
-		if created {
-			res.Written++
-		} else {
-			res.Deduplicated++
-		}
-		return nil
-	}
-	prepare := func(src *os.File, replaces bool) error {
-		inPlace = replaces
-		format, id, err := session.Detect(src, session.Compressed(in.Path), opts.Format)
-		if err != nil {
-			if errors.Is(err, session.ErrUnknownFormat) && !in.Explicit {
-				res.Status = StatusSkipped
-			}
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		res.Format, sessionID = format.Name(), id
-		st, err = stores.get(session.StoreFor(cmp.Or(opts.Store, in.Store), dest))
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		pathFor := session.PathFor(st.Store, opts.StoreAs)
-		x = &externalizer.Externalizer{Format: format, Threshold: opts.Threshold, PathFor: pathFor, Put: put, Open: st.Opener(ctx),
-			Summaries: &stores.summaries, Payloads: &stores.payloads}
-		if opts.DryRun {
-			return nil
-		}
-		if err := checkWritable(dest, st.Store); err != nil {
-			return fmt.Errorf("%s: %w; nothing was written", name, err)
-		}
-		st.removeStaleTemps()
-		return nil
-	}
-	lines := func(dr io.Reader, at io.ReaderAt, w io.Writer) (reread bool, err error) {
-		now := time.Now().UTC().Format(time.RFC3339)
-		r := transcript.NewReader(dr)
-		defer r.Release()
-		// Longer lines are read back through at as streams.
-		r.Limit = session.LongLine
-		for {
-			l, err := r.Next()
-			if err == io.EOF {
-				return reread, nil
-			}
-			if err != nil {
-				return reread, fmt.Errorf("read %s: %w", name, err)
-			}
-			var rw externalizer.Result
-			if l.Long {
-				reread = true
-				var kept bool
-				rw, kept, err = rewriteLong(x, w, at, &l)
-				if kept {
-					res.LongKept++
-				}
-			}
-			if !l.Long {
-				rw, err = x.Rewrite(l.Text, transcript.JSONStart(l))
-			}
-			if putErr != nil {
-				return reread, fmt.Errorf("%s: %w", name, putErr)
-			}
-			if err != nil {
-				return reread, &transcript.InputError{Path: name, Line: l.Num, Offset: l.Offset, Err: err}
-			}
-			text := l.Text
-			if rw.Line != nil || l.Long && len(rw.Artifacts) > 0 {
-				changed = true
-				text = rw.Line
-				for _, a := range rw.Artifacts {
-					records = append(records, registry.Record{
-						Hash: a.Digest.String(), Size: int64(a.Size), Media: a.Media, Site: a.Site,
-						Tool: a.Tool, ToolCallID: a.ToolCallID, Session: sessionID, Source: source,
-						Entry: a.Entry, Line: l.Num, CreatedAt: now, Summary: a.Summary,
-					})
-				}
-			}
-			if _, err := w.Write(text); err != nil {
-				return reread, fmt.Errorf("write %s: %w", dest, err)
-			}
-			if _, err := w.Write(l.EOL); err != nil {
-				return reread, fmt.Errorf("write %s: %w", dest, err)
-			}
-		}
-	}
-	done := func(written int64) (commit bool, err error) {
-		res.BytesAfter = written
-		status = StatusMigrated
-		if !changed {
-			status = StatusUnchanged
-			if inPlace || opts.DryRun {
-				res.BytesAfter = res.BytesBefore
-				return false, nil
-			}
-		}
-		if opts.DryRun {
-			return false, nil
-		}
-		wait()
-		if err := st.Append(ctx, records); err != nil {
-			return false, fmt.Errorf("%s: %w", name, err)
-		}
-		return true, nil
+		m.source = m.name // the transcript itself, not its local copy
 	}
 	j := &job{in: in, dest: dest, replace: opts.Out == "", dryRun: opts.DryRun, guard: true, backup: opts.Backup && in.Remote == nil, noLarger: true,
-		progress: opts.Progress, temps: &stores.temps, dirs: &stores.dirs, prepare: prepare, lines: lines, done: done}
+		progress: opts.Progress, temps: &stores.temps, dirs: &stores.dirs, work: m}
 	if err := j.run(ctx, &res); err != nil {
 		res.Err = err
 		return res
@@ -511,8 +380,169 @@ func migrateFile(ctx context.Context, in session.Input, opts Options, stores *st
 	// The status is set only once the output is in place: a failure
 	// before must leave it StatusFailed, also for an unchanged file
 	// copied to --out.
-	res.Status = status
+	res.Status = m.status
 	return res
+}
+
+// migration is the work of a job that migrates a transcript: its line
+// loop externalizes payloads and collects the registry records that the
+// commit appends.
+type migration struct {
+	in     session.Input
+	opts   Options
+	stores *storeSet
+	wait   func()
+	res    *FileResult
+	dest   string
+	name   string // the transcript's, for messages
+	source string // the transcript's, for its records
+
+	// Set by prepare.
+	sessionID string
+	st        *storeEntry
+	x         *externalizer.Externalizer
+	inPlace   bool
+
+	// Set by lines and put.
+	putErr  error // a failure of the store, not of the input
+	records []registry.Record
+	changed bool
+
+	status Status // set by done
+}
+
+// prepare detects the transcript's format and opens its store.
+func (m *migration) prepare(ctx context.Context, src *os.File, inPlace bool) error {
+	m.inPlace = inPlace
+	format, id, err := session.Detect(src, session.Compressed(m.in.Path), m.opts.Format)
+	if err != nil {
+		if errors.Is(err, session.ErrUnknownFormat) && !m.in.Explicit {
+			m.res.Status = StatusSkipped
+		}
+		return fmt.Errorf("%s: %w", m.name, err)
+	}
+	m.res.Format, m.sessionID = format.Name(), id
+	m.st, err = m.stores.get(session.StoreFor(cmp.Or(m.opts.Store, m.in.Store), m.dest))
+	if err != nil {
+		return fmt.Errorf("%s: %w", m.name, err)
+	}
+	pathFor := session.PathFor(m.st.Store, m.opts.StoreAs)
+	put := func(a externalizer.Artifact) error { return m.put(ctx, a) }
+	m.x = &externalizer.Externalizer{Format: format, Threshold: m.opts.Threshold, PathFor: pathFor, Put: put, Open: m.st.Opener(ctx),
+		Summaries: &m.stores.summaries, Payloads: &m.stores.payloads}
+	if m.opts.DryRun {
+		return nil
+	}
+	if err := checkWritable(m.dest, m.st.Store); err != nil {
+		return fmt.Errorf("%s: %w; nothing was written", m.name, err)
+	}
+	m.st.removeStaleTemps()
+	return nil
+}
+
+// put stores artifact a, or in a dry run finds whether it would be
+// written, and counts it.
+func (m *migration) put(ctx context.Context, a externalizer.Artifact) error {
+	m.res.Artifacts++
+	created := false
+	if m.opts.DryRun {
+		_, created = m.st.Plan(ctx, a.Digest)
+	} else {
+		var err error
+		if a.Stream != nil {
+			_, created, err = m.st.PutStream(ctx, a.Digest, a.Stream)
+		} else {
+			_, created, err = m.st.PutSum(ctx, a.Digest, a.Data)
+		}
+		if err != nil {
+			m.putErr = err
+			return err
+		}
+	}
+	if created {
+		m.res.Written++
+	} else {
+		m.res.Deduplicated++
+	}
+	return nil
+}
+
+// lines externalizes the payloads of each line and records where each
+// artifact came from.
+func (m *migration) lines(dr io.Reader, at io.ReaderAt, w io.Writer) (reread bool, err error) {
+	now := time.Now().UTC().Format(time.RFC3339)
+	r := transcript.NewReader(dr)
+	defer r.Release()
+	// Longer lines are read back through at as streams.
+	r.Limit = session.LongLine
+	for {
+		l, err := r.Next()
+		if err == io.EOF {
+			return reread, nil
+		}
+		if err != nil {
+			return reread, fmt.Errorf("read %s: %w", m.name, err)
+		}
+		var rw externalizer.Result
+		if l.Long {
+			reread = true
+			var kept bool
+			rw, kept, err = rewriteLong(m.x, w, at, &l)
+			if kept {
+				m.res.LongKept++
+			}
+		}
+		if !l.Long {
+			rw, err = m.x.Rewrite(l.Text, transcript.JSONStart(l))
+		}
+		if m.putErr != nil {
+			return reread, fmt.Errorf("%s: %w", m.name, m.putErr)
+		}
+		if err != nil {
+			return reread, &transcript.InputError{Path: m.name, Line: l.Num, Offset: l.Offset, Err: err}
+		}
+		text := l.Text
+		if rw.Line != nil || l.Long && len(rw.Artifacts) > 0 {
+			m.changed = true
+			text = rw.Line
+			for _, a := range rw.Artifacts {
+				m.records = append(m.records, registry.Record{
+					Hash: a.Digest.String(), Size: int64(a.Size), Media: a.Media, Site: a.Site,
+					Tool: a.Tool, ToolCallID: a.ToolCallID, Session: m.sessionID, Source: m.source,
+					Entry: a.Entry, Line: l.Num, CreatedAt: now, Summary: a.Summary,
+				})
+			}
+		}
+		if _, err := w.Write(text); err != nil {
+			return reread, fmt.Errorf("write %s: %w", m.dest, err)
+		}
+		if _, err := w.Write(l.EOL); err != nil {
+			return reread, fmt.Errorf("write %s: %w", m.dest, err)
+		}
+	}
+}
+
+// done decides whether the output is committed: not an unchanged
+// transcript in place, nothing in a dry run. Before a commit it waits its
+// turn (see migrateFile) and appends the records to the registry.
+func (m *migration) done(ctx context.Context, written int64) (commit bool, err error) {
+	m.res.BytesAfter = written
+	m.status = StatusMigrated
+	if !m.changed {
+		m.status = StatusUnchanged
+		if m.inPlace || m.opts.DryRun {
+			m.res.BytesAfter = m.res.BytesBefore
+			return false, nil
+		}
+	}
+	if m.opts.DryRun {
+		return false, nil
+	}
+	m.wait()
+	if err := m.st.Append(ctx, m.records); err != nil {
+		return false, fmt.Errorf("%s: %w", m.name, err)
+	}
+	return true, nil
 }
 
 func unchangedSince(path string, before fileID) error {

@@ -69,8 +69,9 @@ func RehydrateTo(ctx context.Context, w io.Writer, in session.Input, storeDir st
 		return err
 	}
 	open := st.Opener(ctx)
-	// each runs fn over the lines of the file from its start.
-	each := func(p Progress, fn func(l transcript.Line, long *io.SectionReader) error) error {
+	// each reads the file from its start: its lines from r, its long
+	// lines back from at.
+	each := func(p Progress, fn func(r io.Reader, at io.ReaderAt) error) error {
 		if _, err := src.Seek(0, io.SeekStart); err != nil {
 			return err
 		}
@@ -79,14 +80,16 @@ func RehydrateTo(ctx context.Context, w io.Writer, in session.Input, storeDir st
 			return fmt.Errorf("read %s: %w", name, err)
 		}
 		defer release()
-		return session.EachLine(dr, at, name, fn)
+		return fn(dr, at)
 	}
-	err = each(nil, func(l transcript.Line, long *io.SectionReader) error {
-		if long != nil {
-			return nil
-		}
-		_, err := externalizer.RestoreTo(io.Discard, l.Text, transcript.JSONStart(l), open)
-		return err
+	err = each(nil, func(r io.Reader, at io.ReaderAt) error {
+		return session.EachLine(r, at, name, func(l transcript.Line, long *io.SectionReader) error {
+			if long != nil {
+				return nil
+			}
+			_, err := externalizer.RestoreTo(io.Discard, l.Text, transcript.JSONStart(l), open)
+			return err
+		})
 	})
 	if err == nil {
 		err = unchangedSince(path, idOf(fi))
@@ -94,13 +97,10 @@ func RehydrateTo(ctx context.Context, w io.Writer, in session.Input, storeDir st
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriterSize(w, 1<<20)
-	err = each(progress, func(l transcript.Line, long *io.SectionReader) error {
-		return restoreLine(bw, l, long, open)
+	err = each(progress, func(r io.Reader, at io.ReaderAt) error {
+		_, err := restoreFile(w, r, at, name, open)
+		return err
 	})
-	if ferr := bw.Flush(); err == nil {
-		err = ferr
-	}
 	if err == nil {
 		// The file was read twice, and a long line copied from it more.
 		err = unchangedSince(path, idOf(fi))
@@ -141,6 +141,22 @@ func restoreFile(w io.Writer, src io.Reader, at io.ReaderAt, path string, open e
 	}
 	return copied, err
 }
+
+// restoration is the work of a job that rehydrates a transcript: each
+// line restored from the store whose Opener is open.
+type restoration struct {
+	name string // the transcript's, for messages
+	open externalizer.Opener
+}
+
+func (r *restoration) prepare(context.Context, *os.File, bool) error { return nil }
+
+func (r *restoration) lines(dr io.Reader, at io.ReaderAt, w io.Writer) (bool, error) {
+	return restoreFile(w, dr, at, r.name, r.open)
+}
+
+// done commits every restored output.
+func (r *restoration) done(context.Context, int64) (bool, error) { return true, nil }
 
 // restoreLine writes the original of one line and its end of line. A long
 // line (long reads its bytes) holds no marker: session.EachLine reads one that
@@ -192,9 +208,7 @@ func Rehydrate(ctx context.Context, inputs []session.Input, opts RehydrateOption
 				return res
 			}
 			j := &job{in: in, dest: dest, replace: opts.InPlace, progress: opts.Progress, temps: &temps, dirs: &dirs,
-				lines: func(dr io.Reader, at io.ReaderAt, w io.Writer) (bool, error) {
-					return restoreFile(w, dr, at, in.Name(), st.Opener(ctx))
-				}}
+				work: &restoration{name: in.Name(), open: st.Opener(ctx)}}
 			if err := j.run(ctx, &res); err != nil {
 				res.Err = err
 				return res

@@ -13,7 +13,7 @@
 // shortened), and one line per artifact, most recent first, with its short
 // id, tool, size, summary and path. An artifact is as recent as the last
 // entry whose marker references it; each artifact is listed once. The
-// summary is externalizer.Describe of the artifact's bytes, read from the
+// summary is summary.DescribeIn of the artifact's bytes, read from the
 // store and checked against their hash; an artifact that is missing or
 // corrupt is listed with a summary that says so.
 //

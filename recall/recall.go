@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/summary"
 )
 
 // Options are the budgets of a section. Lengths are Unicode code points;
@@ -193,12 +193,12 @@ func describe(store *registry.Store, d store.Digest, rec registry.Record, tool, 
 		return unreadable(err), rec.Media
 	}
 	defer r.Close()
-	dsc := externalizer.NewDescriberIn(rec.Media, externalizer.Context{Tool: tool})
+	dsc := summary.NewDescriberIn(rec.Media, summary.Context{Tool: tool})
 	if _, err := io.Copy(dsc, r); err != nil {
 		return unreadable(err), rec.Media
 	}
 	if rec.Summary != "" && rec.Source == source && source != "" {
-		return display.Line(rec.Summary, externalizer.DescribeMax), dsc.Media()
+		return display.Line(rec.Summary, summary.Max), dsc.Media()
 	}
 	return dsc.String(), dsc.Media()
 }
@@ -210,7 +210,7 @@ func unreadable(err error) string {
 	case errors.Is(err, store.ErrCorrupt):
 		return "unreadable: corrupt, its bytes do not match its hash"
 	}
-	return display.Line("unreadable: "+err.Error(), externalizer.DescribeMax)
+	return display.Line("unreadable: "+err.Error(), summary.Max)
 }
 
 // shellQuote quotes a path for a POSIX shell when it needs it.

@@ -473,6 +473,21 @@ func textCutFrom(b []byte, i int) int {
 	return cut
 }
 
+// CompleteRunes returns the length of the longest prefix of b that does
+// not end inside a UTF-8 sequence: all of b unless its last bytes start a
+// sequence they do not finish, as a piece of a stream cut anywhere may.
+func CompleteRunes(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if utf8.FullRune(b[i:]) {
+				return len(b)
+			}
+			return i
+		}
+	}
+	return len(b)
+}
+
 // RuneCut returns the largest n <= max such that b[:n] does not end inside
 // a UTF-8 sequence; it returns len(b) when b is shorter than max.
 func RuneCut(b []byte, max int) int {

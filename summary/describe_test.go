@@ -1,4 +1,4 @@
-package externalizer
+package summary
 
 import (
 	"bytes"
@@ -242,10 +242,10 @@ func TestDescribeDiff(t *testing.T) {
 }
 
 func TestToolKind(t *testing.T) {
-	for name, want := range map[string]kind{
-		"Read": kindRead, "read": kindRead, "read_file": kindRead, "mcp__github__get_file_contents": kindRead,
-		"Bash": kindShell, "bash": kindShell, "exec": kindShell, "exec_command": kindShell, "local_shell": kindShell,
-		"shell": kindShell, "run_terminal_cmd": kindShell, "Grep": kindText, "Task": kindText, "": kindText, "mcp__": kindText,
+	for name, want := range map[string]Kind{
+		"Read": KindRead, "read": KindRead, "read_file": KindRead, "mcp__github__get_file_contents": KindRead,
+		"Bash": KindShell, "bash": KindShell, "exec": KindShell, "exec_command": KindShell, "local_shell": KindShell,
+		"shell": KindShell, "run_terminal_cmd": KindShell, "Grep": KindText, "Task": KindText, "": KindText, "mcp__": KindText,
 	} {
 		assert.Equal(t, want, toolKind(name), name)
 	}
@@ -337,7 +337,7 @@ func TestDescribeChunked(t *testing.T) {
 // checkDescription checks what every description must be.
 func checkDescription(t *testing.T, s string) {
 	t.Helper()
-	assert.LessOrEqual(t, utf8.RuneCountInString(s), DescribeMax, "%q", s)
+	assert.LessOrEqual(t, utf8.RuneCountInString(s), Max, "%q", s)
 	assert.True(t, utf8.ValidString(s), "%q", s)
 	assert.NotEmpty(t, s)
 	for _, r := range s {
@@ -381,10 +381,6 @@ func FuzzDescribe(f *testing.F) {
 	})
 }
 
-// looksLikeError reports whether a line holds an error-looking word, as
-// Describer.shell decides it: by the matcher errorMatcher picks for it.
-func looksLikeError(line []byte) bool { return errorMatcher(line)(line) }
-
 // TestLooksLikeError checks the hand-written matcher against the
 // patterns it stands for, on lines built from the words, their near
 // misses and separators.
@@ -400,8 +396,8 @@ func TestLooksLikeError(t *testing.T) {
 		}
 		line := b.String()
 		want := errorWord.MatchString(line) || errorCamel.MatchString(line)
-		if got := looksLikeError([]byte(line)); got != want {
-			t.Fatalf("looksLikeError(%q) = %v, want %v", line, got, want)
+		if got := LooksLikeError([]byte(line)); got != want {
+			t.Fatalf("LooksLikeError(%q) = %v, want %v", line, got, want)
 		}
 	}
 }
@@ -413,8 +409,8 @@ func FuzzLooksLikeError(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		if got, want := looksLikeError(line), errorRegexp(line); got != want {
-			t.Fatalf("looksLikeError(%q) = %v, the regular expressions say %v", line, got, want)
+		if got, want := LooksLikeError(line), errorRegexp(line); got != want {
+			t.Fatalf("LooksLikeError(%q) = %v, the regular expressions say %v", line, got, want)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package externalizer
+package summary
 
 import (
 	"bytes"
@@ -17,9 +17,16 @@ import (
 	"github.com/transcript-tool/transcript-tool/transcript"
 )
 
-// DescribeMax is the longest description Describe returns, in Unicode code
+// Max is the longest description Describe returns, in Unicode code
 // points: the seed design's (OpenClaw PR #9415) bound on a summary.
-const DescribeMax = 200
+const Max = 200
+
+// Media types of artifacts other than images: text that an escaping style
+// of package transcript writes back exactly, and JSON kept as its bytes.
+const (
+	MediaText = "text/plain; charset=utf-8"
+	MediaJSON = "application/json"
+)
 
 // describeWindow is how much of an artifact's start, and of its end, a
 // Describer keeps to look at: JSON structure, image headers and the first
@@ -49,7 +56,7 @@ func Describe(data []byte, media string) string { return DescribeIn(data, media,
 
 // DescribeIn returns a one-line description of an artifact of media type
 // media (as the registry records it; "" to guess from the bytes), the
-// output of the tool call ctx tells of, at most DescribeMax code points,
+// output of the tool call ctx tells of, at most Max code points,
 // free of control characters. What the artifact is decides what is said:
 //
 //   - a file read (a tool such as Read, read_file or view): the path, the
@@ -81,6 +88,12 @@ func Describe(data []byte, media string) string { return DescribeIn(data, media,
 // NewDescriberIn(m, ctx) given the same bytes in any pieces returns.
 func DescribeIn(data []byte, media string, ctx Context) string {
 	return describeIn(data, media, ctx).String()
+}
+
+// Of returns what DescribeIn(data, media, ctx) describes data as, and
+// the description.
+func Of(data []byte, media string, ctx Context) (Kind, string) {
+	return describeIn(data, media, ctx).Describe()
 }
 
 // describeIn returns the Describer that data was written to, its windows
@@ -167,74 +180,81 @@ func (d *Describer) Media() string {
 	return d.media
 }
 
+// SetMedia sets the media type the description goes by, for bytes whose
+// type is known only once they are written: a decoded image's.
+func (d *Describer) SetMedia(media string) { d.media = media }
+
 // String returns the description of the bytes written so far.
 func (d *Describer) String() string {
-	_, s := d.describe()
+	_, s := d.Describe()
 	return s
 }
 
-// kind is what an artifact is described as.
-type kind string
+// Kind is what an artifact is described as, which decides what its
+// description says.
+type Kind string
 
+// The kinds of artifact, as DescribeIn's comment tells them: KindJSON is
+// text that parses as JSON, KindText any other text.
 const (
-	kindEmpty  kind = "empty"
-	kindImage  kind = "image"
-	kindBinary kind = "binary"
-	kindRead   kind = "read"
-	kindShell  kind = "shell"
-	kindDiff   kind = "diff"
-	kindJSON   kind = "json"
-	kindText   kind = "text"
+	KindEmpty  Kind = "empty"
+	KindImage  Kind = "image"
+	KindBinary Kind = "binary"
+	KindRead   Kind = "read"
+	KindShell  Kind = "shell"
+	KindDiff   Kind = "diff"
+	KindJSON   Kind = "json"
+	KindText   Kind = "text"
 )
 
-// describe returns what the artifact is described as, and the
-// description.
-func (d *Describer) describe() (kind, string) {
+// Describe returns what the bytes written so far are described as, and
+// their description, String.
+func (d *Describer) Describe() (Kind, string) {
 	if d.size == 0 {
-		return kindEmpty, "empty"
+		return KindEmpty, "empty"
 	}
 	media := d.Media()
 	text := strings.HasPrefix(media, "text/")
-	k := kindText
+	k := KindText
 	switch {
 	case strings.HasPrefix(media, "image/"):
-		k = kindImage
+		k = KindImage
 	case !text && !strings.HasPrefix(media, MediaJSON):
-		k = kindBinary
+		k = KindBinary
 	case !text:
 		// JSON bytes stored as they are (escapes no style writes back):
 		// not the text the tool gave, but its encoding.
-	case toolKind(d.ctx.Tool) != kindText:
+	case toolKind(d.ctx.Tool) != KindText:
 		k = toolKind(d.ctx.Tool)
 	case d.isDiff():
-		k = kindDiff
+		k = KindDiff
 	}
 	var s string
 	switch k {
-	case kindImage:
+	case KindImage:
 		s = d.image(media)
-	case kindBinary:
+	case KindBinary:
 		s = d.binary()
-	case kindRead:
+	case KindRead:
 		s = d.read()
-	case kindShell:
+	case KindShell:
 		s = d.shell()
-	case kindDiff:
+	case KindDiff:
 		s = d.diff()
 	default:
 		var ok bool
 		if s, ok = d.structure(); ok {
-			k = kindJSON
+			k = KindJSON
 		} else {
 			s = d.text()
 		}
 	}
-	return k, display.Line(s, DescribeMax)
+	return k, display.Line(s, Max)
 }
 
 // sniff guesses the media type of an artifact from its first bytes.
 func sniff(head []byte) string {
-	text := head[:completeRunes(head)]
+	text := head[:transcript.CompleteRunes(head)]
 	if utf8.Valid(text) && bytes.IndexByte(text, 0) < 0 {
 		return MediaText
 	}
@@ -273,8 +293,12 @@ var (
 	errorCamel = regexp.MustCompile(`[a-z](?:Error|Exception|Failure)s?(?:$|[^A-Za-z0-9_])`)
 )
 
-// errorRegexp is looksLikeError by the regular expressions themselves.
+// errorRegexp is LooksLikeError by the regular expressions themselves.
 func errorRegexp(line []byte) bool { return errorWord.Match(line) || errorCamel.Match(line) }
+
+// LooksLikeError reports whether line holds an error-looking word, the
+// test by which the summary of a failed command picks the line it quotes.
+func LooksLikeError(line []byte) bool { return errorMatcher(line)(line) }
 
 // errorMatcher returns the function that finds error-looking lines in the
 // windows bs and in any part of them. Where b holds no letter that case folding maps to
@@ -424,7 +448,7 @@ func fit(budget int, parts []string) []string {
 	out := make([]string, len(parts))
 	lens := make([]int, len(parts))
 	for i, p := range parts {
-		out[i] = display.Line(p, DescribeMax)
+		out[i] = display.Line(p, Max)
 		lens[i] = display.Len(out[i])
 	}
 	left := make([]int, 0, len(parts)) // indexes not yet given their share
@@ -496,7 +520,7 @@ func (d *Describer) structure() (string, bool) {
 		return "JSON array of " + v.elements(d.json.elems), true
 	}
 	n := d.json.newlines + 1
-	return `JSON string: "` + display.Line(firstLine(v.text), DescribeMax) + `" (` + display.Plural(n, "line") + ")", true
+	return `JSON string: "` + display.Line(firstLine(v.text), Max) + `" (` + display.Plural(n, "line") + ")", true
 }
 
 // firstLine returns the first non-blank line of s.

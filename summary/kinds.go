@@ -1,4 +1,4 @@
-package externalizer
+package summary
 
 import (
 	"bytes"
@@ -30,9 +30,9 @@ var (
 )
 
 // toolKind returns what the output of the tool called name is: a file
-// read, a shell command's output, or, for any other tool, kindText (the
+// read, a shell command's output, or, for any other tool, KindText (the
 // content decides).
-func toolKind(name string) kind {
+func toolKind(name string) Kind {
 	name = strings.ToLower(name)
 	if strings.HasPrefix(name, "mcp__") {
 		if i := strings.LastIndex(name, "__"); i > len("mcp_") {
@@ -41,11 +41,11 @@ func toolKind(name string) kind {
 	}
 	switch {
 	case readTools[name]:
-		return kindRead
+		return KindRead
 	case shellTools[name]:
-		return kindShell
+		return KindShell
 	}
-	return kindText
+	return KindText
 }
 
 // lineCounter counts the lines of an artifact written to it in pieces,
@@ -129,7 +129,7 @@ func (d *Describer) eachLine(fn func([]byte) bool) {
 	more := true
 	see := func(l []byte) {
 		if more {
-			more = fn(bytes.TrimSpace(l[:completeRunes(l[:min(len(l), 1024)])]))
+			more = fn(bytes.TrimSpace(l[:transcript.CompleteRunes(l[:min(len(l), 1024)])]))
 		}
 	}
 	if d.whole() {
@@ -189,7 +189,7 @@ func (d *Describer) text() string {
 	if first == "" {
 		return "blank" + suffix
 	}
-	return display.Line(first, DescribeMax-display.Len(suffix)) + suffix
+	return display.Line(first, Max-display.Len(suffix)) + suffix
 }
 
 // read describes a file read by the path, the line count and the first
@@ -219,7 +219,7 @@ func (d *Describer) read() string {
 		heading = first
 	}
 	suffix := d.linesSuffix()
-	budget := DescribeMax - display.Len("read ") - display.Len(suffix) - display.Len(": ")
+	budget := Max - display.Len("read ") - display.Len(suffix) - display.Len(": ")
 	parts := []string{heading}
 	if d.ctx.Input != "" {
 		// A long path keeps its end, the file's name: it is cut here to
@@ -314,7 +314,7 @@ func (d *Describer) shell() string {
 			if first == "" {
 				first = l
 			}
-			if failed && l != "" && errorMatcher([]byte(l))([]byte(l)) {
+			if failed && l != "" && LooksLikeError([]byte(l)) {
 				firstErr = l
 				break
 			}
@@ -337,7 +337,7 @@ func (d *Describer) shell() string {
 	if !failed && d.ctx.Input == "" {
 		// The first line tells what a command not known printed.
 		command := "shell output"
-		first = fit(DescribeMax-fixed-display.Len(command+": "), []string{first})[0]
+		first = fit(Max-fixed-display.Len(command+": "), []string{first})[0]
 		if first == "" {
 			return command + status + lines
 		}
@@ -355,9 +355,9 @@ func (d *Describer) shell() string {
 	command := d.ctx.Input
 	if command == "" {
 		command = "shell output"
-		quote = fit(DescribeMax-fixed-display.Len(command), []string{quote})[0]
+		quote = fit(Max-fixed-display.Len(command), []string{quote})[0]
 	} else {
-		parts := fit(DescribeMax-fixed-display.Len("$ "), []string{command, quote})
+		parts := fit(Max-fixed-display.Len("$ "), []string{command, quote})
 		command, quote = "$ "+parts[0], parts[1]
 	}
 	if quote == "" {
