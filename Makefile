@@ -9,11 +9,12 @@ FUZZTIME    ?= 30s
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/transcript-tool
 
-# The transcript package and the externalizer over it again in the
-# purego build: the scanner's Go form, which other platforms run.
+# The transcript package, and the externalizer and describers over it,
+# again in the purego build: the scanner's Go form, which other
+# platforms run.
 test:
 	$(GO) test -race -count=1 -timeout 30m ./...
-	$(GO) test -race -count=1 -tags purego ./transcript/ ./externalizer/
+	$(GO) test -race -count=1 -tags purego ./transcript/ ./externalizer/ ./summary/
 
 # Peak memory of migrate and rehydrate of a line of MEMLINE_S3 bytes whose
 # payload goes to S3: a versitygw on loopback (see .ci/run), started for
