@@ -2,6 +2,7 @@ package migrate_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/transcript-tool/transcript-tool/agentdb"
 	"github.com/transcript-tool/transcript-tool/internal/openclawgen"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/session"
@@ -84,4 +86,46 @@ func TestAgentDBAppended(t *testing.T) {
 		require.NoError(t, migrate.RehydrateTo(context.Background(), &out, in, "", local.Open, nil))
 		assert.Equal(t, want, out.String())
 	}
+}
+
+// TestAgentDBHeld migrates in place a session of an OpenClaw database
+// that a live OpenClaw process holds (a lease of its own on the database,
+// in the state database): the session is refused before it is fetched,
+// so that the store stays as it was, with no artifact and no record; once
+// the lease is gone, it is migrated. Before, its artifacts were stored
+// and only the replace was refused.
+func TestAgentDBHeld(t *testing.T) {
+	state := filepath.Join(t.TempDir(), ".openclaw")
+	sess := openclawgen.Workload("33333333-3333-4333-8333-333333333333", "agent:main:main", 2, 9000)
+	require.NoError(t, openclawgen.Write(state, "main", []openclawgen.Session{sess}))
+	db := openclawgen.DBPath(state, "main")
+	stateDB, err := sql.Open("sqlite", filepath.Join(state, "state", "openclaw.sqlite"))
+	require.NoError(t, err)
+	defer stateDB.Close()
+	_, err = stateDB.Exec(`INSERT INTO agent_database_leases (lease_id, agent_id, path, owner_pid, owner_start_time, opened_at)
+		VALUES ('live', 'main', ?, ?, NULL, 0)`, db, os.Getpid())
+	require.NoError(t, err)
+
+	run := func() migrate.Summary {
+		inputs, err := session.Collect([]string{state})
+		require.NoError(t, err)
+		require.Len(t, inputs, 1)
+		require.NoError(t, session.Place(inputs, func() (string, error) { return t.TempDir(), nil }))
+		return migrate.Run(context.Background(), inputs, migrate.Options{OpenStore: local.Open})
+	}
+	sum := run()
+	require.Equal(t, 1, sum.Failed)
+	assert.ErrorIs(t, sum.Results[0].Err, agentdb.ErrInUse)
+	assert.Zero(t, sum.Written+sum.Deduplicated)
+	entries, err := os.ReadDir(filepath.Dir(db))
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.NotEqual(t, "artifacts", e.Name(), "the store was written to")
+	}
+
+	_, err = stateDB.Exec(`DELETE FROM agent_database_leases`)
+	require.NoError(t, err)
+	sum = run()
+	assert.Equal(t, 1, sum.Migrated, "%+v", sum.Results)
+	assert.Positive(t, sum.Written)
 }

@@ -240,7 +240,8 @@ func newCopies(jobs, inputs int) copies {
 }
 
 // on runs do on in, and for a remote input, on its local copy: fetched
-// when a worker takes it; put back in the original's place once do
+// when a worker takes it, unless it is to be replaced and its owner holds
+// it (session.Guarded); put back in the original's place once do
 // rewrote it in place (replaces), if the original is still what was
 // fetched; and removed after. The result names the input as people and
 // registry records do (Input.Name).
@@ -255,6 +256,11 @@ func (c copies) on(ctx context.Context, in session.Input, replaces, backup bool,
 		return FileResult{Path: name, Status: StatusFailed, Err: ctx.Err()}
 	}
 	defer func() { <-c }()
+	if g, ok := in.Remote.(session.Guarded); ok && replaces {
+		if err := g.Writable(ctx); err != nil {
+			return FileResult{Path: name, Status: StatusFailed, Err: err}
+		}
+	}
 	defer os.Remove(in.Path)
 	size, err := in.Remote.Fetch(ctx, in.Path)
 	if err != nil {

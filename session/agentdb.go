@@ -69,6 +69,10 @@ func (s *dbSession) Fetch(ctx context.Context, path string) (int64, error) {
 	return fi.Size(), nil
 }
 
+// Writable returns the error Replace would refuse with while an OpenClaw
+// process holds the database (agentdb.ErrInUse), and nil otherwise.
+func (s *dbSession) Writable(ctx context.Context) error { return s.db.CheckOwner(ctx) }
+
 // Replace writes the lines of the file at path into the session's rows,
 // if they still hold what Fetch read. A backup is refused: the rows have
 // no file to keep a copy of beside them, and a copy of the whole database

@@ -26,6 +26,16 @@ type Remote interface {
 	Replace(ctx context.Context, path string, backup bool) error
 }
 
+// Guarded is a Remote that its owner can hold against a rewrite, as a
+// running agent holds its database. Writable returns, changing nothing,
+// the error Replace would refuse with now, so that a command that is to
+// replace the transcript refuses it before it does any work for it (no
+// artifact stored, no record appended); Replace checks again.
+type Guarded interface {
+	Remote
+	Writable(ctx context.Context) error
+}
+
 // Name returns how in is named to people and in registry records: its
 // Remote's name, or its path.
 func (in Input) Name() string {
