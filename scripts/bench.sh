@@ -174,7 +174,7 @@ timed() {
 # migrated_all SUMMARY: fail unless migrate's SUMMARY says that every file
 # was migrated, so that the round trip checked is not a mere copy.
 migrated_all() {
-	grep -q '^migrated [0-9]* of [0-9]* files (0 unchanged, 0 skipped, 0 failed)$' "$1" ||
+	grep -q '^migrated \([0-9]*\) of \1 files\? (0 unchanged, 0 skipped, 0 failed)$' "$1" ||
 		die "migrate did not migrate every file: $(cat "$1")"
 }
 
