@@ -43,7 +43,7 @@ func TestOpenClaw(t *testing.T) {
 	forEachPin(t, openclawPin, func(t *testing.T, pin string) {
 		oc := findAgent(t, pin, "openclaw")
 		root := t.TempDir()
-		w := newWorkload(t, root, 0)
+		w := newWorkload(t, root, 6)
 		home := filepath.Join(root, "home")
 		api := newAnthropicAPI(t, w.script(openclawTools))
 		configureOpenClaw(t, home, api.URL(), w.Dir)
@@ -93,11 +93,9 @@ func TestOpenClaw(t *testing.T) {
 // configureOpenClaw writes the OpenClaw configuration of home, whose
 // state folder is home/.openclaw: a provider of its own speaking the
 // Messages API at url, with image input, as the only model, and the
-// project folder as the agent's workspace. As the Claude Code test offers
-// only Bash and Read, OpenClaw offers only exec and read, and injects no
-// workspace files (AGENTS.md, SOUL.md, ...): with its 14 tools and those
-// files, about 67 KB of every request are the same whatever the session
-// holds.
+// project folder as the agent's workspace, with OpenClaw's default tools
+// and context: about 67 KB of every request are the same whatever the
+// session holds, so the workloads that resume take several large outputs.
 func configureOpenClaw(t *testing.T, home, url, project string) {
 	t.Helper()
 	config := map[string]any{
@@ -109,8 +107,7 @@ func configureOpenClaw(t *testing.T, home, url, project string) {
 		}}},
 		"agents": map[string]any{"defaults": map[string]any{
 			"model": map[string]any{"primary": "standin/standin-model"}, "workspace": project,
-			"skipBootstrap": true, "contextInjection": "never"}},
-		"tools": map[string]any{"allow": []string{"exec", "read"}},
+			"skipBootstrap": true}},
 	}
 	b, err := json.Marshal(config)
 	require.NoError(t, err)
