@@ -4,91 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 )
-
-// anthropicAPI is a stand-in for the Anthropic Messages API on loopback,
-// which both Claude Code and pi speak. A test scripts the model: script
-// gets each main-loop request (one that offers tools) and returns the
-// turn the model answers with, streamed as server-sent events the way the
-// real API streams them. Every request body is recorded, byte for byte,
-// so a test can assert on what an agent sent.
-//
-// Other Messages requests (ones without tools, such as a title or summary
-// asked of a small model) get a short text answer, and count_tokens an
-// estimate, so the agents go on as they would against the real API.
-type anthropicAPI struct {
-	standIn
-	script func(req *messagesRequest) turn
-}
-
-// standIn is what the stand-ins share: a server on loopback and the
-// requests it received.
-type standIn struct {
-	srv *httptest.Server
-	// main tells a turn of the agent's main loop from the other requests.
-	main func(r recordedRequest) bool
-
-	mu       sync.Mutex
-	requests []recordedRequest
-}
-
-// start serves h on loopback until t ends.
-func (s *standIn) start(t *testing.T, h http.HandlerFunc) {
-	s.srv = httptest.NewServer(h)
-	t.Cleanup(s.srv.Close)
-}
-
-// URL is the stand-in's base URL, for ANTHROPIC_BASE_URL, a baseUrl or
-// GOOGLE_GEMINI_BASE_URL.
-func (s *standIn) URL() string { return s.srv.URL }
-
-// record keeps r and returns its number, from 1: it numbers message and
-// tool call ids, unique per server.
-func (s *standIn) record(r recordedRequest) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests = append(s.requests, r)
-	return len(s.requests)
-}
-
-// Requests returns the main-loop requests received so far, in order.
-func (s *standIn) Requests() []recordedRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []recordedRequest
-	for _, r := range s.requests {
-		if s.main(r) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// recordedRequest is one request the stand-in received.
-type recordedRequest struct {
-	Path string
-	Body []byte
-	Req  *messagesRequest // nil when Body is not a messages request
-}
-
-// turn is what the scripted model answers: some text, then tool calls.
-// A turn with tool calls stops with stop_reason tool_use, else end_turn.
-type turn struct {
-	Text  string
-	Tools []toolCall
-}
-
-// toolCall is one tool_use block of a turn.
-type toolCall struct {
-	Name  string
-	Input any
-}
 
 // messagesRequest is the part of a Messages API request body the script
 // reads.
@@ -191,45 +110,41 @@ func (r *messagesRequest) Exchange(prompts ...string) (prompt string, results []
 	return prompt, results
 }
 
-// newAnthropicAPI starts a stand-in answering main-loop requests with
-// script; it stops when t ends.
-func newAnthropicAPI(t *testing.T, script func(req *messagesRequest) turn) *anthropicAPI {
-	a := &anthropicAPI{script: script}
-	a.main = recordedRequest.mainLoop
-	a.start(t, a.serve)
-	return a
+// newAnthropicAPI starts a stand-in for the Anthropic Messages API,
+// which both Claude Code and pi speak, answering main-loop requests with
+// script, streamed as server-sent events the way the real API streams
+// them; it stops when t ends. Other Messages requests (ones without
+// tools, such as a title or summary asked of a small model) get a short
+// text answer, and count_tokens an estimate, so the agents go on as they
+// would against the real API.
+func newAnthropicAPI(t *testing.T, script func(req *messagesRequest) turn) *standIn {
+	s := &standIn{main: recordedRequest.mainLoop, script: script}
+	s.start(t, parseMessages, s.answerMessages)
+	return s
 }
 
 // mainLoop reports whether r is a turn of the agent's main loop: a
 // Messages request that offers tools. Claude Code's count_tokens requests
 // offer them too, but are not turns.
 func (r recordedRequest) mainLoop() bool {
-	return strings.HasSuffix(r.Path, "/v1/messages") && r.Req != nil && len(r.Req.Tools) > 0
+	return strings.HasSuffix(r.Path, "/v1/messages") && offersTools(r)
 }
 
-func (a *anthropicAPI) serve(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	rec := recordedRequest{Path: r.URL.Path, Body: body}
+// parseMessages reads a POST's body as a Messages request.
+func parseMessages(r *http.Request, rec *recordedRequest) {
 	var req messagesRequest
-	if r.Method == http.MethodPost && json.Unmarshal(body, &req) == nil {
+	if r.Method == http.MethodPost && json.Unmarshal(rec.Body, &req) == nil {
 		rec.Req = &req
 	}
-	seq := a.record(rec)
+}
 
+func (s *standIn) answerMessages(w http.ResponseWriter, r *http.Request, rec recordedRequest, seq int) {
 	switch {
 	case strings.HasSuffix(r.URL.Path, "/v1/messages/count_tokens"):
 		// About four bytes a token, the usual estimate.
-		writeJSON(w, map[string]any{"input_tokens": len(body)/4 + 1})
+		writeJSON(w, map[string]any{"input_tokens": len(rec.Body)/4 + 1})
 	case strings.HasSuffix(r.URL.Path, "/v1/messages") && rec.Req != nil:
-		tr := turn{Text: "ok"}
-		if rec.mainLoop() {
-			tr = a.script(&req)
-		}
-		a.answer(w, &req, seq, tr)
+		writeMessage(w, rec.Req, seq, s.reply(rec, "ok"))
 	default:
 		// Anything else (feature flags, account or metrics endpoints
 		// the agents may try) is not part of the stand-in.
@@ -237,9 +152,10 @@ func (a *anthropicAPI) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// answer writes tr as a Messages API response to req: a stream of
-// server-sent events, or one JSON message when req did not ask to stream.
-func (a *anthropicAPI) answer(w http.ResponseWriter, req *messagesRequest, seq int, tr turn) {
+// writeMessage writes tr as a Messages API response to req, the seq-th:
+// a stream of server-sent events, or one JSON message when req did not
+// ask to stream.
+func writeMessage(w http.ResponseWriter, req *messagesRequest, seq int, tr turn) {
 	// Each response has its own message id: Claude Code merges the
 	// assistant messages that share one.
 	msgID := fmt.Sprintf("msg_standin_%04d", seq)
@@ -304,9 +220,4 @@ func (a *anthropicAPI) answer(w http.ResponseWriter, req *messagesRequest, seq i
 		"usage": map[string]any{"output_tokens": 20}})
 	event("message_stop", map[string]any{})
 	_, _ = w.Write(sse.Bytes())
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
 }

@@ -37,7 +37,7 @@ func TestCodexScreenshotInCompactions(t *testing.T) {
 		// The resumed turn: the model looks at the placeholder's path with
 		// view_image, then answers.
 		var seen []byte
-		look := func(req responsesRequest) []map[string]any {
+		look := func(req recordedRequest) []map[string]any {
 			if out, ok := req.functionOutput("call_img"); ok {
 				var items []struct {
 					Type     string `json:"type"`
@@ -60,7 +60,7 @@ func TestCodexScreenshotInCompactions(t *testing.T) {
 			args, _ := json.Marshal(map[string]string{"path": m[1]})
 			return []map[string]any{{"type": "function_call", "call_id": "call_img", "name": "view_image", "arguments": string(args)}}
 		}
-		resume := func() []responsesRequest { return run.resume(t, "Look at the screenshot again.", look, look) }
+		resume := func() []recordedRequest { return run.resume(t, "Look at the screenshot again.", look, look) }
 		twin, original, migrated := run.twinThenMigrate(t, resume)
 		require.Equal(t, 3, bytes.Count(original, []byte(`"type":"input_image"`)), "the screenshot in the user message and in two compactions")
 		t.Logf("screenshot: %d bytes", len(shot))

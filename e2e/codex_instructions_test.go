@@ -38,7 +38,7 @@ func TestCodexRepeatedInstructions(t *testing.T) {
 		turns := addInstructions(t, run.rollout, agents.String(), developer)
 		require.GreaterOrEqual(t, turns, 2, "turn_context lines")
 
-		resume := func() []responsesRequest { return run.resume(t, "Third task.", reply(assistantMessage("Third done."))) }
+		resume := func() []recordedRequest { return run.resume(t, "Third task.", reply(assistantMessage("Third done."))) }
 		twin, original, migrated := run.twinThenMigrate(t, resume)
 		after := resume()
 		require.Len(t, twin, 1)
@@ -76,7 +76,7 @@ func TestCodexRepeatedInstructions(t *testing.T) {
 // sameRequest is what must not change in a request of a resume: the body
 // but for its client metadata and the id of its last input item, the new
 // prompt, which Codex makes anew (a UUIDv7) for each run.
-func sameRequest(t *testing.T, r responsesRequest) map[string]any {
+func sameRequest(t *testing.T, r recordedRequest) map[string]any {
 	t.Helper()
 	var body map[string]any
 	require.NoError(t, json.Unmarshal(r.Body, &body))

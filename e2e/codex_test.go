@@ -47,7 +47,7 @@ func testCodexResume(t *testing.T, pin string) {
 
 	// The resumed turn: the model opens the path of the large output's
 	// placeholder with exec_command, when there is one, then ends the turn.
-	recall := func(req responsesRequest) []map[string]any {
+	recall := func(req recordedRequest) []map[string]any {
 		if _, done := req.functionOutput("call_cat"); done {
 			return []map[string]any{assistantMessage("I read the stored output.")}
 		}
@@ -58,7 +58,7 @@ func testCodexResume(t *testing.T, pin string) {
 		}
 		return []map[string]any{assistantMessage("The output is above.")}
 	}
-	resume := func() []responsesRequest { return run.resume(t, "Show me the first output again.", recall, recall) }
+	resume := func() []recordedRequest { return run.resume(t, "Show me the first output again.", recall, recall) }
 	before, original, migrated := run.twinThenMigrate(t, resume)
 	require.Less(t, len(migrated), len(original), "migrate shrinks the rollout")
 	// Each output is written twice, in an item_completed event and after
@@ -133,9 +133,9 @@ func newCodexHome(t *testing.T, pin string) codexRun {
 // and sets r.rollout to the rollout Codex wrote.
 func (r *codexRun) exec(t *testing.T, steps []responsesStep, args ...string) {
 	t.Helper()
-	r.api.Script(steps...)
-	runCodex(t, r.codex, r.home, r.work, append([]string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"}, args...)...)
-	r.api.Requests()
+	r.api.Play(steps, func() {
+		runCodex(t, r.codex, r.home, r.work, append([]string{"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"}, args...)...)
+	})
 	rollouts, err := filepath.Glob(filepath.Join(r.home, "sessions", "*", "*", "*", "rollout-*.jsonl"))
 	require.NoError(t, err)
 	require.Len(t, rollouts, 1, "Codex writes one rollout")
@@ -144,12 +144,12 @@ func (r *codexRun) exec(t *testing.T, steps []responsesStep, args ...string) {
 
 // resume runs `codex exec resume` of r's rollout with prompt against the
 // stand-in answering steps, and returns the requests it made.
-func (r codexRun) resume(t *testing.T, prompt string, steps ...responsesStep) []responsesRequest {
+func (r codexRun) resume(t *testing.T, prompt string, steps ...responsesStep) []recordedRequest {
 	t.Helper()
-	r.api.Script(steps...)
-	runCodex(t, r.codex, r.home, r.work, "exec", "resume", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
-		rolloutThread(t, r.rollout), prompt)
-	return r.api.Requests()
+	return r.api.Play(steps, func() {
+		runCodex(t, r.codex, r.home, r.work, "exec", "resume", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+			rolloutThread(t, r.rollout), prompt)
+	})
 }
 
 // twinThenMigrate is the package's twinThenMigrate for r's rollout and
@@ -158,7 +158,7 @@ func (r codexRun) resume(t *testing.T, prompt string, steps ...responsesStep) []
 // absolute path (state_5.sqlite) and tells the model where its home's
 // skills are: a copy elsewhere gets one more developer message and no
 // rollout. migrate resets Codex's thread history of the rollout.
-func (r codexRun) twinThenMigrate(t *testing.T, resume func() []responsesRequest) (twin []responsesRequest, original, migrated []byte) {
+func (r codexRun) twinThenMigrate(t *testing.T, resume func() []recordedRequest) (twin []recordedRequest, original, migrated []byte) {
 	t.Helper()
 	return twinThenMigrate(t, r.home, r.rollout, filepath.Join(r.home, "sessions"), resume)
 }
@@ -169,7 +169,7 @@ func (r codexRun) twinThenMigrate(t *testing.T, resume func() []responsesRequest
 // that rehydrate gives the original bytes back. It returns the
 // unmigrated resume's requests and the session's bytes before and after
 // the migration.
-func twinThenMigrate(t *testing.T, home, path, sessions string, resume func() []responsesRequest) (twin []responsesRequest, original, migrated []byte) {
+func twinThenMigrate(t *testing.T, home, path, sessions string, resume func() []recordedRequest) (twin []recordedRequest, original, migrated []byte) {
 	t.Helper()
 	original, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -189,7 +189,7 @@ func twinThenMigrate(t *testing.T, home, path, sessions string, resume func() []
 // assertLeaner checks what the model was shown resuming a session, before
 // and after its migration: the same input items, in at most a quarter of
 // the bytes, marker (which ends a large output) only before.
-func assertLeaner(t *testing.T, before, after responsesRequest, marker string) {
+func assertLeaner(t *testing.T, before, after recordedRequest, marker string) {
 	t.Helper()
 	assert.Equal(t, itemShapes(before), itemShapes(after), "the same input items, in the same order")
 	t.Logf("request body resuming the session: %d bytes unmigrated, %d bytes migrated (%.1f%%)",
@@ -214,7 +214,7 @@ name = "stand-in"
 base_url = %q
 wire_api = "responses"
 env_key = "STANDIN_API_KEY"
-`, api.BaseURL())
+`, api.URL()+"/v1")
 	require.NoError(t, os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o600))
 	return home
 }
@@ -243,7 +243,7 @@ func openCodexDB(t *testing.T, home, name string) *sql.DB {
 
 // itemShapes is what a request's input items are, without their content:
 // type, role and call id.
-func itemShapes(req responsesRequest) []string {
+func itemShapes(req recordedRequest) []string {
 	shapes := make([]string, len(req.Input))
 	for i, it := range req.Input {
 		shapes[i] = fmt.Sprintf("%v %v %v", it["type"], it["role"], it["call_id"])
@@ -315,7 +315,7 @@ func TestCodexCompressedRollout(t *testing.T) {
 		assert.NoFileExists(t, rollout)
 		assert.Equal(t, plain, runTool(t, "rehydrate", rollout+".zst"), "rehydrate gives the JSONL bytes back")
 
-		require.Len(t, run.resume(t, "Show me the output again.", func(req responsesRequest) []map[string]any {
+		require.Len(t, run.resume(t, "Show me the output again.", func(req recordedRequest) []map[string]any {
 			out, ok := req.functionOutput("call_big")
 			require.True(t, ok, "the resumed request holds the large output's call")
 			assert.Contains(t, out, placeholderHead, "the model is shown the placeholder")

@@ -67,7 +67,7 @@ func testCopilotResume(t *testing.T, pin string) {
 
 	// The resumed turn: the model views the path of the first view's
 	// placeholder, when there is one, then ends the turn.
-	recall := func(req responsesRequest) []map[string]any {
+	recall := func(req recordedRequest) []map[string]any {
 		if _, done := req.functionOutput("call_recall"); done {
 			return []map[string]any{assistantMessage("I read the stored file.")}
 		}
@@ -78,7 +78,7 @@ func testCopilotResume(t *testing.T, pin string) {
 		}
 		return []map[string]any{assistantMessage("The file is above.")}
 	}
-	resume := func() []responsesRequest { return run.resume(t, "Show me the first file again.", recall, recall) }
+	resume := func() []recordedRequest { return run.resume(t, "Show me the first file again.", recall, recall) }
 	sessions := filepath.Join(run.home, ".copilot", "session-state")
 	before, original, migrated := twinThenMigrate(t, run.home, run.events, sessions, resume)
 	require.Less(t, len(migrated), len(original), "migrate shrinks the session")
@@ -155,9 +155,7 @@ func newCopilotRun(t *testing.T, pin string) copilotRun {
 // sets r.events to the session it wrote.
 func (r *copilotRun) exec(t *testing.T, steps []responsesStep, args ...string) {
 	t.Helper()
-	r.api.Script(steps...)
-	r.run(t, args...)
-	r.api.Requests()
+	r.api.Play(steps, func() { r.run(t, args...) })
 	sessions, err := filepath.Glob(filepath.Join(r.home, ".copilot", "session-state", "*", "events.jsonl"))
 	require.NoError(t, err)
 	require.Len(t, sessions, 1, "Copilot writes one session")
@@ -166,11 +164,9 @@ func (r *copilotRun) exec(t *testing.T, steps []responsesStep, args ...string) {
 
 // resume runs `copilot --resume` of r's session with prompt against the
 // stand-in answering steps, and returns the requests it made.
-func (r copilotRun) resume(t *testing.T, prompt string, steps ...responsesStep) []responsesRequest {
+func (r copilotRun) resume(t *testing.T, prompt string, steps ...responsesStep) []recordedRequest {
 	t.Helper()
-	r.api.Script(steps...)
-	r.run(t, "--resume="+filepath.Base(filepath.Dir(r.events)), "-p", prompt)
-	return r.api.Requests()
+	return r.api.Play(steps, func() { r.run(t, "--resume="+filepath.Base(filepath.Dir(r.events)), "-p", prompt) })
 }
 
 // run runs Copilot in BYOK mode against the stand-in, offline, with its
@@ -182,7 +178,7 @@ func (r copilotRun) run(t *testing.T, args ...string) {
 	t.Helper()
 	env := []string{
 		"HOME=" + r.home, "COPILOT_CACHE_HOME=" + r.cache, "COPILOT_OFFLINE=true", "COPILOT_AUTO_UPDATE=false",
-		"COPILOT_PROVIDER_BASE_URL=" + r.api.BaseURL(), "COPILOT_PROVIDER_API_KEY=stand-in",
+		"COPILOT_PROVIDER_BASE_URL=" + r.api.URL() + "/v1", "COPILOT_PROVIDER_API_KEY=stand-in",
 		"COPILOT_PROVIDER_WIRE_API=responses", "COPILOT_MODEL=stand-in", "COPILOT_PROVIDER_MAX_PROMPT_TOKENS=1000000",
 	}
 	runAgent(t, r.copilot, r.work, env, 2*time.Minute, append([]string{"--allow-all"}, args...)...)

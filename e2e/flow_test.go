@@ -264,18 +264,10 @@ type agentCase struct {
 	Migrated func(t *testing.T, session []byte)
 	// API, when set, starts the stand-in the agent speaks to, answering
 	// main-loop requests with script; else it is the Messages API's.
-	API func(t *testing.T, script func(req *messagesRequest) turn) modelAPI
+	API func(t *testing.T, script func(req *messagesRequest) turn) *standIn
 	// MoreOutputs is the number of large outputs the workload adds to
 	// its own for this agent (see workload).
 	MoreOutputs int
-}
-
-// modelAPI is a stand-in model API on loopback.
-type modelAPI interface {
-	// URL is its base URL.
-	URL() string
-	// Requests returns the main-loop requests received so far, in order.
-	Requests() []recordedRequest
 }
 
 // agentRun is one run of an agent.
@@ -301,7 +293,7 @@ func runE2E(t *testing.T, c agentCase) (twin, migrated resumeRun) {
 	w := newWorkload(t, root, c.MoreOutputs)
 	home := filepath.Join(root, "home")
 	require.NoError(t, os.MkdirAll(home, 0o700))
-	var api modelAPI
+	var api *standIn
 	if c.API != nil {
 		api = c.API(t, w.script(c.Tools))
 	} else {
@@ -335,9 +327,9 @@ func runE2E(t *testing.T, c agentCase) (twin, migrated resumeRun) {
 	require.Less(t, migratedSize, twinSize, "migrate did not shrink the session")
 
 	resume := func(name, home, session string) resumeRun {
-		n := len(api.Requests())
-		c.Run(t, agentRun{Home: home, URL: api.URL(), Work: w, Prompt: recallPrompt, Session: session})
-		return resumeRun{Name: name, Requests: api.Requests()[n:]}
+		return resumeRun{Name: name, Requests: api.During(func() {
+			c.Run(t, agentRun{Home: home, URL: api.URL(), Work: w, Prompt: recallPrompt, Session: session})
+		})}
 	}
 	migratedBytes, err := os.ReadFile(session)
 	require.NoError(t, err)

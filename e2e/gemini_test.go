@@ -45,9 +45,7 @@ func geminiCase(gemini agent) agentCase {
 			settings := `{"security":{"auth":{"selectedType":"gemini-api-key"}},"tools":{"truncateToolOutputThreshold":1000000}}`
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "settings.json"), []byte(settings), 0o600))
 		},
-		API: func(t *testing.T, script func(req *messagesRequest) turn) modelAPI {
-			return newGeminiAPI(t, script)
-		},
+		API:      newGeminiAPI,
 		Sessions: func(home string) string { return filepath.Join(home, ".gemini", "tmp") },
 		Run:      func(t *testing.T, r agentRun) { runGemini(t, gemini, r) },
 	}
@@ -115,10 +113,10 @@ func TestGeminiRewoundSession(t *testing.T) {
 		assert.Equal(t, original, runTool(t, "rehydrate", session), "rehydrate gives the original bytes back")
 
 		resume := func(home string) recordedRequest {
-			n := len(api.Requests())
 			twinSession := filepath.Join(c.Sessions(home), "project", "chats", filepath.Base(session))
-			c.Run(t, agentRun{Home: home, URL: api.URL(), Work: w, Prompt: "Go on after the rewind.", Session: twinSession})
-			reqs := api.Requests()[n:]
+			reqs := api.During(func() {
+				c.Run(t, agentRun{Home: home, URL: api.URL(), Work: w, Prompt: "Go on after the rewind.", Session: twinSession})
+			})
 			require.Len(t, reqs, 1, "one request, answered with text")
 			return reqs[0]
 		}

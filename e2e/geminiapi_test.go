@@ -3,40 +3,28 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 )
 
-// geminiAPI is a stand-in for Google's Gemini API (generateContent and
-// streamGenerateContent, as Gemini CLI calls them with
-// GOOGLE_GEMINI_BASE_URL) on loopback. Each request's contents are read
-// as a messagesRequest (model turns as assistant messages, text parts as
-// text blocks, functionCall and functionResponse parts as tool_use and
+// newGeminiAPI starts a stand-in for Google's Gemini API
+// (generateContent and streamGenerateContent, as Gemini CLI calls them
+// with GOOGLE_GEMINI_BASE_URL), answering main-loop requests with script;
+// it stops when t ends. Each request's contents are read as a
+// messagesRequest (model turns as assistant messages, text parts as text
+// blocks, functionCall and functionResponse parts as tool_use and
 // tool_result blocks named by the call's id, or its name when the agent
-// sends none), so that the workload's script and checkResumes serve it
-// as they serve the Messages API; the body is recorded byte for byte.
+// sends none), so that the workload's script and checkResumes serve it as
+// they serve the Messages API.
 //
 // Requests that offer no tools (a title, the next-speaker check, which
 // asks for JSON) get a short answer, countTokens an estimate.
-type geminiAPI struct {
-	standIn
-	script func(req *messagesRequest) turn
+func newGeminiAPI(t *testing.T, script func(req *messagesRequest) turn) *standIn {
+	s := &standIn{main: offersTools, script: script}
+	s.start(t, parseGenerate, s.answerGenerate)
+	return s
 }
-
-// newGeminiAPI starts a stand-in answering main-loop requests with
-// script; it stops when t ends.
-func newGeminiAPI(t *testing.T, script func(req *messagesRequest) turn) *geminiAPI {
-	g := &geminiAPI{script: script}
-	g.main = offersTools
-	g.start(t, g.serve)
-	return g
-}
-
-// offersTools reports whether r is a turn of the agent's main loop: a
-// request that offers the model tools.
-func offersTools(r recordedRequest) bool { return r.Req != nil && len(r.Req.Tools) > 0 }
 
 // geminiPart is one part of a content of the Gemini API.
 type geminiPart struct {
@@ -71,9 +59,6 @@ type geminiRequest struct {
 			Name string `json:"name"`
 		} `json:"functionDeclarations"`
 	} `json:"tools"`
-	GenerationConfig struct {
-		ResponseMimeType string `json:"responseMimeType"`
-	} `json:"generationConfig"`
 }
 
 // messages returns r as a messagesRequest.
@@ -149,44 +134,33 @@ func callName(id, name string) string {
 	return name
 }
 
-func (g *geminiAPI) serve(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	rec := recordedRequest{Path: r.URL.Path, Body: body}
+// parseGenerate reads the body of a generateContent or
+// streamGenerateContent request as a messagesRequest.
+func parseGenerate(r *http.Request, rec *recordedRequest) {
 	var req geminiRequest
 	generate := strings.HasSuffix(r.URL.Path, ":generateContent") || strings.HasSuffix(r.URL.Path, ":streamGenerateContent")
-	if generate && json.Unmarshal(body, &req) == nil {
+	if generate && json.Unmarshal(rec.Body, &req) == nil {
 		rec.Req = req.messages()
 	}
-	seq := g.record(rec)
+}
 
+func (s *standIn) answerGenerate(w http.ResponseWriter, r *http.Request, rec recordedRequest, seq int) {
 	switch {
 	case strings.HasSuffix(r.URL.Path, ":countTokens"):
-		writeJSON(w, map[string]any{"totalTokens": len(body)/4 + 1})
+		writeJSON(w, map[string]any{"totalTokens": len(rec.Body)/4 + 1})
 	case rec.Req != nil:
+		tr := s.reply(rec, geminiAside(rec.Body))
 		var parts []map[string]any
-		switch {
-		case len(rec.Req.Tools) > 0:
-			tr := g.script(rec.Req)
-			if tr.Text != "" {
-				parts = append(parts, map[string]any{"text": tr.Text})
-			}
-			for _, c := range tr.Tools {
-				parts = append(parts, map[string]any{"functionCall": map[string]any{"name": c.Name, "args": c.Input}})
-			}
-		case req.GenerationConfig.ResponseMimeType == "application/json":
-			// Gemini CLI's check of who speaks next, and its router.
-			parts = []map[string]any{{"text": `{"reasoning":"stand-in","next_speaker":"user","model_choice":"flash"}`}}
-		default:
-			parts = []map[string]any{{"text": "Stand-in"}}
+		if tr.Text != "" {
+			parts = append(parts, map[string]any{"text": tr.Text})
+		}
+		for _, c := range tr.Tools {
+			parts = append(parts, map[string]any{"functionCall": map[string]any{"name": c.Name, "args": c.Input}})
 		}
 		resp := map[string]any{
 			"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}},
-			"usageMetadata": map[string]any{"promptTokenCount": len(body) / 4, "candidatesTokenCount": 10,
-				"totalTokenCount": len(body)/4 + 10},
+			"usageMetadata": map[string]any{"promptTokenCount": len(rec.Body) / 4, "candidatesTokenCount": 10,
+				"totalTokenCount": len(rec.Body)/4 + 10},
 			"modelVersion": "stand-in", "responseId": fmt.Sprintf("resp-%d", seq),
 		}
 		if !strings.HasSuffix(r.URL.Path, ":streamGenerateContent") {
@@ -202,4 +176,19 @@ func (g *geminiAPI) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// geminiAside is the answer to a request of Gemini CLI's own, whose body
+// is body: the JSON its check of who speaks next and its router ask for,
+// else a short text.
+func geminiAside(body []byte) string {
+	var req struct {
+		GenerationConfig struct {
+			ResponseMimeType string `json:"responseMimeType"`
+		} `json:"generationConfig"`
+	}
+	if json.Unmarshal(body, &req) == nil && req.GenerationConfig.ResponseMimeType == "application/json" {
+		return `{"reasoning":"stand-in","next_speaker":"user","model_choice":"flash"}`
+	}
+	return "Stand-in"
 }

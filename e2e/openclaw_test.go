@@ -72,9 +72,7 @@ func TestOpenClaw(t *testing.T) {
 		}
 
 		resume := func(name, home string) resumeRun {
-			n := len(api.Requests())
-			run(home, recallPrompt, "--session-key", "agent:main:main")
-			return resumeRun{Name: name, Requests: api.Requests()[n:]}
+			return resumeRun{Name: name, Requests: api.During(func() { run(home, recallPrompt, "--session-key", "agent:main:main") })}
 		}
 		migratedRows := sessionRows(t, db)
 		twin := resume("unmigrated", twinHome)

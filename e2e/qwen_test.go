@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -51,7 +50,7 @@ func qwenCase(qwen agent) agentCase {
 			`"tools":{"truncateToolOutputThreshold":1000000},"privacy":{"usageStatisticsEnabled":false}}`
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "settings.json"), []byte(settings), 0o600))
 	}
-	c.API = func(t *testing.T, script func(req *messagesRequest) turn) modelAPI { return newChatAPI(t, script) }
+	c.API = newChatAPI
 	c.Sessions = func(home string) string { return filepath.Join(home, ".qwen", "projects") }
 	// Qwen Code sends its system prompt, a reminder of its skills and
 	// its tool schemas with every request, whatever the session holds:
@@ -71,23 +70,16 @@ func qwenCase(qwen agent) agentCase {
 	return c
 }
 
-// chatAPI is a stand-in for an OpenAI-compatible chat completions API
-// (POST /v1/chat/completions, streamed or not), as Qwen Code speaks it.
+// newChatAPI starts a stand-in for an OpenAI-compatible chat completions
+// API (POST /v1/chat/completions, streamed or not), as Qwen Code speaks
+// it, answering main-loop requests with script; it stops when t ends.
 // Each request's messages are read as a messagesRequest (tool_calls as
 // tool_use blocks, tool messages as tool_result blocks) for the script
-// and checkResumes; the body is recorded byte for byte.
-type chatAPI struct {
-	standIn
-	script func(req *messagesRequest) turn
-}
-
-// newChatAPI starts a stand-in answering main-loop requests with script;
-// it stops when t ends.
-func newChatAPI(t *testing.T, script func(req *messagesRequest) turn) *chatAPI {
-	c := &chatAPI{script: script}
-	c.main = offersTools
-	c.start(t, c.serve)
-	return c
+// and checkResumes.
+func newChatAPI(t *testing.T, script func(req *messagesRequest) turn) *standIn {
+	s := &standIn{main: offersTools, script: script}
+	s.start(t, parseChat, s.answerChat)
+	return s
 }
 
 // chatRequest is the part of a chat completions body the stand-in reads.
@@ -172,28 +164,23 @@ func qwenShellOutput(content json.RawMessage) json.RawMessage {
 	return b
 }
 
-func (c *chatAPI) serve(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	rec := recordedRequest{Path: r.URL.Path, Body: body}
+// parseChat reads the body of a chat completions request as a
+// messagesRequest.
+func parseChat(r *http.Request, rec *recordedRequest) {
 	var req chatRequest
-	if strings.HasSuffix(r.URL.Path, "/chat/completions") && json.Unmarshal(body, &req) == nil {
+	if strings.HasSuffix(r.URL.Path, "/chat/completions") && json.Unmarshal(rec.Body, &req) == nil {
 		rec.Req = req.messages()
 	}
-	seq := c.record(rec)
+}
+
+func (s *standIn) answerChat(w http.ResponseWriter, r *http.Request, rec recordedRequest, seq int) {
 	// Qwen Code waits on an open connection before it exits.
 	w.Header().Set("Connection", "close")
 	if rec.Req == nil {
 		http.NotFound(w, r)
 		return
 	}
-	tr := turn{Text: "Stand-in"}
-	if c.main(rec) {
-		tr = c.script(rec.Req)
-	}
+	tr := s.reply(rec, "Stand-in")
 	var calls []map[string]any
 	for i, t := range tr.Tools {
 		args, err := json.Marshal(t.Input)
@@ -207,20 +194,20 @@ func (c *chatAPI) serve(w http.ResponseWriter, r *http.Request) {
 	if len(calls) > 0 {
 		finish = "tool_calls"
 	}
-	usage := map[string]any{"prompt_tokens": len(body) / 4, "completion_tokens": 10, "total_tokens": len(body)/4 + 10}
+	usage := map[string]any{"prompt_tokens": len(rec.Body) / 4, "completion_tokens": 10, "total_tokens": len(rec.Body)/4 + 10}
 	id := fmt.Sprintf("chatcmpl-%d", seq)
 	message := map[string]any{"role": "assistant", "content": tr.Text}
-	if !req.Stream {
+	if !rec.Req.Stream {
 		if len(calls) > 0 {
 			message["tool_calls"] = calls
 		}
-		writeJSON(w, map[string]any{"id": id, "object": "chat.completion", "created": 0, "model": req.Model,
+		writeJSON(w, map[string]any{"id": id, "object": "chat.completion", "created": 0, "model": rec.Req.Model,
 			"choices": []any{map[string]any{"index": 0, "message": message, "finish_reason": finish}}, "usage": usage})
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	chunk := func(choices []any, extra map[string]any) {
-		data := map[string]any{"id": id, "object": "chat.completion.chunk", "created": 0, "model": req.Model, "choices": choices}
+		data := map[string]any{"id": id, "object": "chat.completion.chunk", "created": 0, "model": rec.Req.Model, "choices": choices}
 		for k, v := range extra {
 			data[k] = v
 		}
