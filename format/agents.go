@@ -41,6 +41,11 @@ type Agent struct {
 	// State, when set, is what the agent keeps about a session outside
 	// its transcript and that a rewrite in place makes stale.
 	State *State
+	// Database, when set, is the name of the files in which the agent
+	// keeps its sessions as the rows of a database rather than as JSONL
+	// files (package agentdb reads and writes them): a file of that
+	// name, named or found, stands for every session it holds.
+	Database string
 }
 
 // Sidecar is a folder in which an agent keeps its own files of one
@@ -145,6 +150,8 @@ var agents = []Agent{
 		Sessions: []string{filepath.Join("agents", "*", "sessions"), filepath.Join("agents", "*", "agent")},
 		// Its trajectories beside the sessions.
 		Skip: func(name string) bool { return strings.HasSuffix(name, ".trajectory.jsonl") },
+		// In the agent folder, agents/<id>/agent.
+		Database: "openclaw-agent.sqlite",
 	},
 	{
 		Name: "Gemini CLI", Format: Gemini, Home: ".gemini", Sessions: []string{filepath.Join("tmp", "*", "chats")},
@@ -188,6 +195,30 @@ var (
 // Agents returns every agent whose sessions the tool reads, in the order
 // their folders are listed.
 func Agents() []Agent { return agents }
+
+// Named returns the agent called name (Agent.Name); ok is false for
+// none.
+func Named(name string) (Agent, bool) {
+	for _, a := range agents {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Agent{}, false
+}
+
+// DatabaseOf returns the agent that keeps its sessions in database files
+// named as the file at path is (Agent.Database); ok is false for a name
+// no agent gives its databases.
+func DatabaseOf(path string) (Agent, bool) {
+	name := filepath.Base(path)
+	for _, a := range agents {
+		if a.Database == name {
+			return a, true
+		}
+	}
+	return Agent{}, false
+}
 
 // SessionFolders returns the patterns of the agents' session folders in a
 // home folder, as "~/" followed by the path, in the agents' order: for

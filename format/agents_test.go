@@ -64,3 +64,17 @@ func TestStateRegistered(t *testing.T) {
 	assert.Panics(t, func() { RegisterState("Claude Code", nil) }, "declares none")
 	assert.Panics(t, func() { RegisterState("nobody", nil) }, "no such agent")
 }
+
+// TestDatabasesDeclared: OpenClaw's agent databases are found by the name
+// its declaration gives them, and no other file is taken for one.
+func TestDatabasesDeclared(t *testing.T) {
+	a, ok := DatabaseOf(filepath.Join("home", ".openclaw", "agents", "main", "agent", "openclaw-agent.sqlite"))
+	assert.True(t, ok)
+	assert.Equal(t, "OpenClaw", a.Name)
+	for _, path := range []string{"openclaw.sqlite", filepath.Join("openclaw-agent.sqlite", "s.jsonl"), "s.jsonl"} {
+		_, ok := DatabaseOf(path)
+		assert.False(t, ok, path)
+	}
+	_, ok = Named("nobody")
+	assert.False(t, ok)
+}
