@@ -46,6 +46,11 @@ type Agent struct {
 	// files (package agentdb reads and writes them): a file of that
 	// name, named or found, stands for every session it holds.
 	Database string
+	// FolderLog, when set, is the name of the file that holds a session
+	// in a folder of its own named by the session's id: a user knows
+	// the session by the folder's name, not the file's, which every
+	// session shares.
+	FolderLog string
 }
 
 // Sidecar is a folder in which an agent keeps its own files of one
@@ -183,6 +188,7 @@ var agents = []Agent{
 		// A session is a folder of its own, session-state/<id>/events.jsonl
 		// beside workspace.yaml: its root is that folder.
 		Name: "Copilot CLI", Format: Copilot, Home: ".copilot", Sessions: []string{"session-state"},
+		FolderLog: "events.jsonl",
 	},
 }
 
@@ -218,6 +224,20 @@ func DatabaseOf(path string) (Agent, bool) {
 		}
 	}
 	return Agent{}, false
+}
+
+// FolderID returns the name of the folder of the transcript at path when
+// an agent keeps each session in a folder named by its id, in a file
+// named as the transcript is (Agent.FolderLog): the id the user knows the
+// session by. ok is false for any other transcript.
+func FolderID(path string) (id string, ok bool) {
+	name := filepath.Base(path)
+	for _, a := range agents {
+		if a.FolderLog == name {
+			return filepath.Base(filepath.Dir(path)), true
+		}
+	}
+	return "", false
 }
 
 // SessionFolders returns the patterns of the agents' session folders in a
