@@ -7,12 +7,18 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/canon"
 )
 
 // FileName is the name OpenClaw gives an agent's database, in the agent
-// folder agents/<id>/agent of its state folder.
-const FileName = "openclaw-agent.sqlite"
+// folder agents/<id>/agent of its state folder: the one OpenClaw's
+// declaration gives (format.Agent.Database), by which the walker finds
+// the databases it opens here.
+var FileName = func() string {
+	openClaw, _ := format.Named("OpenClaw")
+	return openClaw.Database
+}()
 
 // Database is an agent's SQLite database of transcripts.
 type Database struct {

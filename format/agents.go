@@ -41,6 +41,16 @@ type Agent struct {
 	// State, when set, is what the agent keeps about a session outside
 	// its transcript and that a rewrite in place makes stale.
 	State *State
+	// Database, when set, is the name of the files in which the agent
+	// keeps its sessions as the rows of a database rather than as JSONL
+	// files (package agentdb reads and writes them): a file of that
+	// name, named or found, stands for every session it holds.
+	Database string
+	// FolderLog, when set, is the name of the file that holds a session
+	// in a folder of its own named by the session's id: a user knows
+	// the session by the folder's name, not the file's, which every
+	// session shares.
+	FolderLog string
 }
 
 // Sidecar is a folder in which an agent keeps its own files of one
@@ -145,6 +155,8 @@ var agents = []Agent{
 		Sessions: []string{filepath.Join("agents", "*", "sessions"), filepath.Join("agents", "*", "agent")},
 		// Its trajectories beside the sessions.
 		Skip: func(name string) bool { return strings.HasSuffix(name, ".trajectory.jsonl") },
+		// In the agent folder, agents/<id>/agent.
+		Database: "openclaw-agent.sqlite",
 	},
 	{
 		Name: "Gemini CLI", Format: Gemini, Home: ".gemini", Sessions: []string{filepath.Join("tmp", "*", "chats")},
@@ -176,6 +188,7 @@ var agents = []Agent{
 		// A session is a folder of its own, session-state/<id>/events.jsonl
 		// beside workspace.yaml: its root is that folder.
 		Name: "Copilot CLI", Format: Copilot, Home: ".copilot", Sessions: []string{"session-state"},
+		FolderLog: "events.jsonl",
 	},
 }
 
@@ -188,6 +201,44 @@ var (
 // Agents returns every agent whose sessions the tool reads, in the order
 // their folders are listed.
 func Agents() []Agent { return agents }
+
+// Named returns the agent called name (Agent.Name); ok is false for
+// none.
+func Named(name string) (Agent, bool) {
+	for _, a := range agents {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Agent{}, false
+}
+
+// DatabaseOf returns the agent that keeps its sessions in database files
+// named as the file at path is (Agent.Database); ok is false for a name
+// no agent gives its databases.
+func DatabaseOf(path string) (Agent, bool) {
+	name := filepath.Base(path)
+	for _, a := range agents {
+		if a.Database == name {
+			return a, true
+		}
+	}
+	return Agent{}, false
+}
+
+// FolderID returns the name of the folder of the transcript at path when
+// an agent keeps each session in a folder named by its id, in a file
+// named as the transcript is (Agent.FolderLog): the id the user knows the
+// session by. ok is false for any other transcript.
+func FolderID(path string) (id string, ok bool) {
+	name := filepath.Base(path)
+	for _, a := range agents {
+		if a.FolderLog == name {
+			return filepath.Base(filepath.Dir(path)), true
+		}
+	}
+	return "", false
+}
 
 // SessionFolders returns the patterns of the agents' session folders in a
 // home folder, as "~/" followed by the path, in the agents' order: for

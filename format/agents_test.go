@@ -64,3 +64,34 @@ func TestStateRegistered(t *testing.T) {
 	assert.Panics(t, func() { RegisterState("Claude Code", nil) }, "declares none")
 	assert.Panics(t, func() { RegisterState("nobody", nil) }, "no such agent")
 }
+
+// TestDatabasesDeclared: OpenClaw's agent databases are found by the name
+// its declaration gives them, and no other file is taken for one.
+func TestDatabasesDeclared(t *testing.T) {
+	a, ok := DatabaseOf(filepath.Join("home", ".openclaw", "agents", "main", "agent", "openclaw-agent.sqlite"))
+	assert.True(t, ok)
+	assert.Equal(t, "OpenClaw", a.Name)
+	for _, path := range []string{"openclaw.sqlite", filepath.Join("openclaw-agent.sqlite", "s.jsonl"), "s.jsonl"} {
+		_, ok := DatabaseOf(path)
+		assert.False(t, ok, path)
+	}
+	_, ok = Named("nobody")
+	assert.False(t, ok)
+}
+
+// TestFolderIDDeclared: a Copilot CLI session is known by the name of its
+// folder; a file of any other name in a folder named like an id, as a
+// Gemini CLI or Qwen Code subagent's in its main session's, is not.
+func TestFolderIDDeclared(t *testing.T) {
+	const id = "edc43c2c-c9e0-4366-9834-ddb3b4a3889b"
+	got, ok := FolderID(filepath.Join("home", ".copilot", "session-state", id, "events.jsonl"))
+	assert.True(t, ok)
+	assert.Equal(t, id, got)
+	for _, path := range []string{
+		filepath.Join("chats", id, "a1.jsonl"),
+		filepath.Join("subagents", id, "agent-a1.jsonl"),
+	} {
+		_, ok := FolderID(path)
+		assert.False(t, ok, path)
+	}
+}

@@ -40,17 +40,14 @@ type HeldState interface {
 // an agent that declares no State, or one already registered: a slip of
 // the program, not of its input.
 func RegisterState(agent string, lock func(path string) (HeldState, error)) {
-	for _, a := range agents {
-		if a.Name != agent {
-			continue
-		}
-		if a.State == nil || a.State.lock != nil {
-			panic(fmt.Sprintf("format: RegisterState(%q): the agent declares no state, or it is registered already", agent))
-		}
-		a.State.lock = lock
-		return
+	a, ok := Named(agent)
+	if !ok {
+		panic(fmt.Sprintf("format: RegisterState(%q): no such agent", agent))
 	}
-	panic(fmt.Sprintf("format: RegisterState(%q): no such agent", agent))
+	if a.State == nil || a.State.lock != nil {
+		panic(fmt.Sprintf("format: RegisterState(%q): the agent declares no state, or it is registered already", agent))
+	}
+	a.State.lock = lock
 }
 
 // Lock takes the state of the transcript at path (see RegisterState). A

@@ -99,12 +99,13 @@ func (e changedError) Error() string   { return e.err.Error() }
 func (e changedError) Unwrap() []error { return []error{e.err, ErrSourceChanged} }
 
 // dbInputs returns the sessions of the agent database at path, a file
-// named agentdb.FileName, as inputs whose Remote is their rows, named rel
-// below the PATH they were found under: REL-FOLDER/SESSION.jsonl. Each
-// has no local copy yet (see Place) and its default store is the agent's
-// (see dbStore). Sessions OpenClaw moved to a cold archive are left out:
-// their events are no longer rows.
-func dbInputs(path, relDir string, explicit bool) ([]Input, error) {
+// named agentdb.FileName, or only the one named id when id is not "", as
+// inputs whose Remote is their rows, named rel below the PATH they were
+// found under: REL-FOLDER/SESSION.jsonl. Each has no local copy yet (see
+// Place) and its default store is the agent's (see dbStore). Sessions
+// OpenClaw moved to a cold archive are left out: their events are no
+// longer rows. A database without the session id is agentdb.ErrNotFound.
+func dbInputs(path, relDir, id string, explicit bool) ([]Input, error) {
 	db, err := agentdb.Open(path)
 	if err != nil {
 		return nil, err
@@ -116,7 +117,7 @@ func dbInputs(path, relDir string, explicit bool) ([]Input, error) {
 	store := dbStore(db)
 	var inputs []Input
 	for _, s := range sessions {
-		if s.Cold {
+		if s.Cold || id != "" && s.ID != id {
 			continue
 		}
 		inputs = append(inputs, Input{
@@ -126,6 +127,9 @@ func dbInputs(path, relDir string, explicit bool) ([]Input, error) {
 			Store:    store,
 			Remote:   &dbSession{db: db, id: s.ID},
 		})
+	}
+	if id != "" && len(inputs) == 0 {
+		return nil, fmt.Errorf("%s: %w: %s", path, agentdb.ErrNotFound, id)
 	}
 	return inputs, nil
 }

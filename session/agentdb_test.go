@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/transcript-tool/transcript-tool/agentdb"
 	"github.com/transcript-tool/transcript-tool/internal/openclawgen"
 )
 
@@ -69,6 +70,28 @@ func TestCollectAgentDB(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, strings.Join(sessions[i].Lines, "\n")+"\n", string(b))
 		assert.Equal(t, int64(len(b)), in.Size)
+	}
+}
+
+// TestCollectAgentDBSession finds the one session sqlite://DB#SESSION
+// names, and refuses one the database does not hold, or a DB that is no
+// agent's database by the name its agent's declaration gives it.
+func TestCollectAgentDBSession(t *testing.T) {
+	home, sessions := testState(t)
+	db := openclawgen.DBPath(filepath.Join(home, ".openclaw"), "main")
+	inputs, err := Collect([]string{DBScheme + db + "#" + sessions[1].ID})
+	require.NoError(t, err)
+	require.Len(t, inputs, 1)
+	assert.Equal(t, DBScheme+db+"#"+sessions[1].ID, inputs[0].Name())
+	assert.True(t, inputs[0].Explicit)
+
+	_, err = Collect([]string{DBScheme + db + "#nothing"})
+	assert.ErrorIs(t, err, agentdb.ErrNotFound)
+	other := filepath.Join(home, "openclaw.sqlite")
+	require.NoError(t, os.WriteFile(other, nil, 0o600))
+	for _, path := range []string{other, filepath.Dir(db)} {
+		_, err = Collect([]string{DBScheme + path + "#" + sessions[1].ID})
+		assert.EqualError(t, err, path+": not an OpenClaw agent database (a file named openclaw-agent.sqlite)")
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/transcript-tool/transcript-tool/agentdb"
 	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/canon"
 	"github.com/transcript-tool/transcript-tool/store"
@@ -44,9 +43,9 @@ type Input struct {
 // is refused. A file named twice, or under two names (links, hard links),
 // is processed once, under the name found first.
 //
-// An OpenClaw agent database (agentdb.FileName), named or found, gives
-// one input for each of its sessions (a path sqlite://DB#SESSION names
-// one), whose Remote is its rows and whose
+// An agent's database (format.Agent.Database: OpenClaw's), named or
+// found, gives one input for each of its sessions (a path
+// sqlite://DB#SESSION names one), whose Remote is its rows and whose
 // local copy's path is left for Place to give. An OpenClaw home's session
 // folders are its agents' sessions/ (JSONL, before 2026.8) and agent/
 // folders, which hold the databases.
@@ -71,23 +70,15 @@ func Collect(paths []string) ([]Input, error) {
 			path = first
 		}
 		dbNames[key] = path
-		in, err := dbInputs(path, rel, explicit)
+		in, err := dbInputs(path, rel, id, explicit)
 		if err != nil {
 			return err
 		}
-		found := false
 		for _, in := range in {
-			if id != "" && in.Remote.(*dbSession).id != id {
-				continue
-			}
-			found = true
 			if name := in.Name(); !seenNames[name] {
 				seenNames[name] = true
 				inputs = append(inputs, in)
 			}
-		}
-		if id != "" && !found {
-			return fmt.Errorf("%s: %w: %s", path, agentdb.ErrNotFound, id)
 		}
 		return nil
 	}
@@ -108,14 +99,15 @@ func Collect(paths []string) ([]Input, error) {
 		if st, ok := InsideStore(root); ok {
 			return nil, &InStoreError{Path: arg, Store: st}
 		}
-		if id != "" && (fi.IsDir() || filepath.Base(root) != agentdb.FileName) {
-			return nil, fmt.Errorf("%s: not an OpenClaw agent database (a file named %s)", arg, agentdb.FileName)
+		_, isDB := format.DatabaseOf(root)
+		if id != "" && (fi.IsDir() || !isDB) {
+			return nil, notDatabase(arg)
 		}
 		if !fi.IsDir() {
 			if !fi.Mode().IsRegular() {
 				return nil, fmt.Errorf("%s: not a regular file", root)
 			}
-			if filepath.Base(root) == agentdb.FileName {
+			if isDB {
 				if err := addDB(root, "", id, true, fi); err != nil {
 					return nil, err
 				}
@@ -152,7 +144,7 @@ func Collect(paths []string) ([]Input, error) {
 					}
 					return nil
 				}
-				if name == agentdb.FileName && d.Type().IsRegular() {
+				if _, ok := format.DatabaseOf(name); ok && d.Type().IsRegular() {
 					info, err := d.Info()
 					if err != nil {
 						return err
@@ -238,6 +230,18 @@ func agentHome(dir string) ([]string, bool) {
 		}
 	}
 	return folders, true
+}
+
+// notDatabase is Collect's error for a session of a database,
+// DB#SESSION, whose DB is no agent's database: it says which files are.
+func notDatabase(path string) error {
+	var dbs []string
+	for _, a := range format.Agents() {
+		if a.Database != "" {
+			dbs = append(dbs, fmt.Sprintf("an %s agent database (a file named %s)", a.Name, a.Database))
+		}
+	}
+	return fmt.Errorf("%s: not %s", path, strings.Join(dbs, " or "))
 }
 
 // notSession reports whether a .jsonl file is known by its name to hold

@@ -10,8 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/transcript-tool/transcript-tool/agentdb"
 	"github.com/transcript-tool/transcript-tool/bucket"
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/migrate"
 	"github.com/transcript-tool/transcript-tool/registry"
@@ -187,7 +187,13 @@ func collect(ctx context.Context, st streams, paths []string, out *string, shard
 		inputs = append(in, inputs...)
 	}
 	if len(inputs) == 0 {
-		st.warnf("no transcript in %s (files *.jsonl and *.jsonl.zst, OpenClaw's "+agentdb.FileName+"; stores, hidden and temporary files are skipped)", strings.Join(paths, ", "))
+		read := []string{"files *.jsonl and *.jsonl.zst"}
+		for _, a := range format.Agents() {
+			if a.Database != "" {
+				read = append(read, a.Name+"'s "+a.Database)
+			}
+		}
+		st.warnf("no transcript in %s (%s; stores, hidden and temporary files are skipped)", strings.Join(paths, ", "), strings.Join(read, ", "))
 	}
 	inputs = session.TakeShard(inputs, shard)
 	if out == nil {

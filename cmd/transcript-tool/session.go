@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/bucket"
+	"github.com/transcript-tool/transcript-tool/format"
 	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
@@ -25,8 +26,9 @@ import (
 
 // sessionID is the id an agent writes into a session file's name: the
 // UUID of a Claude Code, Codex (rollout-<time>-<id>), pi (<time>_<id>) or
-// OpenClaw session; or into the name of the folder that holds it, a
-// Copilot session's.
+// OpenClaw session; or into the name of the folder that holds it, where
+// the agent keeps each session in a folder of its own
+// (format.Agent.FolderLog).
 var sessionID = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
 // shortID is the end of the name of a file that holds only the start of
@@ -87,8 +89,8 @@ func findSession(ctx context.Context, st streams, arg string, paths []string) (s
 		id := name
 		if ids := sessionID.FindAllString(name, -1); len(ids) > 0 {
 			id = ids[len(ids)-1]
-		} else if dir := filepath.Base(filepath.Dir(in.Path)); sessionID.FindString(dir) == dir {
-			id = dir // a session folder's log (Copilot's <id>/events.jsonl)
+		} else if dir, ok := format.FolderID(strings.TrimSuffix(in.Path, ".zst")); ok && sessionID.FindString(dir) == dir {
+			id = dir // a session folder's log, compressed since or not
 		} else if m := shortID.FindStringSubmatch(name); m != nil {
 			id = fileSession(in.Path, m[1])
 		}
