@@ -11,10 +11,10 @@ import (
 	"io"
 	"sort"
 
-	"github.com/transcript-tool/transcript-tool/internal/ahead"
 	"github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/summary"
 	"github.com/transcript-tool/transcript-tool/transcript"
+	"github.com/transcript-tool/transcript-tool/transcript/ahead"
 )
 
 // BigLine is a line too long to hold in memory, known by its skeleton

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/transcript-tool/transcript-tool/internal/ahead"
+	"github.com/transcript-tool/transcript-tool/transcript/ahead"
 )
 
 // A Skeleton stands in for a line too long to hold in memory: the line with

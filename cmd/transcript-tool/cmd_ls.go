@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/urfave/cli/v2"
@@ -234,23 +235,9 @@ func streamLs(ctx context.Context, st streams, store *registry.Store, f lsFilter
 		nbad++
 		bad(e)
 	}
-	// rows calls yield for each row (JSON: no widths to measure).
-	rows := func(yield func(lsRow) error) error {
-		err := l.Each(func(r registry.Record, _ registry.Pos, refs int) error {
-			if !f.keep(r) {
-				return nil
-			}
-			return yield(lsRow{ID: r.Hash, Size: r.Size, Media: r.Media, Tool: r.Tool, Session: r.Session, Source: r.Source,
-				Entry: r.Entry, Site: r.Site, CreatedAt: r.CreatedAt, Refs: refs, Summary: r.Summary})
-		}, count)
-		if err != nil {
-			return &errRead{err}
-		}
-		return nil
-	}
 	out := &countingWriter{w: st.stdout}
 	if asJSON {
-		err = writeRowsJSON(out, rows, store)
+		err = jsonLs(out, l, f, store, count)
 	} else {
 		err = tableLs(out, l, f, sourceBase(store), terminalWidth(st.stdout), count)
 	}
@@ -265,78 +252,27 @@ func streamLs(ctx context.Context, st streams, store *registry.Store, f lsFilter
 }
 
 // tableLs writes the table of the rows of l that f keeps, as printLs
-// does. It reads them in the segment's order (Listing.Scan), makes each
-// row's cells once, measures them and deals them to be printed newest
-// first: the registry is read once, in large blocks, and the table's
-// widths are known before its first row is written. (On a terminal the
-// summary's cell is made for the widest column it may have and cut again
-// when written, which gives the cell made for its column.)
+// does. Through rankRows, it makes each row's cells once and measures
+// them while the registry is read, so that the table's widths are known
+// before its first row is written. (On a terminal the summary's cell is
+// made for the widest column it may have and cut again when written,
+// which gives the cell made for its column.)
 func tableLs(w io.Writer, l *registry.Listing, f lsFilter, base string, columns int, bad func(*registry.BadLineError)) error {
 	t := newLsTable(base, columns)
-	// Buckets of 16k rows of about 100 bytes; 4 MiB of rows held while
-	// they are dealt.
+	// Buckets of 16k rows of about 100 bytes.
 	rk := extsort.NewRanked(l.Len(), 16<<10, 4<<20)
 	defer rk.Close()
-	// The rows are made, measured and dealt by a goroutine of their own
-	// while Scan reads and decodes the next ones: on two cores, the
-	// listing takes about the time of its reading.
-	type ranked struct {
-		rank int64
-		row  lsRow
-	}
-	const perBatch = 1024
-	var (
-		batches = make(chan []ranked, 4)
-		free    = make(chan []ranked, 4)
-		made    = make(chan int)
-	)
-	go func() {
-		var rec []byte
-		n := 0
-		for batch := range batches {
-			for _, b := range batch {
-				c := t.cells(b.row)
-				t.measure(c)
-				rec = rec[:0]
-				for _, s := range c {
-					// A cell is at most a few hundred bytes (see cell).
-					rec = append(append(rec, byte(len(s)>>8), byte(len(s))), s...)
-				}
-				rk.Add(b.rank, rec)
-			}
-			n += len(batch)
-			select {
-			case free <- batch[:0]:
-			default:
-			}
+	n, err := rankRows(l, f, rk, bad, func(rec []byte, r lsRow) []byte {
+		c := t.cells(r)
+		t.measure(c)
+		for _, s := range c {
+			// A cell is at most a few hundred bytes (see cell).
+			rec = append(append(rec, byte(len(s)>>8), byte(len(s))), s...)
 		}
-		made <- n
-	}()
-	batch := make([]ranked, 0, perBatch)
-	err := l.Scan(func(rank int64, r registry.Record, _ registry.Pos, refs int) error {
-		if !f.keep(r) {
-			return nil
-		}
-		batch = append(batch, ranked{rank, lsRow{ID: r.Hash, Size: r.Size, Media: r.Media, Tool: r.Tool, Session: r.Session,
-			Source: r.Source, Refs: refs, Summary: r.Summary}})
-		if len(batch) == perBatch {
-			batches <- batch
-			select {
-			case batch = <-free:
-			default:
-				batch = make([]ranked, 0, perBatch)
-			}
-		}
-		return nil
-	}, bad)
-	batches <- batch
-	close(batches)
-	n := <-made
-	if err != nil {
-		return &errRead{err}
-	}
-	if n == 0 {
-		return nil
+		return rec
+	})
+	if err != nil || n == 0 {
+		return err
 	}
 	bw := bufio.NewWriterSize(w, 256<<10)
 	t.fit()
@@ -358,6 +294,81 @@ func tableLs(w io.Writer, l *registry.Listing, f lsFilter, base string, columns 
 		return fmt.Errorf("ls: %w", err)
 	}
 	return bw.Flush()
+}
+
+// jsonLs writes the rows of l that f keeps as writeRowsJSON does,
+// through rankRows, each written as JSON once.
+func jsonLs(w io.Writer, l *registry.Listing, f lsFilter, store *registry.Store, bad func(*registry.BadLineError)) error {
+	// Buckets of 8k rows of about 500 bytes.
+	rk := extsort.NewRanked(l.Len(), 8<<10, 4<<20)
+	defer rk.Close()
+	paths := newObjectPaths(store)
+	if _, err := rankRows(l, f, rk, bad, func(rec []byte, r lsRow) []byte {
+		return appendRowJSON(rec, r, paths)
+	}); err != nil {
+		return err
+	}
+	return writeJSONArray(w, rk.Each)
+}
+
+// rankRows deals to rk, by their ranks, the records that record makes of
+// the rows of l that f keeps, and returns how many. It reads them in the
+// segment's order (Listing.Scan), in large blocks, for rk to put back in
+// the listing's order, newest first; record runs on a goroutine of its
+// own while Scan reads and decodes the next rows: on two cores, the
+// listing takes about the time of its reading. record appends to rec,
+// empty, and returns it.
+func rankRows(l *registry.Listing, f lsFilter, rk *extsort.Ranked, bad func(*registry.BadLineError), record func(rec []byte, r lsRow) []byte) (int, error) {
+	type ranked struct {
+		rank int64
+		row  lsRow
+	}
+	const perBatch = 1024
+	var (
+		batches = make(chan []ranked, 4)
+		free    = make(chan []ranked, 4)
+		made    = make(chan int)
+	)
+	go func() {
+		var rec []byte
+		n := 0
+		for batch := range batches {
+			for _, b := range batch {
+				rec = record(rec[:0], b.row)
+				rk.Add(b.rank, rec)
+			}
+			n += len(batch)
+			select {
+			case free <- batch[:0]:
+			default:
+			}
+		}
+		made <- n
+	}()
+	batch := make([]ranked, 0, perBatch)
+	err := l.Scan(func(rank int64, r registry.Record, _ registry.Pos, refs int) error {
+		if !f.keep(r) {
+			return nil
+		}
+		batch = append(batch, ranked{rank, lsRow{ID: r.Hash, Size: r.Size, Media: r.Media, Tool: r.Tool, Session: r.Session,
+			Source: r.Source, Entry: r.Entry, Site: r.Site, CreatedAt: r.CreatedAt, Refs: refs, Summary: r.Summary}})
+		if len(batch) == perBatch {
+			batches <- batch
+			select {
+			case batch = <-free:
+			default:
+				batch = make([]ranked, 0, perBatch)
+			}
+		}
+		return nil
+	}, bad)
+	batches <- batch
+	close(batches)
+	n := <-made
+	if err != nil {
+		return n, &errRead{err}
+	}
+	return n, nil
 }
 
 // listing is the artifacts of a listing, newest first, kept so that a
@@ -534,26 +545,31 @@ func listArtifacts(ctx context.Context, store *registry.Store, f lsFilter, bad f
 }
 
 // writeRowsJSON writes the rows rows yields as a JSON array, what
-// writeJSON makes of a slice of them, a row at a time, each with its
-// object's path.
+// ls --json prints.
 func writeRowsJSON(w io.Writer, rows func(func(lsRow) error) error, store *registry.Store) error {
+	var buf []byte
+	paths := newObjectPaths(store)
+	return writeJSONArray(w, func(put func([]byte) error) error {
+		return rows(func(r lsRow) error {
+			buf = appendRowJSON(buf[:0], r, paths)
+			return put(buf)
+		})
+	})
+}
+
+// writeJSONArray writes the JSON values each passes its function as one
+// JSON array, indented as json.MarshalIndent(rows, "", "  ") would.
+func writeJSONArray(w io.Writer, each func(put func([]byte) error) error) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	n := 0
-	err := rows(func(r lsRow) error {
+	err := each(func(v []byte) error {
 		if n == 0 {
 			bw.WriteString("[\n  ")
 		} else {
 			bw.WriteString(",\n  ")
 		}
 		n++
-		if d, err := storepkg.ParseDigest(r.ID); err == nil {
-			r.Path = store.Path(d)
-		}
-		b, err := json.MarshalIndent(r, "  ", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = bw.Write(b)
+		_, err := bw.Write(v)
 		return err
 	})
 	if err != nil {
@@ -565,6 +581,111 @@ func writeRowsJSON(w io.Writer, rows func(func(lsRow) error) error, store *regis
 		bw.WriteString("\n]\n")
 	}
 	return bw.Flush()
+}
+
+// appendRowJSON appends r, with the path of its object when its ID is a
+// digest, as json.MarshalIndent(r, "  ", "  ") would write it: the bytes
+// of ls --json, without reflection or a second pass to indent.
+func appendRowJSON(dst []byte, r lsRow, paths *objectPaths) []byte {
+	r.Path = paths.path(r.ID)
+	const field = "\n    \""
+	str := func(dst []byte, key, v string) []byte {
+		dst = append(append(append(dst, field...), key...), "\": "...)
+		return appendJSONString(dst, v)
+	}
+	num := func(dst []byte, key string, v int64) []byte {
+		dst = append(append(append(dst, field...), key...), "\": "...)
+		return strconv.AppendInt(dst, v, 10)
+	}
+	dst = append(dst, '{')
+	dst = str(dst, "id", r.ID)
+	dst = append(num(append(dst, ','), "size", r.Size), ',')
+	dst = append(str(dst, "media", r.Media), ',')
+	dst = append(str(dst, "tool", r.Tool), ',')
+	dst = append(str(dst, "session", r.Session), ',')
+	dst = append(str(dst, "source", r.Source), ',')
+	dst = append(str(dst, "entry", r.Entry), ',')
+	dst = append(str(dst, "site", r.Site), ',')
+	dst = append(str(dst, "createdAt", r.CreatedAt), ',')
+	dst = append(num(dst, "refs", int64(r.Refs)), ',')
+	dst = append(str(dst, "summary", r.Summary), ',')
+	dst = str(dst, "path", r.Path)
+	return append(dst, "\n  }"...)
+}
+
+// objectPaths gives the paths of objects, as their store's Path does,
+// to ls --json: the folder of each shard is made once, not a path for
+// each row.
+type objectPaths struct {
+	store *registry.Store
+	dirs  map[string]string // by shard; "" where Path does not end with the id
+}
+
+func newObjectPaths(store *registry.Store) *objectPaths {
+	return &objectPaths{store: store, dirs: map[string]string{}}
+}
+
+// path returns the path of the object named id, "" when id is not a
+// digest (which is its lower-case hex form).
+func (p *objectPaths) path(id string) string {
+	d, err := storepkg.ParseDigest(id)
+	if err != nil {
+		return ""
+	}
+	dir, ok := p.dirs[id[:2]]
+	if !ok {
+		full := p.store.Path(d)
+		if strings.HasSuffix(full, id) {
+			dir = full[:len(full)-len(id)]
+		}
+		p.dirs[id[:2]] = dir
+	}
+	if dir == "" {
+		return p.store.Path(d)
+	}
+	return dir + id
+}
+
+// jsonPlain tells the ASCII bytes that encoding/json writes as they
+// are.
+var jsonPlain = func() (t [utf8.RuneSelf]bool) {
+	for c := byte(' '); c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
+// appendJSONString appends s as encoding/json writes a string. Most
+// strings it writes as they are, between quotes; the others are
+// encoding/json's own.
+func appendJSONString(dst []byte, s string) []byte {
+	if !jsonVerbatim(s) {
+		b, _ := json.Marshal(s) // a string always marshals
+		return append(dst, b...)
+	}
+	return append(append(append(dst, '"'), s...), '"')
+}
+
+// jsonVerbatim reports whether encoding/json writes s as it is: valid
+// UTF-8 with no ASCII byte it escapes (quote, backslash, control
+// characters, and, for HTML, <, > and &) and neither U+2028 nor U+2029.
+func jsonVerbatim(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if !jsonPlain[c] {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			return false
+		}
+		i += size
+	}
+	return true
 }
 
 // sourceBase is the directory sources are shown relative to: the store's
