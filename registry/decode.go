@@ -11,15 +11,17 @@ import (
 )
 
 // decoder decodes registry lines into Records. Lines as this package
-// writes them (sonic's compact output of a Record without Refs) take a
-// fast path that allocates little: one string for the fields unique to
-// a record (hash, tool call id, entry, summary), and the values that
-// repeat from record to record (media type, site, tool, session, source,
-// creation time) shared through a table of those seen. Anything else —
-// white space, another key, a key in another case, a null, refs, a
-// number that is not a plain integer, a string with an escape other than
-// the simple ones or with bytes that are not valid UTF-8 — goes to sonic,
-// so that what a line decodes to never depends on the path it took.
+// writes them (sonic's compact output of a Record, with its places in
+// Refs or not) take a fast path that allocates little: one string for
+// the fields unique to a record (hash, tool call id, entry, summary, and
+// those of its places), the Refs, and the values that repeat from record
+// to record (media type, site, tool, session, source, creation time)
+// shared through a table of those seen. Anything else — white space,
+// another key, a key in another case, a null, an empty array of places,
+// a number that is not a plain integer, a string with an escape other
+// than the simple ones or with bytes that are not valid UTF-8 — goes to
+// sonic, so that what a line decodes to never depends on the path it
+// took.
 //
 // A decoder is one reader's: it is not safe for concurrent use.
 type decoder struct {
@@ -30,7 +32,32 @@ type decoder struct {
 	ends [4][2]int
 	// last holds each shared field's last value: records in a row mostly
 	// share them, and a comparison is cheaper than a lookup.
-	last [6]string
+	last [nShared]string
+	// refs and refOwn are the scratch of the line's places: the places,
+	// and where each unique field of one is in own.
+	refs   []Ref
+	refOwn []refField
+}
+
+// The shared fields, by their index in decoder.last: a record's, then
+// those of its places.
+const (
+	sMedia = iota
+	sSite
+	sTool
+	sSession
+	sSource
+	sCreatedAt
+	sRefSite
+	sRefTool
+	nShared
+)
+
+// refField is where the text of a unique field of a place is in
+// decoder.own: the place, the field (uToolCallID, uEntry or uSummary),
+// and its start and end.
+type refField struct {
+	ref, field, start, end int
 }
 
 // maxShared bounds the table of shared values: a registry with more
@@ -66,9 +93,10 @@ func (d *decoder) fast(line []byte, r *Record) bool {
 		return false
 	}
 	body := line[1 : n-2]
-	d.own = d.own[:0]
+	d.own, d.refs, d.refOwn = d.own[:0], d.refs[:0], d.refOwn[:0]
 	d.ends = [4][2]int{}
 	var set [4]bool
+	refs := false
 	for i := 0; i < len(body); {
 		if i > 0 {
 			if body[i] != ',' {
@@ -97,31 +125,36 @@ func (d *decoder) fast(line []byte, r *Record) bool {
 			i = k
 			continue
 		}
-		u, f := -1, 0
+		u, f := unique(key), 0
 		var dst *string
 		switch string(key) {
+		case "toolCallId", "entry", "summary":
 		case "hash":
 			u = uHash
-		case "toolCallId":
-			u = uToolCallID
-		case "entry":
-			u = uEntry
-		case "summary":
-			u = uSummary
 		case "media":
-			f, dst = 0, &r.Media
+			f, dst = sMedia, &r.Media
 		case "site":
-			f, dst = 1, &r.Site
+			f, dst = sSite, &r.Site
 		case "tool":
-			f, dst = 2, &r.Tool
+			f, dst = sTool, &r.Tool
 		case "session":
-			f, dst = 3, &r.Session
+			f, dst = sSession, &r.Session
 		case "source":
-			f, dst = 4, &r.Source
+			f, dst = sSource, &r.Source
 		case "createdAt":
-			f, dst = 5, &r.CreatedAt
+			f, dst = sCreatedAt, &r.CreatedAt
+		case "refs":
+			if refs {
+				return false // sonic's: the last array, whole
+			}
+			k, ok := d.places(body, i)
+			if !ok {
+				return false
+			}
+			i, refs = k, true
+			continue
 		default:
-			return false // refs, or a key sonic matches in another case
+			return false // a key sonic matches in another case
 		}
 		start := len(d.own)
 		var k2 int
@@ -137,6 +170,9 @@ func (d *decoder) fast(line []byte, r *Record) bool {
 		*dst = d.share(f, d.own[start:])
 		d.own = d.own[:start]
 	}
+	if refs {
+		r.Refs = append([]Ref(nil), d.refs...)
+	}
 	if len(d.own) > 0 {
 		own := string(d.own)
 		for u, dst := range [4]*string{&r.Hash, &r.ToolCallID, &r.Entry, &r.Summary} {
@@ -144,8 +180,107 @@ func (d *decoder) fast(line []byte, r *Record) bool {
 				*dst = own[d.ends[u][0]:d.ends[u][1]]
 			}
 		}
+		for _, f := range d.refOwn {
+			p := &r.Refs[f.ref]
+			*[4]*string{uToolCallID: &p.ToolCallID, uEntry: &p.Entry, uSummary: &p.Summary}[f.field] = own[f.start:f.end]
+		}
 	}
 	return true
+}
+
+// unique returns the index in decoder.ends of key, a field unique to a
+// record or a place (tool call id, entry, summary), or -1.
+func unique(key []byte) int {
+	switch string(key) {
+	case "toolCallId":
+		return uToolCallID
+	case "entry":
+		return uEntry
+	case "summary":
+		return uSummary
+	}
+	return -1
+}
+
+// places decodes the array of places (Refs) at b[i:] into d.refs, the
+// text of their unique fields appended to d.own, and returns the index
+// past it, if it takes the fast path.
+func (d *decoder) places(b []byte, i int) (int, bool) {
+	if i+1 >= len(b) || b[i] != '[' || b[i+1] == ']' {
+		return 0, false // not an array, or an empty one (sonic's: not nil)
+	}
+	for i++; ; i++ {
+		if i >= len(b) || b[i] != '{' {
+			return 0, false
+		}
+		ref := len(d.refs)
+		d.refs = append(d.refs, Ref{})
+		i++
+		for first := true; i < len(b) && b[i] != '}' || !first; first = false {
+			if !first {
+				if b[i] == '}' {
+					break
+				}
+				if b[i] != ',' {
+					return 0, false
+				}
+				i++
+			}
+			key, k, ok := plainString(b, i)
+			if !ok || k >= len(b) || b[k] != ':' {
+				return 0, false
+			}
+			i = k + 1
+			u, f := unique(key), 0
+			switch string(key) {
+			case "toolCallId", "entry", "summary":
+			case "line":
+				v, k, ok := plainInt(b, i)
+				if !ok || v != int64(int(v)) {
+					return 0, false
+				}
+				d.refs[ref].Line, i = int(v), k
+				if i >= len(b) {
+					return 0, false
+				}
+				continue
+			case "site":
+				f = sRefSite
+			case "tool":
+				f = sRefTool
+			default:
+				return 0, false
+			}
+			start := len(d.own)
+			d.own, k, ok = appendString(d.own, b, i)
+			if !ok || k >= len(b) {
+				return 0, false
+			}
+			i = k
+			if u >= 0 {
+				d.refOwn = append(d.refOwn, refField{ref: ref, field: u, start: start, end: len(d.own)})
+				continue
+			}
+			s := d.share(f, d.own[start:])
+			d.own = d.own[:start]
+			if f == sRefSite {
+				d.refs[ref].Site = s
+			} else {
+				d.refs[ref].Tool = s
+			}
+		}
+		// b[i] is the place's closing brace.
+		if i+1 >= len(b) {
+			return 0, false
+		}
+		switch i++; b[i] {
+		case ']':
+			return i + 1, true
+		case ',':
+		default:
+			return 0, false
+		}
+	}
 }
 
 // share returns b, the value of shared field f, as a string: the one it
@@ -262,7 +397,8 @@ func plainRun(b []byte) int {
 
 // plainInt returns the JSON integer at b[i:] when it is plain (an
 // optional minus, no leading zero, no fraction or exponent, at most 18
-// digits) and the index past it.
+// digits, then the end, a comma or a closing brace) and the index past
+// it.
 func plainInt(b []byte, i int) (int64, int, bool) {
 	neg := false
 	if i < len(b) && b[i] == '-' {
@@ -279,7 +415,7 @@ func plainInt(b []byte, i int) (int64, int, bool) {
 	if digits == 0 || digits > 18 || (digits > 1 && b[start] == '0') {
 		return 0, 0, false
 	}
-	if i < len(b) && b[i] != ',' {
+	if i < len(b) && b[i] != ',' && b[i] != '}' {
 		return 0, 0, false
 	}
 	if neg {
