@@ -67,6 +67,7 @@
 package fsck
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -74,7 +75,6 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
-	"sort"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
 	"github.com/transcript-tool/transcript-tool/registry"
@@ -122,11 +122,17 @@ type Report struct {
 	// knows where stores are).
 	Missing  bool      `json:"missing,omitempty"`
 	Findings []Finding `json:"findings"`
+
+	found func(Finding) // see VerifyTo
 }
 
 func (r *Report) add(f Finding) {
 	if f.Severity == Error {
 		r.Errors++
+	}
+	if r.found != nil {
+		r.found(f)
+		return
 	}
 	r.Findings = append(r.Findings, f)
 }
@@ -137,22 +143,36 @@ func (r *Report) add(f Finding) {
 // information. It returns an error only when it could not read something
 // it had to (the store's directories, a transcript file).
 func Verify(ctx context.Context, st *registry.Store, transcripts []session.Input) (Report, error) {
-	rep := Report{Store: st.Dir(), Findings: []Finding{}}
-	objects := map[store.Digest]string{}
+	return VerifyTo(ctx, st, transcripts, nil)
+}
+
+// VerifyTo is Verify passing each finding to found, in the order Verify
+// lists them, as it is made, rather than keeping it in the report: a
+// store of millions of damaged records is reported in the memory of a
+// few. With found nil it is Verify.
+func VerifyTo(ctx context.Context, st *registry.Store, transcripts []session.Input, found func(Finding)) (Report, error) {
+	rep := Report{Store: st.Dir(), Findings: []Finding{}, found: found}
+	err := verify(ctx, st, transcripts, &rep)
+	rep.found = nil
+	return rep, err
+}
+
+// verify is VerifyTo, its findings passed to rep.add.
+func verify(ctx context.Context, st *registry.Store, transcripts []session.Input, rep *Report) error {
+	objects := map[store.Digest]struct{}{}
 	err := st.Each(ctx, func(d store.Digest, fi store.FileInfo) error {
 		rep.Objects++
 		rep.Bytes += fi.Size
-		path := st.Name(d)
-		objects[d] = path
+		objects[d] = struct{}{}
 		if err := st.Verify(ctx, d); err != nil {
-			rep.add(Finding{Severity: Error, Path: path, Message: reason(err)})
+			rep.add(Finding{Severity: Error, Path: st.Name(d), Message: reason(err)})
 		}
 		return nil
 	}, func(name string, why error) {
 		rep.add(Finding{Severity: Error, Path: filepath.Join(st.Dir(), name), Message: why.Error()})
 	})
 	if err != nil {
-		return rep, err
+		return err
 	}
 
 	missing := map[store.Digest]bool{}
@@ -173,14 +193,14 @@ func Verify(ctx context.Context, st *registry.Store, transcripts []session.Input
 		rep.add(Finding{Severity: Error, Path: e.Path, Line: e.Line, Offset: e.Offset, Message: "bad registry record: " + e.Err.Error()})
 	})
 	if err != nil {
-		return rep, err
+		return err
 	}
 
 	referenced := map[store.Digest]bool{}
 	for _, in := range transcripts {
 		rep.Transcripts++
-		if err := verifyTranscript(ctx, in, st, referenced, &rep); err != nil {
-			return rep, err
+		if err := verifyTranscript(ctx, in, st, referenced, rep); err != nil {
+			return err
 		}
 	}
 	rep.References = len(referenced)
@@ -188,7 +208,7 @@ func Verify(ctx context.Context, st *registry.Store, transcripts []session.Input
 	// What gc given the same transcripts would delete, grace aside.
 	cl, err := readClaims(ctx, st, transcripts)
 	if err != nil {
-		return rep, err
+		return err
 	}
 	gone := slices.SortedFunc(maps.Keys(cl.goneAt), func(a, b string) int { return cl.goneAt[a].index - cl.goneAt[b].index })
 	for _, src := range gone {
@@ -220,10 +240,10 @@ func Verify(ctx context.Context, st *registry.Store, transcripts []session.Input
 			msg = "no given transcript refers to it and the registry names no other: gc would delete it"
 		}
 		if msg != "" {
-			rep.add(Finding{Severity: Info, Path: objects[d], Message: msg})
+			rep.add(Finding{Severity: Info, Path: st.Name(d), Message: msg})
 		}
 	}
-	return rep, nil
+	return nil
 }
 
 // verifyTranscript rebuilds every migrated line of a transcript into a
@@ -263,11 +283,8 @@ func reason(err error) string {
 	return err.Error()
 }
 
-func sortedDigests(m map[store.Digest]string) []store.Digest {
-	ds := make([]store.Digest, 0, len(m))
-	for d := range m {
-		ds = append(ds, d)
-	}
-	sort.Slice(ds, func(i, j int) bool { return ds[i].String() < ds[j].String() })
-	return ds
+// sortedDigests returns the digests of m in the order of their names
+// (the order of their bytes).
+func sortedDigests(m map[store.Digest]struct{}) []store.Digest {
+	return slices.SortedFunc(maps.Keys(m), func(a, b store.Digest) int { return bytes.Compare(a[:], b[:]) })
 }

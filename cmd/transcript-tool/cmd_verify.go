@@ -39,6 +39,7 @@ func verifyCommand(st streams) *cli.Command {
 			if err != nil {
 				return err
 			}
+			asJSON := c.Bool("json")
 			reports := []fsck.Report{}
 			var total fsck.Report
 			for _, g := range groups {
@@ -46,14 +47,29 @@ func verifyCommand(st streams) *cli.Command {
 				if err != nil {
 					return err
 				}
-				rep, err := fsck.Verify(c.Context, store, g.transcripts)
+				// The findings of a store that exists are printed as
+				// they are made; a store that does not exist may not be
+				// reported at all (below), so its are kept.
+				missing := storeMissing(g.store) != nil
+				var found func(fsck.Finding)
+				if !asJSON && !missing {
+					found = func(f fsck.Finding) { fmt.Fprintln(st.stdout, f) }
+				}
+				rep, err := fsck.VerifyTo(c.Context, store, g.transcripts, found)
 				if err != nil {
 					return fatal(err, "")
 				}
-				if storeMissing(g.store) != nil && rep.References == 0 {
+				if missing && rep.References == 0 {
 					continue // transcripts never migrated: no store to check
 				}
-				rep.Missing = storeMissing(g.store) != nil
+				rep.Missing = missing
+				if !asJSON {
+					for _, f := range rep.Findings {
+						fmt.Fprintln(st.stdout, f)
+					}
+					fmt.Fprintln(st.stdout, verifyLine(rep.Store, rep))
+					rep.Findings = nil
+				}
 				reports = append(reports, rep)
 				total.Objects += rep.Objects
 				total.Bytes += rep.Bytes
@@ -62,20 +78,12 @@ func verifyCommand(st streams) *cli.Command {
 				total.References += rep.References
 				total.Errors += rep.Errors
 			}
-			if c.Bool("json") {
+			if asJSON {
 				if err := writeJSON(st.stdout, reports); err != nil {
 					return err
 				}
-			} else {
-				for _, rep := range reports {
-					for _, f := range rep.Findings {
-						fmt.Fprintln(st.stdout, f)
-					}
-					fmt.Fprintln(st.stdout, verifyLine(rep.Store, rep))
-				}
-				if len(reports) > 1 {
-					fmt.Fprintln(st.stdout, verifyLine("total of "+display.Plural(len(reports), "store"), total))
-				}
+			} else if len(reports) > 1 {
+				fmt.Fprintln(st.stdout, verifyLine("total of "+display.Plural(len(reports), "store"), total))
 			}
 			if total.Errors > 0 {
 				return problems
