@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 
 	"github.com/transcript-tool/transcript-tool/store"
@@ -25,12 +24,10 @@ type Listing struct {
 	rf    *regFile
 	ix    *index
 	dec   decoder
-	line  []byte // the lines of a page of artifacts, or a bad line
-	one   []byte // a line of a page whose lines are far apart
-	arts  []byte
+	line  []byte // a bad line
 }
 
-// ErrIndexChanged is the error of Listing.Each when the segment no longer
+// ErrIndexChanged is the error of Listing.Scan when the segment no longer
 // has the lines its index names: it was changed in place.
 var ErrIndexChanged = errors.New("the registry changed under its index")
 
@@ -114,34 +111,7 @@ func (l *Listing) readLine(n uint32) (line []byte, off, size int64, err error) {
 	return line, off, end - off, nil
 }
 
-// Each calls fn for each artifact of the registry, newest first (by the
-// creation time of its newest record, then by that record's place in
-// the registry, later first), with that record, where its line is, and
-// the number of distinct places (source, entry, site) its records name.
-// Records that differ only in their creation time count once. With bad,
-// it first passes it each line that holds no artifact's record: one that
-// does not parse, is too long, or whose hash is not an artifact id.
-func (l *Listing) Each(fn func(r Record, at Pos, refs int) error, bad func(*BadLineError)) error {
-	if bad != nil {
-		if err := l.badLines(bad); err != nil {
-			return err
-		}
-	}
-	const perRead = 16 << 10 / artSize
-	for i := int64(0); i < l.ix.narts; i += perRead {
-		b, err := l.ix.read(l.ix.artsAt()+artSize*i, artSize*int(min(perRead, l.ix.narts-i)))
-		if err != nil {
-			return fmt.Errorf("registry index %s: %w", l.s.where(indexHandle(l.rf.h)), err)
-		}
-		l.arts = append(l.arts[:0], b...)
-		if err := l.page(fn); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Len returns the number of artifacts the listing has: Each passes
+// Len returns the number of artifacts the listing has: Scan passes
 // fewer only when it fails.
 func (l *Listing) Len() int64 { return l.ix.narts }
 
@@ -159,12 +129,18 @@ type shownLine struct {
 	off                     int64
 }
 
-// Scan is Each in the segment's order rather than the listing's: it
-// calls fn for each artifact with its rank in the listing (0 for the
-// newest), so that a caller that orders what it makes of them itself
-// reads the segment once, in large blocks, not a line at a time in the
-// listing's order (each record is decoded once). A line the index names
-// must be the line the segment has there, as for Each.
+// Scan calls fn for each artifact of the registry with its newest record
+// (by creation time, then by place in the registry, later first), where
+// its line is, the number of distinct places (source, entry, site) its
+// records name (records that differ only in their creation time count
+// once), and its rank in the listing, newest first (0 for the newest).
+// It passes them in the segment's order, not the listing's, so that the
+// segment is read once, in large blocks, each record decoded once; the
+// caller puts what it makes of them in order by rank. A line the index
+// names must be the line the segment has there, or Scan fails with
+// ErrIndexChanged. With bad, it first passes it each line that holds no
+// artifact's record: one that does not parse, is too long, or whose hash
+// is not an artifact id.
 func (l *Listing) Scan(fn func(rank int64, r Record, at Pos, refs int) error, bad func(*BadLineError)) error {
 	if bad != nil {
 		if err := l.badLines(bad); err != nil {
@@ -256,56 +232,6 @@ func (l *Listing) scanLines(lo, hi int64, shown []shownLine, fn func(int64, Reco
 			}
 		}
 		off += size
-	}
-	return nil
-}
-
-// maxSpread bounds the bytes a listing reads at once for the lines of a
-// page of artifacts: rows newest first are mostly lines near one
-// another, read with one pread rather than one a line.
-const maxSpread = 1 << 20
-
-// page passes fn the artifacts of l.arts.
-func (l *Listing) page(fn func(Record, Pos, int) error) error {
-	lo, hi := int64(math.MaxInt64), int64(0)
-	for b := l.arts; len(b) > 0; b = b[artSize:] {
-		off, size := int64(binary.BigEndian.Uint64(b[24:])), int64(binary.BigEndian.Uint32(b[32:]))
-		lo, hi = min(lo, max(off-1, 0)), max(hi, off+size)
-	}
-	near := hi-lo <= maxSpread && hi <= l.ix.covered
-	if near {
-		l.line = slices.Grow(l.line[:0], int(hi-lo))[:hi-lo]
-		if _, err := l.rf.f.ReadAt(l.line, lo); err != nil {
-			return fmt.Errorf("read registry %s: %w", l.rf.path, err)
-		}
-	}
-	for b := l.arts; len(b) > 0; b = b[artSize:] {
-		// The timeKey's bits are flipped: the line and the place are
-		// at its end.
-		n, place := ^binary.BigEndian.Uint32(b[12:]), int(^binary.BigEndian.Uint32(b[16:]))
-		refs := int(binary.BigEndian.Uint32(b[20:]))
-		off, size := int64(binary.BigEndian.Uint64(b[24:])), int64(binary.BigEndian.Uint32(b[32:]))
-		from := max(off-1, 0)
-		if off+size > l.ix.covered || size > maxLine {
-			return fmt.Errorf("registry index %s: %w", l.s.where(indexHandle(l.rf.h)), errors.New("a bad line offset"))
-		}
-		var buf []byte
-		if near {
-			buf = l.line[from-lo : off+size-lo]
-		} else {
-			l.one = slices.Grow(l.one[:0], int(off+size-from))[:off+size-from]
-			if _, err := l.rf.f.ReadAt(l.one, from); err != nil {
-				return fmt.Errorf("read registry %s: %w", l.rf.path, err)
-			}
-			buf = l.one
-		}
-		line := buf[off-from:]
-		if (off > 0 && buf[0] != '\n') || bytes.IndexByte(line, '\n') != len(line)-1 {
-			return fmt.Errorf("%s: %w", l.rf.path, ErrIndexChanged)
-		}
-		if err := l.artifact(line, n, off, place, refs, fn); err != nil {
-			return err
-		}
 	}
 	return nil
 }

@@ -82,24 +82,6 @@ func isDigest(h string) bool {
 	return err == nil
 }
 
-// list returns what s's Listing gives, and the bad lines it reports.
-func list(t *testing.T, s *Store) ([]shown, []string) {
-	t.Helper()
-	l, err := s.Listing(t.Context())
-	require.NoError(t, err)
-	require.NotNil(t, l)
-	defer l.Close()
-	var (
-		got []shown
-		bad []string
-	)
-	require.NoError(t, l.Each(func(r Record, at Pos, refs int) error {
-		got = append(got, shown{r, at, refs})
-		return nil
-	}, func(e *BadLineError) { bad = append(bad, e.Error()) }))
-	return got, bad
-}
-
 // scan returns what s's Listing.Scan gives, put in the order of the
 // ranks it gives, and the bad lines it reports.
 func scan(t *testing.T, s *Store) ([]shown, []string) {
@@ -142,7 +124,7 @@ func TestListing(t *testing.T) {
 	require.NoError(t, f.Close())
 
 	want := listWhole(t, s)
-	got, bad := list(t, s)
+	got, bad := scan(t, s)
 	require.Equal(t, len(want), len(got))
 	assert.Equal(t, want, got)
 	assert.Len(t, bad, 3, "%q", bad)
@@ -158,7 +140,7 @@ func TestListing(t *testing.T) {
 	// The same through an index whose parts were spilled and merged.
 	require.NoError(t, os.Remove(indexPath(seg)))
 	spillEarly(t)
-	got, _ = list(t, s)
+	got, _ = scan(t, s)
 	assert.Equal(t, want, got)
 }
 
@@ -169,7 +151,7 @@ func smallWindows(t *testing.T, n int64) {
 	t.Cleanup(func() { scanWindow = old })
 }
 
-// TestListingChanged checks that Each and Scan fail with ErrIndexChanged,
+// TestListingChanged checks that Scan fails with ErrIndexChanged,
 // rather than show another line than the one indexed, when the segment
 // was changed in place where its index's samples do not look: two lines
 // made one.
@@ -193,8 +175,6 @@ func TestListingChanged(t *testing.T) {
 		require.NotNil(t, l, "the index still matches its samples")
 		err = l.Scan(func(int64, Record, Pos, int) error { return nil }, nil)
 		assert.ErrorIs(t, err, ErrIndexChanged, "window %d", w)
-		err = l.Each(func(Record, Pos, int) error { return nil }, nil)
-		assert.ErrorIs(t, err, ErrIndexChanged)
 		l.Close()
 	}
 }
@@ -210,28 +190,13 @@ func TestListingNone(t *testing.T) {
 	assert.Nil(t, l)
 }
 
-// BenchmarkListing lists a registry of 100k records through its index,
-// in the listing's order (Each) and in the segment's (Scan), and reads it
-// whole as ls does without one.
+// BenchmarkListing lists a registry of 100k records through its index
+// (Scan), and reads it whole as ls does without one.
 func BenchmarkListing(b *testing.B) {
 	s, _ := genStore(b, 100000)
 	l, err := s.Listing(b.Context()) // makes the index
 	require.NoError(b, err)
 	l.Close()
-	b.Run("index", func(b *testing.B) {
-		for b.Loop() {
-			l, err := s.Listing(b.Context())
-			if err != nil || l == nil {
-				b.Fatal(err)
-			}
-			n := 0
-			err = l.Each(func(Record, Pos, int) error { n++; return nil }, nil)
-			l.Close()
-			if err != nil || n < 100000 {
-				b.Fatal(err, n)
-			}
-		}
-	})
 	b.Run("scan", func(b *testing.B) {
 		for b.Loop() {
 			l, err := s.Listing(b.Context())
