@@ -125,7 +125,7 @@ func (d *decoder) fast(line []byte, r *Record) bool {
 			i = k
 			continue
 		}
-		u, f := unique(key), 0
+		u, f := unique(string(key)), 0
 		var dst *string
 		switch string(key) {
 		case "toolCallId", "entry", "summary":
@@ -190,8 +190,8 @@ func (d *decoder) fast(line []byte, r *Record) bool {
 
 // unique returns the index in decoder.ends of key, a field unique to a
 // record or a place (tool call id, entry, summary), or -1.
-func unique(key []byte) int {
-	switch string(key) {
+func unique(key string) int {
+	switch key {
 	case "toolCallId":
 		return uToolCallID
 	case "entry":
@@ -209,74 +209,70 @@ func (d *decoder) places(b []byte, i int) (int, bool) {
 	if i+1 >= len(b) || b[i] != '[' || b[i+1] == ']' {
 		return 0, false // not an array, or an empty one (sonic's: not nil)
 	}
-	for i++; ; i++ {
-		if i >= len(b) || b[i] != '{' {
-			return 0, false
-		}
-		ref := len(d.refs)
+	for i++; ; i++ { // past the bracket, then past each comma
+		var ok bool
 		d.refs = append(d.refs, Ref{})
-		i++
-		for first := true; i < len(b) && b[i] != '}' || !first; first = false {
-			if !first {
-				if b[i] == '}' {
-					break
-				}
-				if b[i] != ',' {
-					return 0, false
-				}
-				i++
-			}
-			key, k, ok := plainString(b, i)
-			if !ok || k >= len(b) || b[k] != ':' {
-				return 0, false
-			}
-			i = k + 1
-			u, f := unique(key), 0
-			switch string(key) {
-			case "toolCallId", "entry", "summary":
-			case "line":
-				v, k, ok := plainInt(b, i)
-				if !ok || v != int64(int(v)) {
-					return 0, false
-				}
-				d.refs[ref].Line, i = int(v), k
-				if i >= len(b) {
-					return 0, false
-				}
-				continue
-			case "site":
-				f = sRefSite
-			case "tool":
-				f = sRefTool
-			default:
-				return 0, false
-			}
-			start := len(d.own)
-			d.own, k, ok = appendString(d.own, b, i)
-			if !ok || k >= len(b) {
-				return 0, false
-			}
-			i = k
-			if u >= 0 {
-				d.refOwn = append(d.refOwn, refField{ref: ref, field: u, start: start, end: len(d.own)})
-				continue
-			}
-			s := d.share(f, d.own[start:])
-			d.own = d.own[:start]
-			if f == sRefSite {
-				d.refs[ref].Site = s
-			} else {
-				d.refs[ref].Tool = s
-			}
-		}
-		// b[i] is the place's closing brace.
-		if i+1 >= len(b) {
+		if i, ok = d.place(b, i, len(d.refs)-1); !ok || i >= len(b) {
 			return 0, false
 		}
-		switch i++; b[i] {
+		switch b[i] {
 		case ']':
 			return i + 1, true
 		case ',':
+		default:
+			return 0, false
+		}
+	}
+}
+
+// place decodes the place at b[i:], an object, into d.refs[ref] and
+// returns the index past it, if it takes the fast path.
+func (d *decoder) place(b []byte, i, ref int) (int, bool) {
+	if i+1 >= len(b) || b[i] != '{' {
+		return 0, false
+	}
+	if i++; b[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		key, k, ok := plainString(b, i)
+		if !ok || k >= len(b) || b[k] != ':' {
+			return 0, false
+		}
+		i = k + 1
+		switch key := string(key); key {
+		case "line":
+			v, k, ok := plainInt(b, i)
+			if !ok || v != int64(int(v)) {
+				return 0, false
+			}
+			d.refs[ref].Line, i = int(v), k
+		case "toolCallId", "entry", "summary", "site", "tool":
+			start := len(d.own)
+			if d.own, i, ok = appendString(d.own, b, i); !ok {
+				return 0, false
+			}
+			switch u := unique(key); {
+			case u >= 0:
+				d.refOwn = append(d.refOwn, refField{ref: ref, field: u, start: start, end: len(d.own)})
+			case key == "site":
+				d.refs[ref].Site = d.share(sRefSite, d.own[start:])
+				d.own = d.own[:start]
+			default:
+				d.refs[ref].Tool = d.share(sRefTool, d.own[start:])
+				d.own = d.own[:start]
+			}
+		default:
+			return 0, false
+		}
+		if i >= len(b) {
+			return 0, false
+		}
+		switch b[i] {
+		case '}':
+			return i + 1, true
+		case ',':
+			i++
 		default:
 			return 0, false
 		}
