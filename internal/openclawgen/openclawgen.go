@@ -124,9 +124,11 @@ func Append(path, id, line string) error {
 
 // exec runs stmts in one transaction of the database at path, made if
 // need be as OpenClaw makes its databases: in WAL mode, with incremental
-// auto-vacuum (which only a database without tables takes).
+// auto-vacuum (which only a database without tables takes). It waits
+// up to 10 s for another writer's transaction to end rather than fail at
+// once: tests write with it while migrate rewrites another session.
 func exec(path string, stmts []string) error {
-	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: path, RawQuery: url.Values{"_pragma": {"auto_vacuum(INCREMENTAL)", "journal_mode(WAL)"}}.Encode()}).String())
+	db, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: path, RawQuery: url.Values{"_pragma": {"busy_timeout(10000)", "auto_vacuum(INCREMENTAL)", "journal_mode(WAL)"}}.Encode()}).String())
 	if err != nil {
 		return err
 	}
