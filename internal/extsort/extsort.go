@@ -7,9 +7,11 @@ package extsort
 import (
 	"bufio"
 	"bytes"
+	"cmp"
+	"encoding/binary"
 	"io"
 	"os"
-	"sort"
+	"slices"
 )
 
 // Spill is a temporary file that sorters and their caller put what they
@@ -94,26 +96,37 @@ func (s *Sorter) Add(rec []byte) {
 // Len returns the number of records added.
 func (s *Sorter) Len() int64 { return s.n }
 
-// flat is records of one size in a byte slice, to sort.
-type flat struct {
-	b    []byte
-	size int
-	tmp  []byte
-}
-
-func (f *flat) Len() int { return len(f.b) / f.size }
-func (f *flat) Less(i, j int) bool {
-	return bytes.Compare(f.b[i*f.size:(i+1)*f.size], f.b[j*f.size:(j+1)*f.size]) < 0
-}
-func (f *flat) Swap(i, j int) {
-	a, b := f.b[i*f.size:(i+1)*f.size], f.b[j*f.size:(j+1)*f.size]
-	copy(f.tmp, a)
-	copy(a, b)
-	copy(b, f.tmp)
+// sortKey is a record held, to sort: its first eight bytes as a number,
+// which tells most records apart without comparing their bytes, and its
+// place in held.
+type sortKey struct {
+	prefix uint64
+	i      int
 }
 
 func (s *Sorter) sortHeld() {
-	sort.Sort(&flat{s.held, s.size, make([]byte, s.size)})
+	n := len(s.held) / s.size
+	rec := func(i int) []byte { return s.held[i*s.size : (i+1)*s.size] }
+	keys := make([]sortKey, n)
+	var pad [8]byte
+	for i := range keys {
+		r := rec(i)
+		if len(r) < 8 {
+			r = append(pad[:0], r...)[:8]
+		}
+		keys[i] = sortKey{binary.BigEndian.Uint64(r), i}
+	}
+	slices.SortFunc(keys, func(a, b sortKey) int {
+		if a.prefix != b.prefix {
+			return cmp.Compare(a.prefix, b.prefix)
+		}
+		return bytes.Compare(rec(a.i), rec(b.i))
+	})
+	sorted := make([]byte, 0, len(s.held))
+	for _, k := range keys {
+		sorted = append(sorted, rec(k.i)...)
+	}
+	s.held = sorted
 }
 
 func (s *Sorter) spillRun() {
@@ -160,27 +173,41 @@ func (s *Sorter) Each(fn func(rec []byte) error) error {
 			runs = append(runs, r)
 		}
 	}
-	for len(runs) > 0 {
-		// Runs of the limit's bytes each, a few dozen for millions of
-		// records: a linear look for the least head costs less than a
-		// heap.
-		least := 0
-		for i, r := range runs {
-			if bytes.Compare(r.head, runs[least].head) < 0 {
-				least = i
+	// A heap of the runs by their heads: a few compares a record
+	// however many runs there are.
+	less := func(i, j int) bool { return bytes.Compare(runs[i].head, runs[j].head) < 0 }
+	down := func(i int) {
+		for {
+			least := i
+			if c := 2*i + 1; c < len(runs) && less(c, least) {
+				least = c
 			}
+			if c := 2*i + 2; c < len(runs) && less(c, least) {
+				least = c
+			}
+			if least == i {
+				return
+			}
+			runs[i], runs[least] = runs[least], runs[i]
+			i = least
 		}
-		r := runs[least]
-		if err := fn(r.head); err != nil {
+	}
+	for i := len(runs)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for len(runs) > 0 {
+		if err := fn(runs[0].head); err != nil {
 			return err
 		}
-		ok, err := next(r)
+		ok, err := next(runs[0])
 		if err != nil {
 			return err
 		}
 		if !ok {
-			runs = append(runs[:least], runs[least+1:]...)
+			runs[0] = runs[len(runs)-1]
+			runs = runs[:len(runs)-1]
 		}
+		down(0)
 	}
 	return nil
 }
