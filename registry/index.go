@@ -296,19 +296,27 @@ func timeKey(b []byte, createdAt string, n uint32, i int) []byte {
 func (b *indexBuilder) addPlaces(d store.Digest, r Record, n uint32, off int64, size int) {
 	i := 0
 	_ = r.places(func(p Record) error {
-		h := fnv.New128a()
-		for _, v := range []string{p.Source, p.Entry, p.Site} {
-			io.WriteString(h, v)
-			h.Write([]byte{0})
-		}
-		b.rec = append(b.rec[:0], d[:]...)
-		b.rec = h.Sum(b.rec)
-		b.rec = timeKey(b.rec, p.CreatedAt, n, i)
-		b.rec = binary.BigEndian.AppendUint64(b.rec, uint64(off))
-		b.places.Add(binary.BigEndian.AppendUint32(b.rec, uint32(size)))
+		b.rec = appendPlace(b.rec[:0], d, p, n, i, off, size)
+		b.places.Add(b.rec)
 		i++
 		return nil
 	})
+}
+
+// appendPlace appends to b the place p of artifact d, place number i of
+// line n, at off and size bytes long, as the sorter of places holds it
+// (see placeSize).
+func appendPlace(b []byte, d store.Digest, p Record, n uint32, i int, off int64, size int) []byte {
+	h := fnv.New128a()
+	for _, v := range []string{p.Source, p.Entry, p.Site} {
+		io.WriteString(h, v)
+		h.Write([]byte{0})
+	}
+	b = append(b, d[:]...)
+	b = h.Sum(b)
+	b = timeKey(b, p.CreatedAt, n, i)
+	b = binary.BigEndian.AppendUint64(b, uint64(off))
+	return binary.BigEndian.AppendUint32(b, uint32(size))
 }
 
 // artSize is the size of an artifact of the listing: its newest record's
@@ -322,7 +330,14 @@ const artSize = 20 + 4 + 8 + 4
 // newest first: the places sorted by artifact, then place, counted once
 // each, the newest kept.
 func (b *indexBuilder) artifacts() (*extsort.Sorter, error) {
-	arts := extsort.NewSorter(artSize, maxHeld, &b.sp)
+	return newest(b.places, &b.sp)
+}
+
+// newest returns the sorter of the artifacts of places, a sorter of
+// places (see appendPlace), newest first: the places sorted by artifact,
+// then place, counted once each, the newest kept. It spills to sp.
+func newest(places *extsort.Sorter, sp *extsort.Spill) (*extsort.Sorter, error) {
+	arts := extsort.NewSorter(artSize, maxHeld, sp)
 	var (
 		cur    []byte // the artifact's newest place
 		refs   uint32
@@ -339,7 +354,7 @@ func (b *indexBuilder) artifacts() (*extsort.Sorter, error) {
 			arts.Add(append(art, cur[68:]...))
 		}
 	)
-	err := b.places.Each(func(p []byte) error {
+	err := places.Each(func(p []byte) error {
 		switch {
 		case cur == nil || !bytes.Equal(p[:32], cur[:32]):
 			commit()

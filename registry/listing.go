@@ -13,59 +13,81 @@ import (
 	"github.com/transcript-tool/transcript-tool/store"
 )
 
-// Listing is the artifacts of a registry that is one indexed segment,
-// newest first, read through the segment's index (see docs/registry-index.md,
-// # Indexes), which keeps each artifact's newest record and the number
-// of places that refer to it: a listing of millions of records holds a
-// few of them at a time.
+// Listing is the artifacts of a registry, newest first, each with its
+// newest record and the number of places that refer to it, read in
+// bounded memory: a listing of millions of records holds a few of them
+// at a time. A registry that is one indexed segment is listed through
+// the segment's index; any other is read twice, its places sorted on
+// disk in between (see docs/registry-index.md, # Listings).
 type Listing struct {
 	s     *Store
 	files []*regFile
 	rf    *regFile
 	ix    *index
+	m     *merged // when there is no index to list through
 	dec   decoder
 	line  []byte // a bad line
 }
 
-// ErrIndexChanged is the error of Listing.Scan when the segment no longer
-// has the lines its index names: it was changed in place.
+// ErrIndexChanged is the error of Listing.Scan when the registry no
+// longer has the lines its index, or the listing's first read, found:
+// it was changed in place.
 var ErrIndexChanged = errors.New("the registry changed under its index")
 
-// Listing returns the listing of the registry, or nil when it has none:
-// when it is not one segment of at least 1 MiB of a backend whose files
-// have IDs (a local folder), or
-// that segment's index cannot be written. It writes the index of a
-// segment that has none, or one that does not cover every whole line of
-// it. The caller closes it.
-func (s *Store) Listing(ctx context.Context) (*Listing, error) {
+// Listing returns the listing of the registry, passing bad each line
+// that holds no artifact's record: one that does not parse, is too
+// long, or whose hash is not an artifact id. It writes the index of a
+// registry that is one segment of at least 1 MiB of a backend whose
+// files have IDs (a local folder), when it has none or one that does not
+// cover every whole line of it. The caller closes it.
+func (s *Store) Listing(ctx context.Context, bad func(*BadLineError)) (*Listing, error) {
 	files, err := s.openRegistry(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if len(files) != 1 || files[0].from > 0 {
-		closeAll(files)
-		return nil, nil
-	}
-	rf := files[0]
-	ix := s.loadIndex(ctx, rf)
-	if ix == nil || !coversAll(rf, ix) {
-		if ix != nil {
-			ix.close()
-		}
-		rd := &recordReader{s: s, ctx: ctx, fn: func(Record, Pos) error { return nil }}
-		if err := rd.whole(rf, []Key{}, nil); err != nil {
+	l := &Listing{s: s, files: files}
+	if len(files) == 1 && files[0].from == 0 && indexed(files[0]) {
+		if l.rf, l.ix, err = s.listingIndex(ctx, files[0]); err != nil {
 			closeAll(files)
 			return nil, err
 		}
-		if ix = s.loadIndex(ctx, rf); ix == nil || !coversAll(rf, ix) {
-			if ix != nil {
-				ix.close()
-			}
+	}
+	if l.ix == nil {
+		if l.m, err = s.merge(ctx, files, bad); err != nil {
 			closeAll(files)
-			return nil, nil
+			return nil, err
+		}
+		return l, nil
+	}
+	if bad != nil {
+		if err := l.badLines(bad); err != nil {
+			l.Close()
+			return nil, err
 		}
 	}
-	return &Listing{s: s, files: files, rf: rf, ix: ix}, nil
+	return l, nil
+}
+
+// listingIndex returns the index of rf, a segment that should have one,
+// writing it when it has none or one that does not cover every whole
+// line of it; nil when it cannot be written.
+func (s *Store) listingIndex(ctx context.Context, rf *regFile) (*regFile, *index, error) {
+	ix := s.loadIndex(ctx, rf)
+	if ix != nil && coversAll(rf, ix) {
+		return rf, ix, nil
+	}
+	if ix != nil {
+		ix.close()
+	}
+	rd := &recordReader{s: s, ctx: ctx, fn: func(Record, Pos) error { return nil }}
+	if err := rd.whole(rf, []Key{}, nil); err != nil {
+		return nil, nil, err
+	}
+	if ix = s.loadIndex(ctx, rf); ix != nil && !coversAll(rf, ix) {
+		ix.close()
+		ix = nil
+	}
+	return rf, ix, nil
 }
 
 // coversAll reports whether ix covers every whole line of rf: past it
@@ -84,7 +106,12 @@ func coversAll(rf *regFile, ix *index) bool {
 
 // Close closes the registry's files.
 func (l *Listing) Close() {
-	l.ix.close()
+	if l.ix != nil {
+		l.ix.close()
+	}
+	if l.m != nil {
+		l.m.close()
+	}
 	closeAll(l.files)
 }
 
@@ -113,7 +140,12 @@ func (l *Listing) readLine(n uint32) (line []byte, off, size int64, err error) {
 
 // Len returns the number of artifacts the listing has: Scan passes
 // fewer only when it fails.
-func (l *Listing) Len() int64 { return l.ix.narts }
+func (l *Listing) Len() int64 {
+	if l.m != nil {
+		return l.m.narts
+	}
+	return l.ix.narts
+}
 
 // scanWindow is how many lines of the segment Scan maps to the artifacts
 // they show at once (a shownLine each): a segment of any length is read
@@ -134,18 +166,14 @@ type shownLine struct {
 // its line is, the number of distinct places (source, entry, site) its
 // records name (records that differ only in their creation time count
 // once), and its rank in the listing, newest first (0 for the newest).
-// It passes them in the segment's order, not the listing's, so that the
-// segment is read once, in large blocks, each record decoded once; the
-// caller puts what it makes of them in order by rank. A line the index
-// names must be the line the segment has there, or Scan fails with
-// ErrIndexChanged. With bad, it first passes it each line that holds no
-// artifact's record: one that does not parse, is too long, or whose hash
-// is not an artifact id.
-func (l *Listing) Scan(fn func(rank int64, r Record, at Pos, refs int) error, bad func(*BadLineError)) error {
-	if bad != nil {
-		if err := l.badLines(bad); err != nil {
-			return err
-		}
+// It passes them in the registry's order, not the listing's, so that the
+// registry is read once, in large blocks, each record decoded once; the
+// caller puts what it makes of them in order by rank. A line the listing
+// found must be the line the registry has there, or Scan fails with
+// ErrIndexChanged. Scan is called once.
+func (l *Listing) Scan(fn func(rank int64, r Record, at Pos, refs int) error) error {
+	if l.m != nil {
+		return l.m.scan(fn)
 	}
 	shown := make([]shownLine, min(scanWindow, l.ix.nlines))
 	for lo := int64(0); lo < l.ix.nlines; lo += scanWindow {

@@ -86,17 +86,16 @@ func isDigest(h string) bool {
 // ranks it gives, and the bad lines it reports.
 func scan(t *testing.T, s *Store) ([]shown, []string) {
 	t.Helper()
-	l, err := s.Listing(t.Context())
+	var bad []string
+	l, err := s.Listing(t.Context(), func(e *BadLineError) { bad = append(bad, e.Error()) })
 	require.NoError(t, err)
-	require.NotNil(t, l)
 	defer l.Close()
 	got := make([]shown, l.Len())
-	var bad []string
 	require.NoError(t, l.Scan(func(rank int64, r Record, at Pos, refs int) error {
 		require.Zero(t, got[rank].refs, "rank %d twice", rank)
 		got[rank] = shown{r, at, refs}
 		return nil
-	}, func(e *BadLineError) { bad = append(bad, e.Error()) }))
+	}))
 	return got, bad
 }
 
@@ -144,6 +143,44 @@ func TestListing(t *testing.T) {
 	assert.Equal(t, want, got)
 }
 
+// TestListingMerged checks that the listing of a registry that is not
+// one indexed segment gives what a read of the whole registry makes of
+// it: several segments (an artifact's newer record, and a place counted
+// once, in another), and one segment too small for an index, in memory
+// and with its places spilled to disk.
+func TestListingMerged(t *testing.T) {
+	smallIndexes(t)
+	s, seg := genStore(t, 3000)
+	newer := record(1)
+	newer.Hash, newer.CreatedAt = reggen.Hash(10), "2027-01-01T00:00:00Z"
+	same := newer
+	same.CreatedAt = "2027-01-02T00:00:00Z"
+	require.NoError(t, s.Append(t.Context(), []Record{newer}))
+	require.NoError(t, s.Append(t.Context(), []Record{same, record(2)}))
+	f, err := os.OpenFile(seg, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("{bad\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	want := listWhole(t, s)
+	require.Greater(t, len(want), 3000)
+	assert.Equal(t, reggen.Hash(10), want[0].r.Hash)
+	assert.Equal(t, 2, want[0].refs)
+	got, bad := scan(t, s)
+	assert.Equal(t, want, got)
+	assert.Len(t, bad, 3, "%q", bad)
+	spillEarly(t)
+	got, sbad := scan(t, s)
+	assert.Equal(t, want, got, "spilled")
+	assert.Equal(t, bad, sbad)
+
+	small, _ := genStore(t, 50)
+	require.Equal(t, listWhole(t, small), must(scan(t, small)))
+}
+
+func must[T, U any](v T, _ U) T { return v }
+
 // smallWindows makes Listing.Scan map n lines at a time.
 func smallWindows(t *testing.T, n int64) {
 	old := scanWindow
@@ -158,7 +195,7 @@ func smallWindows(t *testing.T, n int64) {
 func TestListingChanged(t *testing.T) {
 	smallIndexes(t)
 	s, seg := genStore(t, 3000)
-	l, err := s.Listing(t.Context()) // makes the index
+	l, err := s.Listing(t.Context(), nil) // makes the index
 	require.NoError(t, err)
 	l.Close()
 	b, err := os.ReadFile(seg)
@@ -170,41 +207,51 @@ func TestListingChanged(t *testing.T) {
 	require.NoError(t, os.WriteFile(seg, b, 0o600)) // in place: same inode
 	for _, w := range []int64{1 << 19, 100} {
 		smallWindows(t, w)
-		l, err = s.Listing(t.Context())
+		l, err = s.Listing(t.Context(), nil)
 		require.NoError(t, err)
-		require.NotNil(t, l, "the index still matches its samples")
-		err = l.Scan(func(int64, Record, Pos, int) error { return nil }, nil)
+		require.NotNil(t, l.ix, "the index still matches its samples")
+		err = l.Scan(func(int64, Record, Pos, int) error { return nil })
 		assert.ErrorIs(t, err, ErrIndexChanged, "window %d", w)
 		l.Close()
 	}
 }
 
-// TestListingNone checks that a registry of several files has no
-// listing.
-func TestListingNone(t *testing.T) {
+// TestListingMergedChanged checks that the listing of several segments
+// fails with ErrIndexChanged, rather than show another line, when a
+// segment is changed in place between its two reads.
+func TestListingMergedChanged(t *testing.T) {
 	smallIndexes(t)
-	s, _ := genStore(t, 100)
+	s, seg := genStore(t, 3000)
 	require.NoError(t, s.Append(t.Context(), []Record{record(1)}))
-	l, err := s.Listing(t.Context())
+	l, err := s.Listing(t.Context(), nil)
 	require.NoError(t, err)
-	assert.Nil(t, l)
+	defer l.Close()
+	require.NotNil(t, l.m)
+	b, err := os.ReadFile(seg)
+	require.NoError(t, err)
+	// Some line's newline made a space: two lines made one.
+	nl := len(b)/2 + bytes.IndexByte(b[len(b)/2:], '\n')
+	b[nl] = ' '
+	require.NoError(t, os.WriteFile(seg, b, 0o600)) // in place: same inode
+	err = l.Scan(func(int64, Record, Pos, int) error { return nil })
+	assert.ErrorIs(t, err, ErrIndexChanged)
 }
 
 // BenchmarkListing lists a registry of 100k records through its index
 // (Scan), and reads it whole as ls does without one.
 func BenchmarkListing(b *testing.B) {
 	s, _ := genStore(b, 100000)
-	l, err := s.Listing(b.Context()) // makes the index
+	l, err := s.Listing(b.Context(), nil) // makes the index
 	require.NoError(b, err)
 	l.Close()
 	b.Run("scan", func(b *testing.B) {
 		for b.Loop() {
-			l, err := s.Listing(b.Context())
-			if err != nil || l == nil {
+			l, err := s.Listing(b.Context(), nil)
+			if err != nil {
 				b.Fatal(err)
 			}
 			n := 0
-			err = l.Scan(func(int64, Record, Pos, int) error { n++; return nil }, nil)
+			err = l.Scan(func(int64, Record, Pos, int) error { n++; return nil })
 			l.Close()
 			if err != nil || n < 100000 {
 				b.Fatal(err, n)

@@ -216,30 +216,31 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// streamLs lists the registry through its listing, when it has one (see
+// streamLs lists the registry through its listing (see
 // registry.Listing), holding few of its rows at a time: as JSON a row at
-// a time, newest first; as a table through tableLs. It reports false, having written nothing, when the registry
-// has no listing, or its index no longer matches it (the caller lists it
-// read whole), and the number of bad lines passed to bad.
+// a time, newest first; as a table through tableLs. It reports false,
+// having written nothing, when the registry changed under the listing
+// before its first row was written (the caller lists it read whole), and
+// the number of bad lines passed to bad.
 func streamLs(ctx context.Context, st streams, store *registry.Store, f lsFilter, asJSON bool, bad func(*registry.BadLineError)) (bool, int, error) {
-	l, err := store.Listing(ctx)
-	if err != nil {
-		return false, 0, fatal(fmt.Errorf("read registry: %w", err), "")
-	}
-	if l == nil {
-		return false, 0, nil
-	}
-	defer l.Close()
 	nbad := 0
 	count := func(e *registry.BadLineError) {
 		nbad++
 		bad(e)
 	}
+	l, err := store.Listing(ctx, count)
+	switch {
+	case errors.Is(err, registry.ErrIndexChanged):
+		return false, 0, nil
+	case err != nil:
+		return false, 0, fatal(fmt.Errorf("read registry: %w", err), "")
+	}
+	defer l.Close()
 	out := &countingWriter{w: st.stdout}
 	if asJSON {
-		err = jsonLs(out, l, f, store, count)
+		err = jsonLs(out, l, f, store)
 	} else {
-		err = tableLs(out, l, f, sourceBase(store), terminalWidth(st.stdout), count)
+		err = tableLs(out, l, f, sourceBase(store), terminalWidth(st.stdout))
 	}
 	var re *errRead
 	switch {
@@ -257,12 +258,12 @@ func streamLs(ctx context.Context, st streams, store *registry.Store, f lsFilter
 // before its first row is written. (On a terminal the summary's cell is
 // made for the widest column it may have and cut again when written,
 // which gives the cell made for its column.)
-func tableLs(w io.Writer, l *registry.Listing, f lsFilter, base string, columns int, bad func(*registry.BadLineError)) error {
+func tableLs(w io.Writer, l *registry.Listing, f lsFilter, base string, columns int) error {
 	t := newLsTable(base, columns)
 	// Buckets of 16k rows of about 100 bytes.
 	rk := extsort.NewRanked(l.Len(), 16<<10, 4<<20)
 	defer rk.Close()
-	n, err := rankRows(l, f, rk, bad, func(rec []byte, r lsRow) []byte {
+	n, err := rankRows(l, f, rk, func(rec []byte, r lsRow) []byte {
 		c := t.cells(r)
 		t.measure(c)
 		for _, s := range c {
@@ -298,12 +299,12 @@ func tableLs(w io.Writer, l *registry.Listing, f lsFilter, base string, columns 
 
 // jsonLs writes the rows of l that f keeps as writeRowsJSON does,
 // through rankRows, each written as JSON once.
-func jsonLs(w io.Writer, l *registry.Listing, f lsFilter, store *registry.Store, bad func(*registry.BadLineError)) error {
+func jsonLs(w io.Writer, l *registry.Listing, f lsFilter, store *registry.Store) error {
 	// Buckets of 8k rows of about 500 bytes.
 	rk := extsort.NewRanked(l.Len(), 8<<10, 4<<20)
 	defer rk.Close()
 	paths := newObjectPaths(store)
-	if _, err := rankRows(l, f, rk, bad, func(rec []byte, r lsRow) []byte {
+	if _, err := rankRows(l, f, rk, func(rec []byte, r lsRow) []byte {
 		return appendRowJSON(rec, r, paths)
 	}); err != nil {
 		return err
@@ -318,7 +319,7 @@ func jsonLs(w io.Writer, l *registry.Listing, f lsFilter, store *registry.Store,
 // own while Scan reads and decodes the next rows: on two cores, the
 // listing takes about the time of its reading. record appends to rec,
 // empty, and returns it.
-func rankRows(l *registry.Listing, f lsFilter, rk *extsort.Ranked, bad func(*registry.BadLineError), record func(rec []byte, r lsRow) []byte) (int, error) {
+func rankRows(l *registry.Listing, f lsFilter, rk *extsort.Ranked, record func(rec []byte, r lsRow) []byte) (int, error) {
 	type ranked struct {
 		rank int64
 		row  lsRow
@@ -361,7 +362,7 @@ func rankRows(l *registry.Listing, f lsFilter, rk *extsort.Ranked, bad func(*reg
 			}
 		}
 		return nil
-	}, bad)
+	})
 	batches <- batch
 	close(batches)
 	n := <-made
