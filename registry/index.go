@@ -296,17 +296,18 @@ func timeKey(b []byte, createdAt string, n uint32, i int) []byte {
 func (b *indexBuilder) addPlaces(d store.Digest, r Record, n uint32, off int64, size int) {
 	i := 0
 	_ = r.places(func(p Record) error {
-		b.rec = appendPlace(b.rec[:0], d, p, n, i, off, size)
-		b.places.Add(b.rec)
+		b.rec = appendPlace(b.rec[:0], d, p, n, i)
+		b.rec = binary.BigEndian.AppendUint64(b.rec, uint64(off))
+		b.places.Add(binary.BigEndian.AppendUint32(b.rec, uint32(size)))
 		i++
 		return nil
 	})
 }
 
 // appendPlace appends to b the place p of artifact d, place number i of
-// line n, at off and size bytes long, as the sorter of places holds it
-// (see placeSize).
-func appendPlace(b []byte, d store.Digest, p Record, n uint32, i int, off int64, size int) []byte {
+// line n, as a sorter of places holds it (see placeSize) but for where
+// the line is, which the caller appends.
+func appendPlace(b []byte, d store.Digest, p Record, n uint32, i int) []byte {
 	h := fnv.New128a()
 	for _, v := range []string{p.Source, p.Entry, p.Site} {
 		io.WriteString(h, v)
@@ -314,9 +315,7 @@ func appendPlace(b []byte, d store.Digest, p Record, n uint32, i int, off int64,
 	}
 	b = append(b, d[:]...)
 	b = h.Sum(b)
-	b = timeKey(b, p.CreatedAt, n, i)
-	b = binary.BigEndian.AppendUint64(b, uint64(off))
-	return binary.BigEndian.AppendUint32(b, uint32(size))
+	return timeKey(b, p.CreatedAt, n, i)
 }
 
 // artSize is the size of an artifact of the listing: its newest record's
@@ -330,18 +329,23 @@ const artSize = 20 + 4 + 8 + 4
 // newest first: the places sorted by artifact, then place, counted once
 // each, the newest kept.
 func (b *indexBuilder) artifacts() (*extsort.Sorter, error) {
-	return newest(b.places, &b.sp)
+	return newest(b.places, &b.sp, placeSize-placeHead)
 }
 
+// placeHead is the size of a place as appendPlace makes it.
+const placeHead = 32 + 16 + 20
+
 // newest returns the sorter of the artifacts of places, a sorter of
-// places (see appendPlace), newest first: the places sorted by artifact,
-// then place, counted once each, the newest kept. It spills to sp.
-func newest(places *extsort.Sorter, sp *extsort.Spill) (*extsort.Sorter, error) {
-	arts := extsort.NewSorter(artSize, maxHeld, sp)
+// places (see appendPlace) followed by where bytes saying where their
+// line is, newest first: the places sorted by artifact, then place,
+// counted once each, the newest kept. An artifact is as artSize says,
+// where bytes in place of the line's offset and length. It spills to sp.
+func newest(places *extsort.Sorter, sp *extsort.Spill, where int) (*extsort.Sorter, error) {
+	arts := extsort.NewSorter(24+where, maxHeld, sp)
 	var (
 		cur    []byte // the artifact's newest place
 		refs   uint32
-		art    = make([]byte, 0, artSize)
+		art    = make([]byte, 0, 24+where)
 		commit = func() {
 			if cur == nil {
 				return

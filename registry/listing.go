@@ -34,26 +34,28 @@ type Listing struct {
 // it was changed in place.
 var ErrIndexChanged = errors.New("the registry changed under its index")
 
-// Listing returns the listing of the registry, passing bad each line
-// that holds no artifact's record: one that does not parse, is too
-// long, or whose hash is not an artifact id. It writes the index of a
-// registry that is one segment of at least 1 MiB of a backend whose
-// files have IDs (a local folder), when it has none or one that does not
-// cover every whole line of it. The caller closes it.
-func (s *Store) Listing(ctx context.Context, bad func(*BadLineError)) (*Listing, error) {
+// Listing returns the listing of the registry, or, with keep, of the
+// records keep keeps (keys, if any, name them, as to RecordsMatching),
+// passing bad each line that holds no artifact's record: one that does
+// not parse, is too long, or whose hash is not an artifact id. Without
+// keep, a registry that is one segment of at least 1 MiB of a backend
+// whose files have IDs (a local folder) is listed through its index,
+// which Listing writes when it has none or one that does not cover every
+// whole line of it. The caller closes it.
+func (s *Store) Listing(ctx context.Context, keys []Key, keep func(Record) bool, bad func(*BadLineError)) (*Listing, error) {
 	files, err := s.openRegistry(ctx)
 	if err != nil {
 		return nil, err
 	}
 	l := &Listing{s: s, files: files}
-	if len(files) == 1 && files[0].from == 0 && indexed(files[0]) {
+	if keep == nil && len(files) == 1 && files[0].from == 0 && indexed(files[0]) {
 		if l.rf, l.ix, err = s.listingIndex(ctx, files[0]); err != nil {
 			closeAll(files)
 			return nil, err
 		}
 	}
 	if l.ix == nil {
-		if l.m, err = s.merge(ctx, files, bad); err != nil {
+		if l.m, err = s.merge(ctx, files, keys, keep, bad); err != nil {
 			closeAll(files)
 			return nil, err
 		}
@@ -274,11 +276,11 @@ func (l *Listing) artifact(line []byte, n uint32, off int64, place, refs int, fn
 	i := 0
 	found := false
 	err := r.places(func(p Record) error {
-		if i == place {
+		i++
+		if i-1 == place {
 			found = true
 			return fn(p, Pos{Path: l.rf.path, Line: int(n) + 1, Offset: off}, refs)
 		}
-		i++
 		return nil
 	})
 	if err == nil && !found {

@@ -27,6 +27,12 @@ type shown struct {
 // wins) and its distinct places, newest first.
 func listWhole(t *testing.T, s *Store) []shown {
 	t.Helper()
+	return listWholeOf(t, s, func(Record) bool { return true })
+}
+
+// listWholeOf is listWhole of the records keep keeps.
+func listWholeOf(t *testing.T, s *Store, keep func(Record) bool) []shown {
+	t.Helper()
 	type place struct{ hash, source, entry, site string }
 	var (
 		arts   []shown
@@ -36,7 +42,7 @@ func listWhole(t *testing.T, s *Store) []shown {
 		n      int
 	)
 	require.NoError(t, s.RecordsAt(t.Context(), func(r Record, pos Pos) error {
-		if !isDigest(r.Hash) {
+		if !isDigest(r.Hash) || !keep(r) {
 			return nil
 		}
 		n++
@@ -86,8 +92,14 @@ func isDigest(h string) bool {
 // ranks it gives, and the bad lines it reports.
 func scan(t *testing.T, s *Store) ([]shown, []string) {
 	t.Helper()
+	return scanOf(t, s, nil, nil)
+}
+
+// scanOf is scan of the records keep keeps, keys naming them.
+func scanOf(t *testing.T, s *Store, keys []Key, keep func(Record) bool) ([]shown, []string) {
+	t.Helper()
 	var bad []string
-	l, err := s.Listing(t.Context(), func(e *BadLineError) { bad = append(bad, e.Error()) })
+	l, err := s.Listing(t.Context(), keys, keep, func(e *BadLineError) { bad = append(bad, e.Error()) })
 	require.NoError(t, err)
 	defer l.Close()
 	got := make([]shown, l.Len())
@@ -175,6 +187,17 @@ func TestListingMerged(t *testing.T) {
 	assert.Equal(t, want, got, "spilled")
 	assert.Equal(t, bad, sbad)
 
+	// The records of a session, and of a tool, found through the index,
+	// and the newer record of the other segment: the artifact's row is
+	// its newest record of the tool.
+	for _, k := range []Key{{FieldSession, "s7"}, {FieldTool, "read"}, {FieldTool, "bash"}} {
+		keep := func(r Record) bool { return r.Session == k.Value || r.Tool == k.Value }
+		want := listWholeOf(t, s, keep)
+		require.NotEmpty(t, want)
+		assert.Equal(t, want, must(scanOf(t, s, []Key{k}, keep)), "%v", k)
+		assert.Equal(t, want, must(scanOf(t, s, nil, keep)), "%v, no keys", k)
+	}
+
 	small, _ := genStore(t, 50)
 	require.Equal(t, listWhole(t, small), must(scan(t, small)))
 }
@@ -195,7 +218,7 @@ func smallWindows(t *testing.T, n int64) {
 func TestListingChanged(t *testing.T) {
 	smallIndexes(t)
 	s, seg := genStore(t, 3000)
-	l, err := s.Listing(t.Context(), nil) // makes the index
+	l, err := s.Listing(t.Context(), nil, nil, nil) // makes the index
 	require.NoError(t, err)
 	l.Close()
 	b, err := os.ReadFile(seg)
@@ -207,7 +230,7 @@ func TestListingChanged(t *testing.T) {
 	require.NoError(t, os.WriteFile(seg, b, 0o600)) // in place: same inode
 	for _, w := range []int64{1 << 19, 100} {
 		smallWindows(t, w)
-		l, err = s.Listing(t.Context(), nil)
+		l, err = s.Listing(t.Context(), nil, nil, nil)
 		require.NoError(t, err)
 		require.NotNil(t, l.ix, "the index still matches its samples")
 		err = l.Scan(func(int64, Record, Pos, int) error { return nil })
@@ -223,7 +246,7 @@ func TestListingMergedChanged(t *testing.T) {
 	smallIndexes(t)
 	s, seg := genStore(t, 3000)
 	require.NoError(t, s.Append(t.Context(), []Record{record(1)}))
-	l, err := s.Listing(t.Context(), nil)
+	l, err := s.Listing(t.Context(), nil, nil, nil)
 	require.NoError(t, err)
 	defer l.Close()
 	require.NotNil(t, l.m)
@@ -241,12 +264,12 @@ func TestListingMergedChanged(t *testing.T) {
 // (Scan), and reads it whole as ls does without one.
 func BenchmarkListing(b *testing.B) {
 	s, _ := genStore(b, 100000)
-	l, err := s.Listing(b.Context(), nil) // makes the index
+	l, err := s.Listing(b.Context(), nil, nil, nil) // makes the index
 	require.NoError(b, err)
 	l.Close()
 	b.Run("scan", func(b *testing.B) {
 		for b.Loop() {
-			l, err := s.Listing(b.Context(), nil)
+			l, err := s.Listing(b.Context(), nil, nil, nil)
 			if err != nil {
 				b.Fatal(err)
 			}

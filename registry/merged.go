@@ -14,100 +14,92 @@ import (
 )
 
 // merged is the listing of a registry that is not one indexed segment
-// (several segments, a small one, a backend whose files have no IDs),
-// made in bounded memory from two reads of its files: the first passes
-// every place of every record to an external sorter, as an index is built
-// (see appendPlace and newest), which gives each artifact's newest place
-// and its number of distinct places; the second reads, in the files'
-// order, only the lines of those newest places. Lines are numbered across
-// the files in the order they are read (g), so that ties in creation
-// time go to the later record, as when the registry is read whole.
+// (several segments, a small one, a backend whose files have no IDs), or
+// of the records a filter keeps, made in bounded memory from two reads
+// of the registry's files: the first passes each place of each record
+// kept to an external sorter, as an index is built (see appendPlace and
+// newest), which gives each artifact's newest place and its number of
+// distinct places; the second reads, in the files' order, only the lines
+// of those newest places. The places are numbered in the order they are
+// read (q), so that ties in creation time go to the later record, as
+// when the registry is read whole.
 type merged struct {
 	s     *Store
 	files []*regFile
-	// starts is, for each file, the number g of its first line, less
-	// its lines not read (those of a compacted segment before it).
-	starts []uint32
-	sp     extsort.Spill
-	shown  *extsort.Sorter // of shownSize, by g
-	narts  int64
+	sp    extsort.Spill
+	shown *extsort.Sorter // of shownSize, by q
+	narts int64
 }
 
-// shownSize is the size of an artifact's newest place, as merged keeps
-// them in the order of the registry's lines: the line's number g and the
-// place's in it, the artifact's rank in the listing, its number of
-// distinct places, and where the line is (offset in its file, length).
-const shownSize = 4 + 4 + 8 + 4 + 8 + 4
+// mergedWhere is the size of where a place's line is, after the place
+// (see appendPlace): its offset, its file's number, its number in it.
+const mergedWhere = 8 + 4 + 4
 
-// merge makes the merged listing of files, passing bad each line that
-// holds no artifact's record, in registry order.
-func (s *Store) merge(ctx context.Context, files []*regFile, bad func(*BadLineError)) (*merged, error) {
+// shownSize is the size of an artifact's newest place as merged keeps
+// them, in the order they were read: the place's q and its number in its
+// line, the artifact's rank in the listing, its number of distinct
+// places, and mergedWhere.
+const shownSize = 4 + 4 + 8 + 4 + mergedWhere
+
+// errTooMany is the error of a listing of more places than merged numbers.
+var errTooMany = fmt.Errorf("over %d places, too many to list", uint64(math.MaxUint32))
+
+// merge makes the merged listing of files: of the records that keep
+// keeps, read through the indexes by keys (see RecordsMatching), or of
+// all of them when keep is nil. It passes bad each line that holds no
+// artifact's record, in registry order.
+func (s *Store) merge(ctx context.Context, files []*regFile, keys []Key, keep func(Record) bool, bad func(*BadLineError)) (*merged, error) {
 	m := &merged{s: s, files: files}
-	places := extsort.NewSorter(placeSize, maxHeld, &m.sp)
+	places := extsort.NewSorter(placeHead+mergedWhere, maxHeld, &m.sp)
 	var (
-		dec  decoder
-		rec  []byte
-		next uint64 // g of the next file's first line
+		rec   []byte
+		q     uint64
+		file  int
+		line  int // of the last place
+		place int // the last place's number in its line
+		d     store.Digest
+		derr  error // of the line's hash
 	)
-	report := func(rf *regFile, n int, off int64, err error) {
-		if bad != nil {
-			bad(&BadLineError{Path: rf.path, Line: n, Offset: off, Err: err})
-		}
-	}
-	for _, rf := range files {
-		if err := ctx.Err(); err != nil {
-			m.close()
-			return nil, err
-		}
-		if next > math.MaxUint32 {
-			m.close()
-			return nil, fmt.Errorf("registry: over %d lines, too many to list", uint64(math.MaxUint32))
-		}
-		start := uint32(next)
-		m.starts = append(m.starts, start)
-		last := rf.lines // the number of the last line read
-		_, err := rf.scan(nil, func(line []byte, n int, off int64) error {
-			last = n
-			g := uint64(start) + uint64(n-rf.lines-1)
-			if g > math.MaxUint32 {
-				return fmt.Errorf("registry: over %d lines, too many to list", uint64(math.MaxUint32))
+	rd := &recordReader{s: s, ctx: ctx, bad: bad, fn: func(p Record, at Pos) error {
+		if at.Line != line {
+			line, place = at.Line, 0
+			if d, derr = store.ParseDigest(p.Hash); derr != nil && bad != nil {
+				bad(&BadLineError{Path: at.Path, Line: at.Line, Offset: at.Offset, Err: derr})
 			}
-			var r Record
-			if uerr := dec.decode(line, &r); uerr != nil || r.Hash == "" {
-				report(rf, n, off, recordError(line, uerr))
-				return nil
-			}
-			d, err := store.ParseDigest(r.Hash)
-			if err != nil {
-				report(rf, n, off, err)
-				return nil
-			}
-			i := 0
-			return r.places(func(p Record) error {
-				rec = appendPlace(rec[:0], d, p, uint32(g), i, off, len(line))
-				places.Add(rec)
-				i++
-				return nil
-			})
-		}, func(n int, off, size int64) error {
-			last = n
-			report(rf, n, off, &LineTooLongError{Size: size})
+		} else {
+			place++
+		}
+		if derr != nil || (keep != nil && !keep(p)) {
 			return nil
-		})
-		if err != nil {
-			m.close()
-			return nil, fmt.Errorf("read registry %s: %w", rf.path, err)
 		}
-		next = uint64(start) + uint64(last-rf.lines)
+		if q > math.MaxUint32 {
+			return errTooMany
+		}
+		rec = appendPlace(rec[:0], d, p, uint32(q), place)
+		rec = binary.BigEndian.AppendUint64(rec, uint64(at.Offset))
+		rec = binary.BigEndian.AppendUint32(rec, uint32(file))
+		places.Add(binary.BigEndian.AppendUint32(rec, uint32(at.Line)))
+		q++
+		return nil
+	}}
+	var err error
+	for file = range files {
+		line = 0
+		if err = rd.file(files[file], keys); err != nil {
+			break
+		}
 	}
-	arts, err := newest(places, &m.sp)
+	var arts *extsort.Sorter
+	if err == nil {
+		arts, err = newest(places, &m.sp, mergedWhere)
+	}
 	if err == nil {
 		m.narts = arts.Len()
 		m.shown = extsort.NewSorter(shownSize, maxHeld, &m.sp)
 		var rank uint64
 		err = arts.Each(func(a []byte) error {
-			// a: the newest place's timeKey, every bit flipped (g at
-			// 12, its place at 16), refs, offset, length.
+			// a: the newest place's timeKey, every bit flipped (q at
+			// 12, its place at 16), refs, mergedWhere.
 			rec = binary.BigEndian.AppendUint32(rec[:0], ^binary.BigEndian.Uint32(a[12:]))
 			rec = binary.BigEndian.AppendUint32(rec, ^binary.BigEndian.Uint32(a[16:]))
 			rec = binary.BigEndian.AppendUint64(rec, rank)
@@ -121,7 +113,7 @@ func (s *Store) merge(ctx context.Context, files []*regFile, bad func(*BadLineEr
 	}
 	if err != nil {
 		m.close()
-		return nil, fmt.Errorf("registry: list: %w", err)
+		return nil, err
 	}
 	return m, nil
 }
@@ -129,60 +121,53 @@ func (s *Store) merge(ctx context.Context, files []*regFile, bad func(*BadLineEr
 // close releases the listing's temporary file.
 func (m *merged) close() { m.sp.Close() }
 
-// scan is Listing.Scan of m: it reads, file by file in order, the lines
-// of the artifacts' newest places, in 1 MiB blocks.
+// scan is Listing.Scan of m: it reads the lines of the artifacts' newest
+// places in the order the first read found them, in 1 MiB blocks, over
+// what lies between them when it is less than a block.
 func (m *merged) scan(fn func(rank int64, r Record, at Pos, refs int) error) error {
 	var (
-		dec  decoder
-		fi   = -1
-		rf   *regFile
-		br   *bufio.Reader
-		pos  int64 // of br in rf
-		last = -1  // the file of the last line
+		dec decoder
+		br  = bufio.NewReaderSize(nil, maxLine+1)
+		rf  *regFile
+		pos int64 // of br in rf
 	)
 	err := m.shown.Each(func(rec []byte) error {
-		g := binary.BigEndian.Uint32(rec)
 		place := int(binary.BigEndian.Uint32(rec[4:]))
 		rank := int64(binary.BigEndian.Uint64(rec[8:]))
 		refs := int(binary.BigEndian.Uint32(rec[16:]))
 		off := int64(binary.BigEndian.Uint64(rec[20:]))
-		size := int64(binary.BigEndian.Uint32(rec[28:]))
-		for fi+1 < len(m.files) && g >= m.starts[fi+1] {
-			fi++
+		file := int(binary.BigEndian.Uint32(rec[28:]))
+		at := int(binary.BigEndian.Uint32(rec[32:]))
+		if file >= len(m.files) {
+			return fmt.Errorf("registry: list: a bad file number %d", file)
 		}
-		if fi != last {
-			last, rf = fi, m.files[fi]
-			br = bufio.NewReaderSize(io.NewSectionReader(rf.f, off, rf.size-off), maxLine+1)
-			pos = off
-		}
-		if off < pos || size > maxLine {
-			return fmt.Errorf("%s: %w", rf.path, ErrIndexChanged)
-		}
-		if _, err := br.Discard(int(off - pos)); err != nil {
+		if next := m.files[file]; next != rf || off < pos || off-pos > maxLine {
+			rf, pos = next, off
+			br.Reset(io.NewSectionReader(rf.f, off, rf.size-off))
+		} else if _, err := br.Discard(int(off - pos)); err != nil {
 			return changed(rf, err)
 		}
-		line, err := br.Peek(int(size))
+		line, err := br.ReadSlice('\n')
 		if err != nil {
 			return changed(rf, err)
 		}
+		pos = off + int64(len(line))
 		var r Record
-		if line[size-1] != '\n' || dec.decode(line, &r) != nil {
+		if dec.decode(line, &r) != nil {
 			return fmt.Errorf("%s: %w", rf.path, ErrIndexChanged)
 		}
-		at := Pos{Path: rf.path, Line: int(g-m.starts[fi]) + rf.lines + 1, Offset: off}
 		i, found := 0, false
 		err = r.places(func(p Record) error {
-			if i == place {
-				found = true
-				return fn(rank, p, at, refs)
-			}
 			i++
+			if i-1 == place {
+				found = true
+				return fn(rank, p, Pos{Path: rf.path, Line: at, Offset: off}, refs)
+			}
 			return nil
 		})
 		if err == nil && !found {
 			return fmt.Errorf("%s: %w", rf.path, ErrIndexChanged)
 		}
-		pos = off
 		return err
 	})
 	if err == nil {
@@ -192,9 +177,10 @@ func (m *merged) scan(fn func(rank int64, r Record, at Pos, refs int) error) err
 }
 
 // changed is the error of reading a line of rf where the listing's first
-// read found one: EOF is the file changed, anything else a failure to read.
+// read found one: EOF or a line too long is the file changed, anything
+// else a failure to read.
 func changed(rf *regFile, err error) error {
-	if errors.Is(err, io.EOF) {
+	if errors.Is(err, io.EOF) || errors.Is(err, bufio.ErrBufferFull) {
 		return fmt.Errorf("%s: %w", rf.path, ErrIndexChanged)
 	}
 	return fmt.Errorf("read registry %s: %w", rf.path, err)

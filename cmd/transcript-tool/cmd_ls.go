@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,13 +9,11 @@ import (
 	"io"
 	"io/fs"
 	"maps"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 	"unsafe"
 
@@ -156,11 +153,6 @@ type lsRow struct {
 	Path      string `json:"path"` // the object's absolute path, to open it
 }
 
-func has[K comparable](m map[K]struct{}, k K) bool {
-	_, ok := m[k]
-	return ok
-}
-
 func runLs(ctx context.Context, st streams, store *registry.Store, f lsFilter, asJSON bool) error {
 	if err := storeMissing(store.Dir()); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -168,25 +160,21 @@ func runLs(ctx context.Context, st streams, store *registry.Store, f lsFilter, a
 		}
 		return fatal(err, "")
 	}
-	warn := func(e *registry.BadLineError) { st.warnf("%v", e) }
-	var (
-		bad  int
-		done bool
-		err  error
-	)
-	if f.session == "" && f.tool == "" {
-		done, bad, err = streamLs(ctx, st, store, f, asJSON, warn)
+	bad := 0
+	warn := func(e *registry.BadLineError) {
+		bad++
+		st.warnf("%v", e)
 	}
+	var keep func(registry.Record) bool
+	if f != (lsFilter{}) {
+		keep = f.keep
+	}
+	done, err := streamLs(ctx, st, store, f.keys(), keep, asJSON, warn)
 	if err == nil && !done {
-		holdMore()
-		var l *listing
-		if l, bad, err = listArtifacts(ctx, store, f, warn); err != nil {
-			return fatal(fmt.Errorf("read registry: %w", err), "")
-		}
-		if asJSON {
-			err = writeRowsJSON(st.stdout, l.rows, store)
-		} else {
-			err = printLs(st.stdout, l.rows, sourceBase(store), terminalWidth(st.stdout))
+		// The registry changed in place under its index before a row
+		// was written: list it again, read whole, its bad lines told.
+		if done, err = streamLs(ctx, st, store, nil, f.keep, asJSON, nil); err == nil && !done {
+			err = fatal(fmt.Errorf("read registry: %w", registry.ErrIndexChanged), "")
 		}
 	}
 	if err != nil {
@@ -216,54 +204,48 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// streamLs lists the registry through its listing (see
-// registry.Listing), holding few of its rows at a time: as JSON a row at
-// a time, newest first; as a table through tableLs. It reports false,
-// having written nothing, when the registry changed under the listing
-// before its first row was written (the caller lists it read whole), and
-// the number of bad lines passed to bad.
-func streamLs(ctx context.Context, st streams, store *registry.Store, f lsFilter, asJSON bool, bad func(*registry.BadLineError)) (bool, int, error) {
-	nbad := 0
-	count := func(e *registry.BadLineError) {
-		nbad++
-		bad(e)
-	}
-	l, err := store.Listing(ctx, count)
+// streamLs lists the registry through its listing of the records keep
+// keeps, keys naming them (see registry.Listing), holding few of its rows
+// at a time: as JSON a row at a time, newest first; as a table through
+// tableLs. It reports false, having written nothing, when the registry
+// changed under the listing before its first row was written.
+func streamLs(ctx context.Context, st streams, store *registry.Store, keys []registry.Key, keep func(registry.Record) bool, asJSON bool, bad func(*registry.BadLineError)) (bool, error) {
+	l, err := store.Listing(ctx, keys, keep, bad)
 	switch {
 	case errors.Is(err, registry.ErrIndexChanged):
-		return false, 0, nil
+		return false, nil
 	case err != nil:
-		return false, 0, fatal(fmt.Errorf("read registry: %w", err), "")
+		return false, fatal(fmt.Errorf("read registry: %w", err), "")
 	}
 	defer l.Close()
 	out := &countingWriter{w: st.stdout}
 	if asJSON {
-		err = jsonLs(out, l, f, store)
+		err = jsonLs(out, l, store)
 	} else {
-		err = tableLs(out, l, f, sourceBase(store), terminalWidth(st.stdout))
+		err = tableLs(out, l, sourceBase(store), terminalWidth(st.stdout))
 	}
 	var re *errRead
 	switch {
 	case errors.Is(err, registry.ErrIndexChanged) && out.n == 0:
-		return false, 0, nil
+		return false, nil
 	case errors.As(err, &re):
-		return true, nbad, fatal(fmt.Errorf("read registry: %w", re.err), "")
+		return true, fatal(fmt.Errorf("read registry: %w", re.err), "")
 	}
-	return true, nbad, err
+	return true, err
 }
 
-// tableLs writes the table of the rows of l that f keeps, as printLs
-// does. Through rankRows, it makes each row's cells once and measures
-// them while the registry is read, so that the table's widths are known
-// before its first row is written. (On a terminal the summary's cell is
+// tableLs writes the table of the rows of l (see lsTable). Through
+// rankRows, it makes each row's cells once and measures them while the
+// registry is read, so that the table's widths are known before its
+// first row is written. (On a terminal the summary's cell is
 // made for the widest column it may have and cut again when written,
 // which gives the cell made for its column.)
-func tableLs(w io.Writer, l *registry.Listing, f lsFilter, base string, columns int) error {
+func tableLs(w io.Writer, l *registry.Listing, base string, columns int) error {
 	t := newLsTable(base, columns)
 	// Buckets of 16k rows of about 100 bytes.
 	rk := extsort.NewRanked(l.Len(), 16<<10, 4<<20)
 	defer rk.Close()
-	n, err := rankRows(l, f, rk, func(rec []byte, r lsRow) []byte {
+	n, err := rankRows(l, rk, func(rec []byte, r lsRow) []byte {
 		c := t.cells(r)
 		t.measure(c)
 		for _, s := range c {
@@ -297,14 +279,14 @@ func tableLs(w io.Writer, l *registry.Listing, f lsFilter, base string, columns 
 	return bw.Flush()
 }
 
-// jsonLs writes the rows of l that f keeps as writeRowsJSON does,
+// jsonLs writes the rows of l as a JSON array, what ls --json prints,
 // through rankRows, each written as JSON once.
-func jsonLs(w io.Writer, l *registry.Listing, f lsFilter, store *registry.Store) error {
+func jsonLs(w io.Writer, l *registry.Listing, store *registry.Store) error {
 	// Buckets of 8k rows of about 500 bytes.
 	rk := extsort.NewRanked(l.Len(), 8<<10, 4<<20)
 	defer rk.Close()
 	paths := newObjectPaths(store)
-	if _, err := rankRows(l, f, rk, func(rec []byte, r lsRow) []byte {
+	if _, err := rankRows(l, rk, func(rec []byte, r lsRow) []byte {
 		return appendRowJSON(rec, r, paths)
 	}); err != nil {
 		return err
@@ -313,13 +295,13 @@ func jsonLs(w io.Writer, l *registry.Listing, f lsFilter, store *registry.Store)
 }
 
 // rankRows deals to rk, by their ranks, the records that record makes of
-// the rows of l that f keeps, and returns how many. It reads them in the
+// the rows of l, and returns how many. It reads them in the
 // segment's order (Listing.Scan), in large blocks, for rk to put back in
 // the listing's order, newest first; record runs on a goroutine of its
 // own while Scan reads and decodes the next rows: on two cores, the
 // listing takes about the time of its reading. record appends to rec,
 // empty, and returns it.
-func rankRows(l *registry.Listing, f lsFilter, rk *extsort.Ranked, record func(rec []byte, r lsRow) []byte) (int, error) {
+func rankRows(l *registry.Listing, rk *extsort.Ranked, record func(rec []byte, r lsRow) []byte) (int, error) {
 	type ranked struct {
 		rank int64
 		row  lsRow
@@ -348,9 +330,6 @@ func rankRows(l *registry.Listing, f lsFilter, rk *extsort.Ranked, record func(r
 	}()
 	batch := make([]ranked, 0, perBatch)
 	err := l.Scan(func(rank int64, r registry.Record, _ registry.Pos, refs int) error {
-		if !f.keep(r) {
-			return nil
-		}
 		batch = append(batch, ranked{rank, lsRow{ID: r.Hash, Size: r.Size, Media: r.Media, Tool: r.Tool, Session: r.Session,
 			Source: r.Source, Entry: r.Entry, Site: r.Site, CreatedAt: r.CreatedAt, Refs: refs, Summary: r.Summary}})
 		if len(batch) == perBatch {
@@ -370,192 +349,6 @@ func rankRows(l *registry.Listing, f lsFilter, rk *extsort.Ranked, record func(r
 		return n, &errRead{err}
 	}
 	return n, nil
-}
-
-// listing is the artifacts of a listing, newest first, kept so that a
-// million of them cost little memory and no garbage collector's time:
-// an artifact holds no pointer, the values that repeat from record to
-// record (media type, tool, session, source, site, creation time) are
-// numbers of strings kept once, and entries and summaries are spans of
-// one buffer.
-type listing struct {
-	arts []artifact
-	strs []string // by number; 0 is ""
-	nums map[string]uint32
-	// last is the last string numbered for each column, which the next
-	// record mostly repeats (the registry's decoder shares their bytes).
-	last [nShared]struct {
-		s string
-		n uint32
-	}
-	text []byte // entries and summaries
-}
-
-// The columns whose values listing numbers.
-const (
-	cMedia = iota
-	cTool
-	cSession
-	cSource
-	cSite
-	cCreatedAt
-	nShared
-)
-
-// span is a string kept in listing.text.
-type span struct{ off, n uint32 }
-
-// artifact is one row of a listing.
-type artifact struct {
-	digest  storepkg.Digest
-	size    int64
-	sec     int64 // the creation time of the record shown
-	nsec    int32
-	refs    int32
-	index   int // registry position of the record shown
-	shared  [nShared]uint32
-	entry   span
-	summary span
-	first   artPlace // the first place counted in refs
-}
-
-// artPlace is one place that references an artifact, in a listing.
-type artPlace struct {
-	source, site uint32
-	entry        span
-}
-
-// num returns the number of s, a value of column c.
-func (l *listing) num(c int, s string) uint32 {
-	if s == "" {
-		return 0
-	}
-	if last := &l.last[c]; len(last.s) == len(s) && unsafe.StringData(last.s) == unsafe.StringData(s) {
-		return last.n
-	}
-	n, ok := l.nums[s]
-	if !ok {
-		n = uint32(len(l.strs))
-		l.strs = append(l.strs, s)
-		l.nums[s] = n
-	}
-	l.last[c].s, l.last[c].n = s, n
-	return n
-}
-
-// keep returns s as a span of l.text.
-func (l *listing) keep(s string) span {
-	if len(l.text)+len(s) > math.MaxUint32 {
-		// Past 4 GiB of entries and summaries: a span cannot say where;
-		// such a listing is beyond what a terminal shows anyway.
-		return span{}
-	}
-	sp := span{uint32(len(l.text)), uint32(len(s))}
-	l.text = append(l.text, s...)
-	return sp
-}
-
-func (l *listing) str(sp span) string { return string(l.text[sp.off : sp.off+sp.n]) }
-
-// is reports whether sp holds s.
-func (l *listing) is(sp span, s string) bool { return string(l.text[sp.off:sp.off+sp.n]) == s }
-
-// rows calls yield with each row of l, in order.
-func (l *listing) rows(yield func(lsRow) error) error {
-	for i := range l.arts {
-		if err := yield(l.row(i)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// row returns the i-th artifact as a row.
-func (l *listing) row(i int) lsRow {
-	a := &l.arts[i]
-	r := lsRow{ID: a.digest.String(), Size: a.size, Media: l.strs[a.shared[cMedia]], Tool: l.strs[a.shared[cTool]],
-		Session: l.strs[a.shared[cSession]], Source: l.strs[a.shared[cSource]], Entry: l.str(a.entry),
-		Site: l.strs[a.shared[cSite]], CreatedAt: l.strs[a.shared[cCreatedAt]], Refs: int(a.refs), Summary: l.str(a.summary)}
-	return r
-}
-
-// listArtifacts reads the registry into a listing, newest first, and
-// returns the number of bad lines, each passed to bad.
-func listArtifacts(ctx context.Context, store *registry.Store, f lsFilter, bad func(*registry.BadLineError)) (*listing, int, error) {
-	// A place is counted once however many records name it. Most
-	// artifacts have one: each keeps its first, and only an artifact
-	// with more has its places in a map.
-	type place struct {
-		digest              storepkg.Digest
-		source, entry, site string
-	}
-	var (
-		l      = &listing{strs: []string{""}, nums: map[string]uint32{}}
-		byHash = map[storepkg.Digest]int{}
-		more   = map[place]struct{}{}
-		index  int
-		nbad   int
-	)
-	err := store.RecordsMatching(ctx, f.keys(), func(r registry.Record, at registry.Pos) error {
-		d, err := storepkg.ParseDigest(r.Hash)
-		if err != nil {
-			// A record of no artifact: reported as a bad line, not listed.
-			nbad++
-			bad(&registry.BadLineError{Path: at.Path, Line: at.Line, Offset: at.Offset, Err: err})
-			return nil
-		}
-		index++
-		if !f.keep(r) {
-			return nil
-		}
-		created, _ := time.Parse(time.RFC3339Nano, r.CreatedAt)
-		sec, nsec := created.Unix(), int32(created.Nanosecond())
-		i, seen := byHash[d]
-		if seen {
-			a := &l.arts[i]
-			if p := (place{d, r.Source, r.Entry, r.Site}); (l.num(cSource, r.Source) != a.first.source ||
-				l.num(cSite, r.Site) != a.first.site || !l.is(a.first.entry, r.Entry)) && !has(more, p) {
-				more[p] = struct{}{}
-				a.refs++
-			}
-			if sec < a.sec || sec == a.sec && nsec < a.nsec {
-				return nil
-			}
-		} else {
-			i = len(l.arts)
-			byHash[d] = i
-			l.arts = append(l.arts, artifact{digest: d, refs: 1})
-		}
-		a := &l.arts[i]
-		a.size, a.sec, a.nsec, a.index = r.Size, sec, nsec, index
-		a.shared = [nShared]uint32{l.num(cMedia, r.Media), l.num(cTool, r.Tool), l.num(cSession, r.Session),
-			l.num(cSource, r.Source), l.num(cSite, r.Site), l.num(cCreatedAt, r.CreatedAt)}
-		a.entry, a.summary = l.keep(r.Entry), l.keep(r.Summary)
-		if !seen {
-			a.first = artPlace{a.shared[cSource], a.shared[cSite], a.entry}
-		}
-		return nil
-	}, func(e *registry.BadLineError) {
-		nbad++
-		bad(e)
-	})
-	slices.SortFunc(l.arts, func(a, b artifact) int {
-		return cmp.Or(cmp.Compare(b.sec, a.sec), cmp.Compare(b.nsec, a.nsec), cmp.Compare(b.index, a.index))
-	})
-	return l, nbad, err
-}
-
-// writeRowsJSON writes the rows rows yields as a JSON array, what
-// ls --json prints.
-func writeRowsJSON(w io.Writer, rows func(func(lsRow) error) error, store *registry.Store) error {
-	var buf []byte
-	paths := newObjectPaths(store)
-	return writeJSONArray(w, func(put func([]byte) error) error {
-		return rows(func(r lsRow) error {
-			buf = appendRowJSON(buf[:0], r, paths)
-			return put(buf)
-		})
-	})
 }
 
 // writeJSONArray writes the JSON values each passes its function as one
@@ -807,29 +600,6 @@ func (t *lsTable) put(w io.Writer, c [lsCols]string) error {
 	t.line = line
 	_, err := w.Write(line)
 	return err
-}
-
-// printLs writes the rows rows yields, called twice (once to measure
-// them), as a table (see lsTable).
-func printLs(w io.Writer, rows func(func(lsRow) error) error, base string, columns int) error {
-	t := newLsTable(base, columns)
-	n := 0
-	if err := rows(func(r lsRow) error {
-		t.measure(t.cells(r))
-		n++
-		return nil
-	}); err != nil || n == 0 {
-		return err
-	}
-	t.fit()
-	bw := bufio.NewWriterSize(w, 256<<10)
-	if err := t.put(bw, lsHead); err != nil {
-		return err
-	}
-	if err := rows(func(r lsRow) error { return t.put(bw, t.cells(r)) }); err != nil {
-		return err
-	}
-	return bw.Flush()
 }
 
 // cell makes s one table cell: one line, no tabs, "-" when empty.

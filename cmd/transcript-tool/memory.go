@@ -1,12 +1,10 @@
 package main
 
 import (
-	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"sync"
 	"sync/atomic"
 )
 
@@ -32,13 +30,9 @@ import (
 const heapFloor = 40 << 20
 
 // heapGrowth is the limit's multiple of the live heap, in percent: 200
-// while the limit is tuned, 0 when it is not (see holdMore). tuneMu
-// orders the tuner's setting of the limit and holdMore's: a collection
-// finished as ls starts must not leave ls a limit near its live heap.
-var (
-	heapGrowth atomic.Int64
-	tuneMu     sync.Mutex
-)
+// while the limit is tuned, 0 when it is not (the tuner then stops at
+// its next collection).
+var heapGrowth atomic.Int64
 
 // limitFor returns the soft memory limit for a live heap of live bytes
 // growing by growth percent.
@@ -58,23 +52,6 @@ func tuneMemory() {
 	armTuner()
 }
 
-// holdMore is for a command whose live data grows with the store, not
-// with a line: ls keeps every artifact of the registry to sort them (a
-// million take some 250 MB, kept compact, see listing). Its heap grows by
-// a quarter of its live data (GOGC=25), with no limit: a limit that close
-// to the live heap has the runtime return memory to the system and fault
-// it back in (a million-row ls took 3.7 s of system time with the limit at
-// 1.25 times its live heap, 2.9 s without).
-func holdMore() {
-	tuneMu.Lock()
-	defer tuneMu.Unlock()
-	if heapGrowth.Swap(0) == 0 {
-		return // the environment sets the collector's budget
-	}
-	debug.SetGCPercent(25)
-	debug.SetMemoryLimit(math.MaxInt64)
-}
-
 // gcSentinel is garbage as soon as it is made: its finalizer runs after
 // each collection, sets the limit for the live heap the collection left,
 // and makes the next one.
@@ -82,17 +59,14 @@ type gcSentinel struct{ live []metrics.Sample }
 
 func armTuner() {
 	runtime.SetFinalizer(&gcSentinel{live: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}, func(s *gcSentinel) {
-		tuneMu.Lock()
 		growth := heapGrowth.Load()
-		if growth != 0 {
-			metrics.Read(s.live)
-			if s.live[0].Value.Kind() == metrics.KindUint64 {
-				debug.SetMemoryLimit(limitFor(s.live[0].Value.Uint64(), growth))
-			}
+		if growth == 0 {
+			return
 		}
-		tuneMu.Unlock()
-		if growth != 0 {
-			armTuner()
+		metrics.Read(s.live)
+		if s.live[0].Value.Kind() == metrics.KindUint64 {
+			debug.SetMemoryLimit(limitFor(s.live[0].Value.Uint64(), growth))
 		}
+		armTuner()
 	})
 }
