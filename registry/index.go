@@ -569,6 +569,9 @@ func (s *Store) writeIndex(ctx context.Context, b *indexBuilder, rf *regFile) er
 // and the next reader that looks up records in it makes it.
 func (s *Store) indexMerged(ctx context.Context, b *indexBuilder, seg store.Handle) {
 	defer b.close()
+	if _, ok := store.As[store.Opener](s.b); !ok {
+		return // a file loaded whole has no ID, and no index
+	}
 	f, err := store.OpenFile(ctx, s.b, seg)
 	if err != nil {
 		return

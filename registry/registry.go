@@ -518,7 +518,7 @@ func (s *Store) tryReadKnown(ctx context.Context) (again bool, err error) {
 		if m, seen := s.marks[store.Key(e.h)]; seen && m.id == e.fi.ID && m.size == e.fi.Size {
 			continue // as it was read
 		}
-		f, fi, err := s.open(ctx, e)
+		f, fi, err := s.open(ctx, e, &spool{})
 		if errors.Is(err, store.ErrNotExist) {
 			s.known = nil
 			return true, nil

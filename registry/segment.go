@@ -188,7 +188,7 @@ func (s *Store) compactedSince(ctx context.Context, files []*regFile) (bool, err
 		if opened[store.Key(e.h)] || e.h.Kind != store.Segment || e.fi.Bad != nil {
 			continue
 		}
-		f, fi, err := s.open(ctx, e)
+		f, fi, err := s.open(ctx, e, &spool{})
 		if errors.Is(err, store.ErrNotExist) {
 			return true, nil // compacted away in turn
 		}
@@ -219,8 +219,9 @@ func (s *Store) tryOpenRegistry(ctx context.Context) ([]*regFile, error) {
 	}
 	listed()
 	files := make([]*regFile, 0, len(entries))
+	sp := &spool{}
 	for _, e := range entries {
-		f, fi, err := s.open(ctx, e)
+		f, fi, err := s.open(ctx, e, sp)
 		if err != nil {
 			closeAll(files)
 			return nil, fmt.Errorf("open registry %s: %w", s.where(e.h), err)
@@ -278,14 +279,14 @@ func (s *Store) registryFiles(ctx context.Context) ([]listedFile, error) {
 	return append(out, segs...), nil
 }
 
-// open opens a file of the registry as listed, and describes it as it was
-// opened: with the ID its listing gave, if the file loaded has none (a
-// backend that reads files whole, see store.OpenFile). Should the file
+// open opens a file of the registry as listed, through sp, and describes
+// it as it was opened: with the ID its listing gave, if the file loaded
+// has none (a backend that reads files whole, see spool). Should the file
 // have been replaced between the two, the ID is the wrong file's, and the
 // file is taken to have changed since: kept by Compact, read again by
 // readKnown.
-func (s *Store) open(ctx context.Context, e listedFile) (store.File, store.FileInfo, error) {
-	f, err := store.OpenFile(ctx, s.b, e.h)
+func (s *Store) open(ctx context.Context, e listedFile, sp *spool) (store.File, store.FileInfo, error) {
+	f, err := sp.load(ctx, s.b, e.h)
 	if err != nil {
 		return nil, store.FileInfo{}, err
 	}

@@ -274,7 +274,12 @@ func OpenFile(ctx context.Context, b Backend, h Handle) (File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", b.Path(h), err)
 	}
-	return loaded{bytes.NewReader(data), FileInfo{Name: h.Name, Size: int64(len(data))}}, nil
+	return Loaded(data, h.Name), nil
+}
+
+// Loaded returns data as a file named name, as OpenFile loads one.
+func Loaded(data []byte, name string) File {
+	return loaded{bytes.NewReader(data), FileInfo{Name: name, Size: int64(len(data))}}
 }
 
 // loaded is a file OpenFile loaded whole.

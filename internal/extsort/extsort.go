@@ -34,7 +34,7 @@ func (s *Spill) Write(p []byte) Chunk {
 		return Chunk{}
 	}
 	if s.f == nil {
-		f, err := os.CreateTemp("", ".transcript-tool-index-*")
+		f, err := os.CreateTemp("", ".transcript-tool-spill-*")
 		if err != nil {
 			s.err = err
 			return Chunk{}
@@ -56,7 +56,12 @@ func (s *Spill) Err() error { return s.err }
 
 // Reader returns a reader of c.
 func (s *Spill) Reader(c Chunk) *bufio.Reader {
-	return bufio.NewReaderSize(io.NewSectionReader(s.f, c.Off, c.N), 16<<10)
+	return bufio.NewReaderSize(s.Section(c), 16<<10)
+}
+
+// Section returns c, to read at any offset, from any goroutine.
+func (s *Spill) Section(c Chunk) *io.SectionReader {
+	return io.NewSectionReader(s.f, c.Off, c.N)
 }
 
 // Close releases the spill file.
