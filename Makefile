@@ -17,11 +17,13 @@ test:
 	$(GO) test -race -count=1 -tags purego ./transcript/ ./externalizer/ ./summary/
 
 # Peak memory of migrate and rehydrate of a line of MEMLINE_S3 bytes whose
-# payload goes to S3: a versitygw on loopback (see .ci/run), started for
+# payload goes to S3, and of ls and cat of a registry of REGISTRY_S3
+# records in a bucket: a versitygw on loopback (see .ci/run), started for
 # the run.
 MEMLINE_S3 ?= 1000000000
+REGISTRY_S3 ?= 1000000
 memcheck-s3: build
-	./scripts/memcheck-s3.sh $(BIN) $(MEMLINE_S3)
+	./scripts/memcheck-s3.sh $(BIN) $(MEMLINE_S3) $(REGISTRY_S3)
 
 # The agents the end-to-end tests in e2e/ drive (Claude Code, Codex, pi
 # under both package names, OpenClaw, Gemini CLI, Qwen Code, Copilot CLI)
