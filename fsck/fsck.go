@@ -159,8 +159,9 @@ func VerifyTo(ctx context.Context, st *registry.Store, transcripts []session.Inp
 }
 
 // verify is VerifyTo, its findings passed to rep.add. It holds neither
-// the store's objects nor the registry's records in memory, but sorts
-// them by artifact in bounded memory and joins the two (see join.go).
+// the store's objects, nor the registry's records, nor the transcripts'
+// references in memory, but sorts them by artifact in bounded memory and
+// joins them (see join.go).
 func verify(ctx context.Context, st *registry.Store, transcripts []session.Input, rep *Report) error {
 	var sp extsort.Spill
 	defer sp.Close()
@@ -188,14 +189,15 @@ func verify(ctx context.Context, st *registry.Store, transcripts []session.Input
 		return err
 	}
 
-	referenced := map[store.Digest]bool{}
+	// The artifacts the transcripts refer to, as many times as they do,
+	// told apart when joined with the objects.
+	referenced := extsort.NewSorter(digestSize, maxHeld, &sp)
 	for _, in := range transcripts {
 		rep.Transcripts++
 		if err := verifyTranscript(ctx, in, st, referenced, rep); err != nil {
 			return err
 		}
 	}
-	rep.References = len(referenced)
 
 	gone := slices.SortedFunc(maps.Keys(srcs.goneAt), func(a, b string) int { return srcs.goneAt[a].index - srcs.goneAt[b].index })
 	for _, src := range gone {
@@ -207,10 +209,10 @@ func verify(ctx context.Context, st *registry.Store, transcripts []session.Input
 		rep.add(Finding{Severity: Info, Path: at.Path, Line: at.Line, Offset: at.Offset,
 			Message: msg + " (moved?): gc keeps the artifacts only they name unless --prune-missing"})
 	}
-	return eachClaimed(claimed, func(d store.Digest, c byte) {
+	rep.References, err = eachObject(claimed, referenced, func(d store.Digest, c byte, referenced bool) {
 		msg := ""
 		switch {
-		case referenced[d]:
+		case referenced:
 			if c&claimRecorded == 0 {
 				msg = "no registry record"
 			}
@@ -229,11 +231,12 @@ func verify(ctx context.Context, st *registry.Store, transcripts []session.Input
 			rep.add(Finding{Severity: Info, Path: st.Name(d), Message: msg})
 		}
 	})
+	return err
 }
 
 // verifyTranscript rebuilds every migrated line of a transcript into a
 // hash, which checks its artifacts and the rebuilt line.
-func verifyTranscript(ctx context.Context, in session.Input, st *registry.Store, referenced map[store.Digest]bool, rep *Report) error {
+func verifyTranscript(ctx context.Context, in session.Input, st *registry.Store, referenced *extsort.Sorter, rep *Report) error {
 	path := in.Name()
 	return session.Lines(in, func(l transcript.Line) error {
 		if err := ctx.Err(); err != nil {
@@ -245,7 +248,7 @@ func verifyTranscript(ctx context.Context, in session.Input, st *registry.Store,
 			return nil
 		}
 		for _, d := range ids {
-			referenced[d] = true
+			referenced.Add(d[:])
 		}
 		if err == nil {
 			_, err = externalizer.RestoreTo(io.Discard, l.Text, start, st.Opener(ctx))

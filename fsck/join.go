@@ -14,10 +14,11 @@ import (
 	"github.com/transcript-tool/transcript-tool/store"
 )
 
-// Verify joins the store's objects and the registry's records by
-// artifact, each sorted in bounded memory by an extsort.Sorter: a store
-// of millions of objects, or a registry of millions of records of
-// artifacts the store lost, is checked in a few MiB. The records carry
+// Verify joins the store's objects, the registry's records and the
+// transcripts' references by artifact, each sorted in bounded memory by
+// an extsort.Sorter: a store of millions of objects, a registry of
+// millions of records of artifacts the store lost, or transcripts of
+// millions of references, are checked in a few MiB. The records carry
 // their place in the registry, so that what is said of them is said in
 // the registry's order all the same.
 
@@ -228,11 +229,33 @@ func sorted(s *extsort.Sorter, err *error) iter.Seq[[]byte] {
 	}
 }
 
-// eachClaimed calls fn with every object of claimed, from verifyRecords,
-// in order, and its claims.
-func eachClaimed(claimed *extsort.Sorter, fn func(d store.Digest, claim byte)) error {
-	return claimed.Each(func(rec []byte) error {
-		fn(store.Digest(rec[:digestSize]), rec[digestSize])
+// eachObject calls fn with every object of claimed, from verifyRecords,
+// in order, its claims, and whether referenced (digests, in any order
+// and number) holds it. It returns the number of digests referenced
+// holds, each counted once.
+func eachObject(claimed, referenced *extsort.Sorter, fn func(d store.Digest, claim byte, referenced bool)) (int, error) {
+	var refErr error
+	next, stop := iter.Pull(sorted(referenced, &refErr))
+	defer stop()
+	ref, more := next()
+	var last []byte // the last digest counted
+	n := 0
+	// skip counts the referenced digests before d (all, if d is nil) and
+	// passes them.
+	skip := func(d []byte) {
+		for ; more && (d == nil || bytes.Compare(ref, d) < 0); ref, more = next() {
+			if !bytes.Equal(ref, last) {
+				n++
+				last = append(last[:0], ref...)
+			}
+		}
+	}
+	err := claimed.Each(func(rec []byte) error {
+		d := rec[:digestSize]
+		skip(d)
+		fn(store.Digest(d), rec[digestSize], more && bytes.Equal(ref, d))
 		return nil
 	})
+	skip(nil)
+	return n, errors.Join(err, refErr)
 }

@@ -25,10 +25,12 @@ import (
 // TestVerifyRecordsJoin: on random stores (objects, records of objects
 // present and missing, several records of one artifact naming given,
 // other, gone and no transcripts, bad hashes and bad lines, in the
-// single-file registry and a segment), the join of sorted objects and
-// records says what the maps say: the bad lines and the first record of
-// each artifact not in the store, in the registry's order, and for each
-// object the claims readClaims (gc's, a map) reads. With a limit of a few
+// single-file registry and a segment; references, repeated, to objects
+// and to missing artifacts), the join of sorted objects, records and
+// references says what the maps say: the bad lines and the first record
+// of each artifact not in the store, in the registry's order; for each
+// object the claims readClaims (gc's, a map) reads and whether it is
+// referenced; and how many artifacts are. With a limit of a few
 // records the sorters spill runs and merge them; with the default they
 // do not.
 func TestVerifyRecordsJoin(t *testing.T) {
@@ -119,8 +121,19 @@ func TestVerifyRecordsJoin(t *testing.T) {
 				cl, err := readClaims(ctx, st, transcripts)
 				require.NoError(t, err)
 				type claimed struct {
-					d     store.Digest
-					claim byte
+					d          store.Digest
+					claim      byte
+					referenced bool
+				}
+				referenced := extsort.NewSorter(digestSize, maxHeld, &sp)
+				refs := map[store.Digest]bool{}
+				for range r.IntN(60) {
+					d := absent[r.IntN(len(absent))]
+					if len(present) > 0 && r.IntN(2) == 0 {
+						d = present[r.IntN(len(present))]
+					}
+					referenced.Add(d[:])
+					refs[d] = true
 				}
 				var wantClaims []claimed
 				for _, d := range slices.SortedFunc(maps.Keys(listed), func(a, b store.Digest) int { return bytes.Compare(a[:], b[:]) }) {
@@ -134,7 +147,7 @@ func TestVerifyRecordsJoin(t *testing.T) {
 					if c.gone {
 						bits |= claimGone
 					}
-					wantClaims = append(wantClaims, claimed{d, bits})
+					wantClaims = append(wantClaims, claimed{d, bits, refs[d]})
 				}
 
 				// What the join says.
@@ -143,12 +156,14 @@ func TestVerifyRecordsJoin(t *testing.T) {
 				got, err := verifyRecords(ctx, st, srcs, objects, &sp, rep)
 				require.NoError(t, err)
 				var gotClaims []claimed
-				require.NoError(t, eachClaimed(got, func(d store.Digest, c byte) { gotClaims = append(gotClaims, claimed{d, c}) }))
+				n, err := eachObject(got, referenced, func(d store.Digest, c byte, ref bool) { gotClaims = append(gotClaims, claimed{d, c, ref}) })
+				require.NoError(t, err)
 
 				assert.Equal(t, append([]Finding{}, want...), rep.Findings)
 				assert.Equal(t, wantClaims, gotClaims)
 				assert.Equal(t, cl.goneAt, srcs.goneAt)
 				assert.Equal(t, len(want), rep.Errors)
+				assert.Equal(t, len(refs), n, "artifacts referenced")
 			})
 		}
 	}
