@@ -6,7 +6,8 @@
 //
 // Verify only reads: it re-hashes every object, parses every registry
 // line and rebuilds every migrated line of the given transcripts into a
-// hash (never into a file). Objects are never followed through symbolic
+// hash (never into a file). What it cannot hold in a few MiB of memory it
+// sorts in a temporary file, unlinked as soon as it is made. Objects are never followed through symbolic
 // links. A problem is reported with the path, and for transcripts the line
 // and byte offset, and checking goes on. Verify also says what GC, given
 // the same transcripts, would delete (grace aside) and what it would
@@ -67,7 +68,6 @@
 package fsck
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -77,6 +77,7 @@ import (
 	"slices"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/internal/extsort"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/store"
@@ -157,13 +158,18 @@ func VerifyTo(ctx context.Context, st *registry.Store, transcripts []session.Inp
 	return rep, err
 }
 
-// verify is VerifyTo, its findings passed to rep.add.
+// verify is VerifyTo, its findings passed to rep.add. It holds neither
+// the store's objects, nor the registry's records, nor the transcripts'
+// references in memory, but sorts them by artifact in bounded memory and
+// joins them (see join.go).
 func verify(ctx context.Context, st *registry.Store, transcripts []session.Input, rep *Report) error {
-	objects := map[store.Digest]struct{}{}
+	var sp extsort.Spill
+	defer sp.Close()
+	objects := extsort.NewSorter(len(store.Digest{}), maxHeld, &sp)
 	err := st.Each(ctx, func(d store.Digest, fi store.FileInfo) error {
 		rep.Objects++
 		rep.Bytes += fi.Size
-		objects[d] = struct{}{}
+		objects.Add(d[:])
 		if err := st.Verify(ctx, d); err != nil {
 			rep.add(Finding{Severity: Error, Path: st.Name(d), Message: reason(err)})
 		}
@@ -175,44 +181,27 @@ func verify(ctx context.Context, st *registry.Store, transcripts []session.Input
 		return err
 	}
 
-	missing := map[store.Digest]bool{}
-	err = st.RecordsAt(ctx, func(r registry.Record, at registry.Pos) error {
-		rep.Records++
-		d, err := store.ParseDigest(r.Hash)
-		if err != nil {
-			rep.add(Finding{Severity: Error, Path: at.Path, Line: at.Line, Offset: at.Offset, Message: "bad registry record: " + err.Error()})
-			return nil
-		}
-		if _, ok := objects[d]; !ok && !missing[d] {
-			missing[d] = true
-			rep.add(Finding{Severity: Error, Path: at.Path, Line: at.Line, Offset: at.Offset,
-				Message: fmt.Sprintf("records artifact %s, which is not in the store", d)})
-		}
-		return nil
-	}, func(e *registry.BadLineError) {
-		rep.add(Finding{Severity: Error, Path: e.Path, Line: e.Line, Offset: e.Offset, Message: "bad registry record: " + e.Err.Error()})
-	})
+	// What gc given the same transcripts would delete, grace aside, is
+	// told from the claims of the registry, read with its records.
+	srcs := newSources(st, transcripts)
+	claimed, err := verifyRecords(ctx, st, srcs, objects, &sp, rep)
 	if err != nil {
 		return err
 	}
 
-	referenced := map[store.Digest]bool{}
+	// The artifacts the transcripts refer to, as many times as they do,
+	// told apart when joined with the objects.
+	referenced := extsort.NewSorter(digestSize, maxHeld, &sp)
 	for _, in := range transcripts {
 		rep.Transcripts++
 		if err := verifyTranscript(ctx, in, st, referenced, rep); err != nil {
 			return err
 		}
 	}
-	rep.References = len(referenced)
 
-	// What gc given the same transcripts would delete, grace aside.
-	cl, err := readClaims(ctx, st, transcripts)
-	if err != nil {
-		return err
-	}
-	gone := slices.SortedFunc(maps.Keys(cl.goneAt), func(a, b string) int { return cl.goneAt[a].index - cl.goneAt[b].index })
+	gone := slices.SortedFunc(maps.Keys(srcs.goneAt), func(a, b string) int { return srcs.goneAt[a].index - srcs.goneAt[b].index })
 	for _, src := range gone {
-		at := cl.goneAt[src]
+		at := srcs.goneAt[src]
 		msg := fmt.Sprintf("%d records name %s, which no longer exists", at.records, src)
 		if src == "" {
 			msg = fmt.Sprintf("%d records name no transcript", at.records)
@@ -220,21 +209,20 @@ func verify(ctx context.Context, st *registry.Store, transcripts []session.Input
 		rep.add(Finding{Severity: Info, Path: at.Path, Line: at.Line, Offset: at.Offset,
 			Message: msg + " (moved?): gc keeps the artifacts only they name unless --prune-missing"})
 	}
-	for _, d := range sortedDigests(objects) {
-		c := cl.of(d)
+	rep.References, err = eachObject(claimed, referenced, func(d store.Digest, c byte, referenced bool) {
 		msg := ""
 		switch {
-		case referenced[d]:
-			if !c.recorded {
+		case referenced:
+			if c&claimRecorded == 0 {
 				msg = "no registry record"
 			}
-		case !c.recorded:
+		case c&claimRecorded == 0:
 			msg = "no registry record and no given transcript refers to it: gc --prune-missing would delete it"
-		case c.elsewhere != "":
+		case c&claimElsewhere != 0:
 			if len(transcripts) > 0 {
 				msg = "no given transcript refers to it"
 			}
-		case c.gone:
+		case c&claimGone != 0:
 			msg = "recorded only for transcripts that no longer exist: gc --prune-missing would delete it"
 		default:
 			msg = "no given transcript refers to it and the registry names no other: gc would delete it"
@@ -242,13 +230,13 @@ func verify(ctx context.Context, st *registry.Store, transcripts []session.Input
 		if msg != "" {
 			rep.add(Finding{Severity: Info, Path: st.Name(d), Message: msg})
 		}
-	}
-	return nil
+	})
+	return err
 }
 
 // verifyTranscript rebuilds every migrated line of a transcript into a
 // hash, which checks its artifacts and the rebuilt line.
-func verifyTranscript(ctx context.Context, in session.Input, st *registry.Store, referenced map[store.Digest]bool, rep *Report) error {
+func verifyTranscript(ctx context.Context, in session.Input, st *registry.Store, referenced *extsort.Sorter, rep *Report) error {
 	path := in.Name()
 	return session.Lines(in, func(l transcript.Line) error {
 		if err := ctx.Err(); err != nil {
@@ -260,7 +248,7 @@ func verifyTranscript(ctx context.Context, in session.Input, st *registry.Store,
 			return nil
 		}
 		for _, d := range ids {
-			referenced[d] = true
+			referenced.Add(d[:])
 		}
 		if err == nil {
 			_, err = externalizer.RestoreTo(io.Discard, l.Text, start, st.Opener(ctx))
@@ -281,10 +269,4 @@ func reason(err error) string {
 		return "corrupt artifact: " + err.Error()
 	}
 	return err.Error()
-}
-
-// sortedDigests returns the digests of m in the order of their names
-// (the order of their bytes).
-func sortedDigests(m map[store.Digest]struct{}) []store.Digest {
-	return slices.SortedFunc(maps.Keys(m), func(a, b store.Digest) int { return bytes.Compare(a[:], b[:]) })
 }

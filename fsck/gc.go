@@ -308,56 +308,12 @@ func (c *claims) stale(st *registry.Store) func(registry.Record) bool {
 	}
 }
 
-// readClaims reads the registry's claims on its artifacts. A record's
-// source is examined if it is among transcripts (by its name as registry
-// records name a transcript, or, for a local file, as the same file under
-// another name); otherwise it is elsewhere if it exists (or cannot be
-// looked at), gone if it does not. Bad lines are Verify's business: they
-// claim nothing.
+// readClaims reads the registry's claims on its artifacts, the status of
+// each record's source told by sources. Bad lines are Verify's business:
+// they claim nothing.
 func readClaims(ctx context.Context, st *registry.Store, transcripts []session.Input) (*claims, error) {
-	given := map[string]bool{}
-	givenFiles := map[session.FileKey]bool{}
-	for _, in := range transcripts {
-		given[registry.SourcePath(in.Name())] = true
-		if in.Remote != nil {
-			continue
-		}
-		if k, err := session.StatKey(in.Path); err == nil {
-			givenFiles[k] = true
-		}
-	}
-	const (
-		examined = iota + 1
-		exists
-		missing
-	)
-	status := map[string]int{}
-	statusOf := func(src string) int {
-		if s, ok := status[src]; ok {
-			return s
-		}
-		s := exists
-		if strings.Contains(src, "://") {
-			// A transcript in object storage: whether it is there is not
-			// looked at, so one not given is kept as one that exists
-			// elsewhere.
-			if given[src] {
-				s = examined
-			}
-			status[src] = s
-			return s
-		}
-		k, err := session.StatKey(src)
-		switch {
-		case src == "" || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
-			s = missing
-		case given[src] || err == nil && givenFiles[k]:
-			s = examined
-		}
-		status[src] = s
-		return s
-	}
-	cl := &claims{m: map[store.Digest]claim{}, goneAt: map[string]recordAt{}}
+	srcs := newSources(st, transcripts)
+	cl := &claims{m: map[store.Digest]claim{}, goneAt: srcs.goneAt}
 	index := 0
 	err := st.RecordsAt(ctx, func(r registry.Record, pos registry.Pos) error {
 		index++
@@ -367,25 +323,99 @@ func readClaims(ctx context.Context, st *registry.Store, transcripts []session.I
 		}
 		c := cl.m[d]
 		c.recorded = true
-		src := st.SourceOf(r)
-		switch statusOf(src) {
+		switch src, status := srcs.note(r, pos, index); status {
 		case examined:
 			c.live = true
 		case exists:
 			c.elsewhere, c.live = src, true
 		case missing:
 			c.gone, c.goneSource = true, src
-			at, ok := cl.goneAt[src]
-			if !ok {
-				at = recordAt{Pos: pos, index: index}
-			}
-			at.records++
-			cl.goneAt[src] = at
 		}
 		cl.m[d] = c
 		return nil
 	}, func(*registry.BadLineError) {})
 	return cl, err
+}
+
+// The status of a record's source.
+const (
+	examined = iota + 1 // given, so examined
+	exists              // not given, and exists (or cannot be looked at)
+	missing             // not given, and no longer exists
+)
+
+// sources tells what becomes of the transcripts the registry's records
+// name: a record's source is examined if it is among the transcripts
+// given (by its name as registry records name a transcript, or, for a
+// local file, as the same file under another name); otherwise it exists
+// if it does (or cannot be looked at), it is missing if it does not. Each
+// is looked at once. It also keeps where the registry names each missing
+// one first.
+type sources struct {
+	st         *registry.Store
+	given      map[string]bool
+	givenFiles map[session.FileKey]bool
+	status     map[string]int
+	goneAt     map[string]recordAt
+}
+
+// newSources returns the sources of st's records, given transcripts.
+func newSources(st *registry.Store, transcripts []session.Input) *sources {
+	s := &sources{st: st, given: map[string]bool{}, givenFiles: map[session.FileKey]bool{},
+		status: map[string]int{}, goneAt: map[string]recordAt{}}
+	for _, in := range transcripts {
+		s.given[registry.SourcePath(in.Name())] = true
+		if in.Remote != nil {
+			continue
+		}
+		if k, err := session.StatKey(in.Path); err == nil {
+			s.givenFiles[k] = true
+		}
+	}
+	return s
+}
+
+// note returns the source of a record of an artifact, the index-th of the
+// registry, at pos, and its status, which it counts.
+func (s *sources) note(r registry.Record, pos registry.Pos, index int) (string, int) {
+	src := s.st.SourceOf(r)
+	status := s.statusOf(src)
+	if status == missing {
+		at, ok := s.goneAt[src]
+		if !ok {
+			at = recordAt{Pos: pos, index: index}
+		}
+		at.records++
+		s.goneAt[src] = at
+	}
+	return src, status
+}
+
+// statusOf returns the status of src, looked at once.
+func (s *sources) statusOf(src string) int {
+	if status, ok := s.status[src]; ok {
+		return status
+	}
+	status := exists
+	if strings.Contains(src, "://") {
+		// A transcript in object storage: whether it is there is not
+		// looked at, so one not given is kept as one that exists
+		// elsewhere.
+		if s.given[src] {
+			status = examined
+		}
+		s.status[src] = status
+		return status
+	}
+	k, err := session.StatKey(src)
+	switch {
+	case src == "" || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		status = missing
+	case s.given[src] || err == nil && s.givenFiles[k]:
+		status = examined
+	}
+	s.status[src] = status
+	return status
 }
 
 // collectReferences adds the artifacts a transcript refers to.
