@@ -19,8 +19,10 @@ import (
 // passing it on. The zero Fault passes it on.
 type Fault struct {
 	// Status, when not 0, answers with this HTTP status and an S3 error
-	// body, and the server never sees the request.
+	// body (of Code, or a code for the status), and the server never sees
+	// the request.
 	Status int
+	Code   string
 	// Reset closes the connection (with a TCP reset) without an answer.
 	Reset bool
 	// Delay waits this long before passing the request on.
@@ -36,6 +38,8 @@ type Fault struct {
 // String says what f does, for messages.
 func (f Fault) String() string {
 	switch {
+	case f.Status != 0 && f.Code != "":
+		return fmt.Sprintf("HTTP %d %s", f.Status, f.Code)
 	case f.Status != 0:
 		return fmt.Sprintf("HTTP %d", f.Status)
 	case f.Reset:
@@ -99,7 +103,11 @@ func NewProxy(t testing.TB, target *Server, fault func(Request) Fault) *Proxy {
 			_, _ = io.Copy(io.Discard, r.Body)
 			w.Header().Set("Content-Type", "application/xml")
 			w.WriteHeader(f.Status)
-			fmt.Fprintf(w, "<Error><Code>%s</Code><Message>injected by the test proxy</Message></Error>", errorCode(f.Status))
+			code := f.Code
+			if code == "" {
+				code = errorCode(f.Status)
+			}
+			fmt.Fprintf(w, "<Error><Code>%s</Code><Message>injected by the test proxy</Message></Error>", code)
 		case f.Reset:
 			reset(w)
 		case f.CutAfter > 0:

@@ -59,6 +59,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -212,6 +213,7 @@ func NewClient(cfg aws.Config, optFns ...func(*awss3.Options)) *awss3.Client {
 		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
 			so.MaxAttempts = maxAttempts
 			so.MaxBackoff = maxBackoff
+			so.Retryables = append(slices.Clone(so.Retryables), retry.IsErrorRetryableFunc(racedDirectory))
 			// The client-side retry budget would turn a long run's
 			// scattered failures into errors that no retry was tried for.
 			so.RateLimiter = ratelimit.None
@@ -222,6 +224,21 @@ func NewClient(cfg aws.Config, optFns ...func(*awss3.Options)) *awss3.Client {
 			o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 		}
 	}}, optFns...)...)
+}
+
+// racedDirectory says to retry a request that versitygw's posix backend
+// failed with a 409 ExistingObjectIsDirectory because it lost a race for
+// the object's folder: it makes the folders of a key before it writes
+// the object, removes a folder left empty by a delete, and reports a
+// failure to make one as that error. Leases, made and removed by every
+// run in one folder, met it under load (TestGCRaceFresh). A key that
+// really is a folder fails after the retries, as before.
+func racedDirectory(err error) aws.Ternary {
+	var ae smithy.APIError
+	if errors.As(err, &ae) && ae.ErrorCode() == "ExistingObjectIsDirectory" {
+		return aws.TrueTernary
+	}
+	return aws.UnknownTernary
 }
 
 // New returns the Backend of the store under prefix (without surrounding

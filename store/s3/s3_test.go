@@ -654,3 +654,30 @@ func keys(t *testing.T, client *awss3.Client, bucket, prefix string) []string {
 	}
 	return ks
 }
+
+// TestRacedFolder: versitygw's posix backend fails a PUT with a 409
+// ExistingObjectIsDirectory when it loses a race for the key's folder
+// with a delete that removes it; through a proxy that answers every
+// second PUT so, Save succeeds by retrying, and a HEAD answered with a
+// 409 (no code: a HEAD has no body) is not retried.
+func TestRacedFolder(t *testing.T) {
+	srv := s3test.Gofakes3(t)
+	bucket := srv.Bucket(t, "raced")
+	n := 0
+	proxy := s3test.NewProxy(t, srv, func(r s3test.Request) s3test.Fault {
+		if r.Method != "PUT" {
+			return s3test.Fault{}
+		}
+		if n++; n%2 == 1 {
+			return s3test.Fault{Status: 409, Code: "ExistingObjectIsDirectory"}
+		}
+		return s3test.Fault{}
+	})
+	s := store.New(s3.New(s3.NewClient(proxy.Config(), fastRetries), bucket, "p"))
+	for i := range 4 {
+		d, _, err := s.Put(ctx, payload(1000+i, byte(i)))
+		require.NoError(t, err)
+		require.NoError(t, s.Verify(ctx, d))
+	}
+	assert.GreaterOrEqual(t, len(proxy.Faults()), 4, "a PUT of each object failed once")
+}
