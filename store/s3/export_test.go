@@ -5,9 +5,13 @@ import (
 	"time"
 )
 
-// For the tests: the size of a part, and the tries of a request.
+// For the tests: the size of a part, the part buffers of a Backend, how
+// far a Save fills a buffer of its own before it takes one of them, and
+// the tries of a request.
 const (
 	PartSize    = partSize
+	MaxBuffers  = maxBuffers
+	SmallBuffer = smallBuffer
 	MaxAttempts = maxAttempts
 )
 

@@ -27,7 +27,7 @@
 // on many machines storing the same artifact never replace each other's;
 // a 412 is success once the object there is read and found intact, and a
 // damaged one is replaced. Payloads of any size stream in bounded memory
-// (see partSize, maxUploads). Requests are retried with backoff on 5xx,
+// (see partSize, maxBuffers). Requests are retried with backoff on 5xx,
 // 429 and connection errors (see maxAttempts), and reads resume where a
 // broken connection left them. Every error names the object's s3:// URL
 // and, where the server answered, its HTTP status. A Backend may be used
@@ -112,9 +112,10 @@ type Backend struct {
 	// the SDK computes checksums whenever it can (AWS), none where only
 	// when required (a custom endpoint).
 	partChecksum types.ChecksumAlgorithm
-	// uploads holds a token per part being uploaded, for every Save of
-	// this Backend: part buffers are bounded per Backend, not per Save.
-	uploads chan struct{}
+	// buffers holds a token per part buffer taken, being filled or on its
+	// way, by every Save of this Backend: part buffers are bounded per
+	// Backend, not per Save (see maxBuffers).
+	buffers chan struct{}
 
 	mu sync.Mutex
 	// saved holds the files Save or Touch left in place, for Flush to
@@ -247,7 +248,7 @@ func New(client *awss3.Client, bucket, prefix string) *Backend {
 	b := &Backend{
 		client:  client,
 		bucket:  bucket,
-		uploads: make(chan struct{}, maxUploads),
+		buffers: make(chan struct{}, maxBuffers),
 		saved:   map[savedKey]struct{}{},
 	}
 	if prefix != "" {

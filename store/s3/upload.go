@@ -22,14 +22,26 @@ const (
 	// partSize is the size of a multipart upload's parts, and the largest
 	// file sent in one PUT: most artifacts are far smaller and go in one
 	// request; a larger one is cut into parts of this size, which S3
-	// allows up to 10,000 of (maxParts), so files up to 78 GiB.
-	partSize = 8 << 20
+	// allows up to 10,000 of (maxParts), so files up to 48.8 GiB. It is
+	// the smallest part S3 takes, since a part's bytes are held in memory
+	// until S3 has them.
+	partSize = 5 << 20
 	maxParts = 10000
-	// maxUploads bounds the parts a Backend uploads at once, over all its
-	// Saves; each Save holds at most one more part, the one it is filling.
-	// A Backend's part buffers so take at most (maxUploads + Saves at
-	// once) × partSize: 48 MiB for two Saves.
-	maxUploads = 4
+	// maxBuffers bounds the part buffers of a Backend, over all its
+	// Saves: the ones being filled and the ones on their way. A Save holds
+	// one while it fills it and hands it to the part's upload when full,
+	// so a lone Save has one part on its way while it fills the next, and
+	// the Saves of a Backend take 10 MiB of part buffers at most.
+	//
+	// The buffers are live heap, and the collector's limit is twice the
+	// live heap once that is more than half its floor of 40 MiB (see
+	// cmd/transcript-tool/memory.go): with three buffers, migrate of a
+	// line of 3·10^9 bytes into versitygw peaked at 66.0 MiB RSS, with two
+	// at 60.9 MiB, the limit staying at its floor however long the line.
+	// The second part on its way bought no speed on loopback (a line of
+	// 3·10^8 bytes: 5.6 s with three buffers, 5.2 s with two, medians of
+	// 5); against a distant server, one connection's speed is the bound.
+	maxBuffers = 2
 	// smallBuffer is how far a file's first bytes grow in a buffer of
 	// their own size before a whole part's buffer is taken: the many
 	// small artifacts never touch the pool.
@@ -100,8 +112,11 @@ func (u *upload) Write(p []byte) (int, error) {
 			}
 		}
 		if u.full == nil && len(u.buf)+len(p) > smallBuffer {
-			u.full = parts.Get().(*[partSize]byte)
-			u.buf = append(u.full[:0], u.buf...)
+			small := u.buf
+			if err := u.take(); err != nil {
+				return written, err
+			}
+			u.buf = append(u.buf, small...)
 		}
 		n := min(len(p), partSize-len(u.buf))
 		u.buf = append(u.buf, p[:n]...)
@@ -110,9 +125,26 @@ func (u *upload) Write(p []byte) (int, error) {
 	return written, nil
 }
 
-// sendPart starts the upload of the full buffer as the next part, once
-// fewer than maxUploads parts of the Backend are on their way, and takes
-// a fresh buffer unless it is the last part.
+// take waits for one of the Backend's part buffers (see maxBuffers) and
+// makes it the one being filled.
+func (u *upload) take() error {
+	select {
+	case u.b.buffers <- struct{}{}:
+	case <-u.ctx.Done():
+		if err := u.failed(); err != nil {
+			return err
+		}
+		return fmt.Errorf("save %s: %w", u.b.url(u.key), u.ctx.Err())
+	}
+	u.full = parts.Get().(*[partSize]byte)
+	u.buf = u.full[:0]
+	return nil
+}
+
+// sendPart starts the upload of the full buffer as the next part, and
+// unless it is the last part waits for a fresh buffer: a Save holds at
+// most one buffer besides the parts on their way, and the Backend at most
+// maxBuffers.
 func (u *upload) sendPart(last bool) error {
 	if u.id == nil {
 		out, err := u.b.client.CreateMultipartUpload(u.ctx, &awss3.CreateMultipartUploadInput{
@@ -130,23 +162,11 @@ func (u *upload) sendPart(last bool) error {
 	if u.next > maxParts {
 		return fmt.Errorf("save %s: larger than %d parts of %d bytes", u.b.url(u.key), maxParts, partSize)
 	}
-	select {
-	case u.b.uploads <- struct{}{}:
-	case <-u.ctx.Done():
-		if err := u.failed(); err != nil {
-			return err
-		}
-		return fmt.Errorf("save %s: %w", u.b.url(u.key), u.ctx.Err())
-	}
 	num, buf, full := u.next, u.buf, u.full
 	u.next++
 	u.buf, u.full = nil, nil
-	if !last {
-		u.full = parts.Get().(*[partSize]byte)
-		u.buf = u.full[:0]
-	}
 	u.wg.Go(func() {
-		defer func() { <-u.b.uploads }()
+		defer u.b.giveBack(full)
 		out, err := u.b.client.UploadPart(u.ctx, &awss3.UploadPartInput{
 			Bucket:            &u.b.bucket,
 			Key:               &u.key,
@@ -156,9 +176,6 @@ func (u *upload) sendPart(last bool) error {
 			ContentLength:     aws.Int64(int64(len(buf))),
 			ChecksumAlgorithm: u.b.partChecksum,
 		})
-		if full != nil {
-			parts.Put(full)
-		}
 		u.mu.Lock()
 		defer u.mu.Unlock()
 		if err != nil {
@@ -178,7 +195,16 @@ func (u *upload) sendPart(last bool) error {
 			ChecksumSHA256:    out.ChecksumSHA256,
 		})
 	})
-	return nil
+	if last {
+		return nil
+	}
+	return u.take()
+}
+
+// giveBack returns a part buffer taken by take.
+func (b *Backend) giveBack(full *[partSize]byte) {
+	parts.Put(full)
+	<-b.buffers
 }
 
 func mtime() map[string]string {
@@ -296,10 +322,10 @@ func (u *upload) abort(err error) error {
 	return err
 }
 
-// release gives the part buffer being filled back to the pool.
+// release gives the part buffer being filled back.
 func (u *upload) release() {
 	if u.full != nil {
-		parts.Put(u.full)
+		u.b.giveBack(u.full)
 	}
 	u.buf, u.full = nil, nil
 }
