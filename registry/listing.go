@@ -49,7 +49,8 @@ func (s *Store) Listing(ctx context.Context, keys []Key, keep func(Record) bool,
 	}
 	l := &Listing{s: s, files: files}
 	if keep == nil && len(files) == 1 && files[0].from == 0 && indexed(files[0]) {
-		if l.rf, l.ix, err = s.listingIndex(ctx, files[0]); err != nil {
+		l.rf = files[0]
+		if l.ix, err = s.listingIndex(ctx, l.rf); err != nil {
 			closeAll(files)
 			return nil, err
 		}
@@ -73,23 +74,23 @@ func (s *Store) Listing(ctx context.Context, keys []Key, keep func(Record) bool,
 // listingIndex returns the index of rf, a segment that should have one,
 // writing it when it has none or one that does not cover every whole
 // line of it; nil when it cannot be written.
-func (s *Store) listingIndex(ctx context.Context, rf *regFile) (*regFile, *index, error) {
+func (s *Store) listingIndex(ctx context.Context, rf *regFile) (*index, error) {
 	ix := s.loadIndex(ctx, rf)
 	if ix != nil && coversAll(rf, ix) {
-		return rf, ix, nil
+		return ix, nil
 	}
 	if ix != nil {
 		ix.close()
 	}
 	rd := &recordReader{s: s, ctx: ctx, fn: func(Record, Pos) error { return nil }}
 	if err := rd.whole(rf, []Key{}, nil); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if ix = s.loadIndex(ctx, rf); ix != nil && !coversAll(rf, ix) {
 		ix.close()
 		ix = nil
 	}
-	return rf, ix, nil
+	return ix, nil
 }
 
 // coversAll reports whether ix covers every whole line of rf: past it
@@ -254,8 +255,9 @@ func (l *Listing) scanLines(lo, hi int64, shown []shownLine, fn func(int64, Reco
 			if sh.off != off || int64(sh.size) != size {
 				return fmt.Errorf("%s: %w", l.rf.path, ErrIndexChanged)
 			}
-			err := l.artifact(line, uint32(n), off, int(sh.place), int(sh.refs), func(r Record, at Pos, refs int) error {
-				return fn(int64(sh.rank-1), r, at, refs)
+			at := Pos{Path: l.rf.path, Line: int(n) + 1, Offset: off}
+			err := placeIn(&l.dec, line, l.rf.path, int(sh.place), func(r Record) error {
+				return fn(int64(sh.rank-1), r, at, int(sh.refs))
 			})
 			if err != nil {
 				return err
@@ -266,12 +268,13 @@ func (l *Listing) scanLines(lo, hi int64, shown []shownLine, fn func(int64, Reco
 	return nil
 }
 
-// artifact passes fn the record of place number place of line, line n
-// at off.
-func (l *Listing) artifact(line []byte, n uint32, off int64, place, refs int, fn func(Record, Pos, int) error) error {
+// placeIn passes fn place number place of the record of line, a line
+// of the registry file at path that a listing found to hold it; a line
+// that does not fails with ErrIndexChanged.
+func placeIn(dec *decoder, line []byte, path string, place int, fn func(Record) error) error {
 	var r Record
-	if line == nil || l.dec.decode(line, &r) != nil {
-		return fmt.Errorf("%s: %w", l.rf.path, ErrIndexChanged)
+	if line == nil || dec.decode(line, &r) != nil {
+		return fmt.Errorf("%s: %w", path, ErrIndexChanged)
 	}
 	i := 0
 	found := false
@@ -279,12 +282,12 @@ func (l *Listing) artifact(line []byte, n uint32, off int64, place, refs int, fn
 		i++
 		if i-1 == place {
 			found = true
-			return fn(p, Pos{Path: l.rf.path, Line: int(n) + 1, Offset: off}, refs)
+			return fn(p)
 		}
 		return nil
 	})
 	if err == nil && !found {
-		return fmt.Errorf("%s: %w", l.rf.path, ErrIndexChanged)
+		return fmt.Errorf("%s: %w", path, ErrIndexChanged)
 	}
 	return err
 }

@@ -152,23 +152,9 @@ func (m *merged) scan(fn func(rank int64, r Record, at Pos, refs int) error) err
 			return changed(rf, err)
 		}
 		pos = off + int64(len(line))
-		var r Record
-		if dec.decode(line, &r) != nil {
-			return fmt.Errorf("%s: %w", rf.path, ErrIndexChanged)
-		}
-		i, found := 0, false
-		err = r.places(func(p Record) error {
-			i++
-			if i-1 == place {
-				found = true
-				return fn(rank, p, Pos{Path: rf.path, Line: at, Offset: off}, refs)
-			}
-			return nil
+		return placeIn(&dec, line, rf.path, place, func(r Record) error {
+			return fn(rank, r, Pos{Path: rf.path, Line: at, Offset: off}, refs)
 		})
-		if err == nil && !found {
-			return fmt.Errorf("%s: %w", rf.path, ErrIndexChanged)
-		}
-		return err
 	})
 	if err == nil {
 		err = m.sp.Err()
