@@ -1,6 +1,8 @@
 package s3test
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +35,10 @@ type Fault struct {
 	// DropReply passes the request on, then resets the connection instead
 	// of answering: the server did it, the client does not know.
 	DropReply bool
+	// Late passes the request on after this long, also when the client
+	// has given up on it meanwhile: the server does it after the client's
+	// deadline, as a request stuck in a busy server's queue would be.
+	Late time.Duration
 }
 
 // String says what f does, for messages.
@@ -48,6 +54,8 @@ func (f Fault) String() string {
 		return fmt.Sprintf("cut after %d bytes", f.CutAfter)
 	case f.Delay != 0:
 		return fmt.Sprintf("delay %v", f.Delay)
+	case f.Late != 0:
+		return fmt.Sprintf("late by %v", f.Late)
 	case f.DropReply:
 		return "reply dropped"
 	}
@@ -97,6 +105,16 @@ func NewProxy(t testing.TB, target *Server, fault func(Request) Fault) *Proxy {
 			case <-r.Context().Done():
 				return
 			}
+		}
+		if f.Late > 0 {
+			// The whole request is read before the client can give up.
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				return
+			}
+			time.Sleep(f.Late)
+			r = r.WithContext(context.WithoutCancel(r.Context()))
+			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		switch {
 		case f.Status != 0:

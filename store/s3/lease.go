@@ -133,7 +133,7 @@ func (b *Backend) acquire(ctx context.Context, kind string, waiting func()) (*le
 			key = b.base + locksDir + kind + newLeaseID()
 		}
 		start := time.Now()
-		err := b.writeLease(ctx, key)
+		err := b.writeLeaseOnce(ctx, key)
 		var live map[string][]string
 		if err == nil {
 			live, err = b.liveLeases(ctx, key)
@@ -306,6 +306,22 @@ func (b *Backend) writeLease(ctx context.Context, key string) error {
 		return b.fail("write lease", key, err)
 	}
 	return nil
+}
+
+// writeLeaseOnce is writeLease for an acquirer, whose lease must not
+// outlive it: the write is not cut short when ctx ends, but answered, so
+// that the removal that follows cannot reach the server before the write
+// it would undo (a request abandoned by its client may still be done by
+// the server, later). It is bounded by leaseTTL: a lease written later
+// than that, if ever, expires like one whose holder died. When ctx has
+// ended meanwhile, its error is returned, and the lease is to be removed.
+func (b *Backend) writeLeaseOnce(ctx context.Context, key string) error {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseTTL)
+	defer cancel()
+	if err := b.writeLease(wctx, key); err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // removeLease removes a lease that counts no more, as well as it can: one

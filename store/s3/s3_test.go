@@ -738,3 +738,32 @@ func TestRacedFolder(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, len(proxy.Faults()), 4, "a PUT of each object failed once")
 }
+
+// TestLeaseWriteOutlivesCaller: a collector whose context ends while the
+// server still has its lease to write leaves no lease behind. It waits
+// for the write's answer before it removes the lease, so that the
+// removal cannot reach the server first and the write land after it,
+// keeping every other writer and collector out until the lease expires.
+func TestLeaseWriteOutlivesCaller(t *testing.T) {
+	srv := s3test.Gofakes3(t)
+	bucket := srv.Bucket(t, "late")
+	var late atomic.Bool
+	late.Store(true)
+	const lateBy = 300 * time.Millisecond
+	proxy := s3test.NewProxy(t, srv, func(r s3test.Request) s3test.Fault {
+		if r.Method == "PUT" && strings.Contains(r.Key, "/locks/") && late.Swap(false) {
+			return s3test.Fault{Late: lateBy}
+		}
+		return s3test.Fault{}
+	})
+	open := func() *s3.Backend { return s3.New(s3.NewClient(proxy.Config(), fastRetries), bucket, "p") }
+	c, cancel := context.WithTimeout(ctx, lateBy/6)
+	defer cancel()
+	_, err := open().LockExclusive(c, nil)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Len(t, proxy.Faults(), 1, "the lease's write was late")
+	time.Sleep(2 * lateBy) // the late write has been done by now
+	lock, err := open().LockExclusive(ctx, func() { t.Error("waited for a lease left behind") })
+	require.NoError(t, err)
+	require.NoError(t, lock.Close())
+}
