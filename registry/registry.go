@@ -174,7 +174,8 @@ func (s *Store) SetShard(shard Shard) {
 // rehydrated and migrated again, leaves the registry as one run would.
 // The Store remembers the records it has read, and those it has appended
 // once they are durable, so each Append reads only the lines other
-// writers added since the last one.
+// writers added since the last one; it keeps their keys in bounded
+// memory, most of them in a temporary file (see keySet).
 func (s *Store) Append(ctx context.Context, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -220,7 +221,12 @@ func (s *Store) Append(ctx context.Context, recs []Record) error {
 					return err
 				}
 			}
-			if s.known[k] || fresh[k] {
+			if fresh[k] {
+				continue
+			}
+			if held, err := s.known.has(k); err != nil {
+				return fmt.Errorf("read registry: %w", err)
+			} else if held {
 				continue
 			}
 			fresh[k] = true
@@ -291,8 +297,8 @@ func (s *Store) appendWhole(ctx context.Context, lines []byte, fresh map[recordK
 		return fmt.Errorf("append to registry %s: %w", s.where(h), err)
 	}
 	s.seg = h
-	for k := range fresh {
-		s.known[k] = true
+	if s.addKnown(fresh) != nil {
+		s.forget() // read again, this segment too, by the next Append
 	}
 	return nil
 }
@@ -338,12 +344,36 @@ func (s *Store) remember(fresh map[recordKey]bool, seg store.Handle) {
 	if s.known == nil || s.seg != seg {
 		return
 	}
-	for k := range fresh {
-		s.known[k] = true
+	if s.addKnown(fresh) != nil {
+		// The next Append starts another segment and reads this one,
+		// these lines too, as another writer's.
+		s.dropSegment()
+		return
 	}
 	if m, ok := s.marks[store.Key(seg)]; ok {
 		m.end, m.size = s.segEnd, s.segEnd
 		s.marks[store.Key(seg)] = m
+	}
+}
+
+// addKnown adds keys to known; when it fails (see keySet.add), some of
+// them may be missing, and the caller makes the next Append read them.
+// The caller holds appendMu.
+func (s *Store) addKnown(keys map[recordKey]bool) error {
+	for k := range keys {
+		if err := s.known.add(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// forget empties known, which the next Append reads again, and releases
+// its temporary files. The caller holds appendMu.
+func (s *Store) forget() {
+	if s.known != nil {
+		s.known.close()
+		s.known = nil
 	}
 }
 
@@ -417,7 +447,7 @@ func (s *Store) openSegment(ctx context.Context) (f store.AppendFile, created bo
 // registry again: the last write to this one may be torn or lost.
 func (s *Store) dropSegment() {
 	s.seg, s.segEnd = store.Handle{}, 0
-	s.known = nil
+	s.forget()
 }
 
 // recordKey identifies a record whatever its creation time.
@@ -506,13 +536,13 @@ func (s *Store) tryReadKnown(ctx context.Context) (again bool, err error) {
 		}
 		for n := range s.marks {
 			if !listed[n] {
-				s.known = nil
+				s.forget()
 				break
 			}
 		}
 	}
 	if s.known == nil {
-		s.known, s.marks = map[recordKey]bool{}, map[string]mark{}
+		s.known, s.marks = newKeySet(), map[string]mark{}
 	}
 	for _, e := range files {
 		if m, seen := s.marks[store.Key(e.h)]; seen && m.id == e.fi.ID && m.size == e.fi.Size {
@@ -520,7 +550,7 @@ func (s *Store) tryReadKnown(ctx context.Context) (again bool, err error) {
 		}
 		f, fi, err := s.open(ctx, e, &spool{})
 		if errors.Is(err, store.ErrNotExist) {
-			s.known = nil
+			s.forget()
 			return true, nil
 		}
 		if err != nil {
@@ -540,7 +570,7 @@ func (s *Store) readKnownFile(h store.Handle, f store.File, fi store.FileInfo) (
 	name := store.Key(h)
 	m, seen := s.marks[name]
 	if seen && (m.id != fi.ID || fi.Size < m.end) {
-		s.known = nil
+		s.forget()
 		return true, nil
 	}
 	if h == s.seg && fi.Size == s.segEnd && (!seen || m.id == fi.ID) {
@@ -567,7 +597,7 @@ func (s *Store) readKnownFile(h store.Handle, f store.File, fi store.FileInfo) (
 			if err != nil {
 				return err
 			}
-			s.known[k] = true
+			return s.known.add(k)
 		}
 		return nil
 	}, nil)

@@ -19,12 +19,12 @@ type Store struct {
 	// appendWhole).
 	app store.Appender
 
-	// appendMu guards known, the keys of the registry's records, and
-	// marks, how much of each registry file they were read from (see
-	// readKnown); and this Store's segment, its length as this Store
-	// wrote it, and the shard of the segments it starts.
+	// appendMu guards known, the keys of the registry's records (nil
+	// until read), and marks, how much of each registry file they were
+	// read from (see readKnown); and this Store's segment, its length as
+	// this Store wrote it, and the shard of the segments it starts.
 	appendMu sync.Mutex
-	known    map[recordKey]bool
+	known    *keySet
 	marks    map[string]mark
 	seg      store.Handle
 	segEnd   int64
