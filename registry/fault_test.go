@@ -245,3 +245,18 @@ func TestReadAcrossTornListing(t *testing.T) {
 	assert.Equal(t, []Record{record(1), record(2)}, allRecords(t, New(b)))
 	assert.Nil(t, b.during, "the compaction did not run")
 }
+
+// TestAppendKnowsOwnSegmentAfterReread: when a registry file goes (a
+// compaction removed it), a Store reads the registry again from the
+// start, its own segment too: a record it appended before is not
+// appended again.
+func TestAppendKnowsOwnSegmentAfterReread(t *testing.T) {
+	s := newStore(t)
+	other := mustOpen(t, s.Dir())
+	require.NoError(t, other.Append(context.Background(), []Record{record(9)}))
+	require.NoError(t, s.Append(context.Background(), []Record{record(0)}))
+	require.NoError(t, s.Append(context.Background(), []Record{record(1)}))
+	require.NoError(t, os.Remove(other.SegmentPath()))
+	require.NoError(t, s.Append(context.Background(), []Record{record(0), record(2)}))
+	assert.Equal(t, []Record{record(0), record(1), record(2)}, allRecords(t, s))
+}

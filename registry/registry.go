@@ -573,13 +573,15 @@ func (s *Store) readKnownFile(h store.Handle, f store.File, fi store.FileInfo) (
 		s.forget()
 		return true, nil
 	}
-	if h == s.seg && fi.Size == s.segEnd && (!seen || m.id == fi.ID) {
-		// This Store's own segment, as it left it: every line in it
-		// is its own, each line's key is in known once its fsync
-		// succeeded (see remember), and a failed write or fsync
-		// empties known. Lines still being made durable are not
-		// read back: their records are other transcripts' than the
-		// ones an Append of this Store writes meanwhile.
+	if h == s.seg && fi.Size == s.segEnd && seen && m.id == fi.ID {
+		// This Store's own segment, as it left it since known read
+		// it: every line in it is its own, each line's key is in
+		// known once its fsync succeeded (see remember), and a
+		// failed write or fsync empties known. Lines still being
+		// made durable are not read back: their records are other
+		// transcripts' than the ones an Append of this Store writes
+		// meanwhile. Unread (known was emptied since the segment
+		// was made, or never held it), it is read as any other.
 		s.marks[name] = mark{id: fi.ID, end: fi.Size, size: fi.Size}
 		return false, nil
 	}
