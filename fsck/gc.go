@@ -41,6 +41,11 @@ type GCOptions struct {
 	// Waiting, if not nil, is called once if GC must wait for writers to
 	// release the store's lock.
 	Waiting func(store string)
+	// Collected, if not nil, is passed each artifact GC collects, in the
+	// order of GCReport.Collected, as it removes it (or, without Remove,
+	// finds it would), instead of GCReport.Collected holding them all: a
+	// store of millions is collected in the memory of a few.
+	Collected func(Collected)
 }
 
 // DefaultGrace is the grace period of gc.
@@ -203,7 +208,11 @@ func GC(ctx context.Context, st *registry.Store, transcripts []session.Input, op
 			}
 			removed.Add(d[:])
 		}
-		rep.Collected = append(rep.Collected, Collected{Path: st.Name(d), Size: size})
+		if c := (Collected{Path: st.Name(d), Size: size}); opts.Collected != nil {
+			opts.Collected(c)
+		} else {
+			rep.Collected = append(rep.Collected, c)
+		}
 		rep.Bytes += size
 		return nil
 	})

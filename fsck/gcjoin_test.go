@@ -32,7 +32,8 @@ import (
 // joins, decides as the model with maps (modelGC) does, on two copies of
 // the store: the same report, the same objects left and the same
 // registry, dry or removing, with and without PruneMissing, on a backend
-// with a lock and on one without. With a limit of a few records the
+// with a lock and on one without, collected artifacts kept in the
+// report or passed on (GCOptions.Collected). With a limit of a few records the
 // sorters spill runs and merge them; with the default they do not.
 func TestGCJoin(t *testing.T) {
 	ctx := context.Background()
@@ -108,8 +109,18 @@ func TestGCJoin(t *testing.T) {
 					want := gcOn(t, base, filepath.Join(dir, "model"), locked, func(st *registry.Store) (GCReport, error) {
 						return modelGC(ctx, st, transcripts, opts)
 					})
+					// Half of them pass what they collect on.
+					streamed := r.IntN(2) == 0
 					got := gcOn(t, base, filepath.Join(dir, "joined"), locked, func(st *registry.Store) (GCReport, error) {
-						return GC(ctx, st, transcripts, opts)
+						if !streamed {
+							return GC(ctx, st, transcripts, opts)
+						}
+						var collected []Collected
+						opts.Collected = func(c Collected) { collected = append(collected, c) }
+						rep, err := GC(ctx, st, transcripts, opts)
+						assert.Empty(t, rep.Collected, "passed on")
+						rep.Collected = append(rep.Collected, collected...)
+						return rep, err
 					})
 					assert.Equal(t, want, got, name)
 				}
