@@ -64,7 +64,12 @@
 //     where the backend can ask for one (store.UnchangedRemover).
 //
 // GC takes no lock for a dry run, which deletes nothing, and never
-// creates a store that does not exist.
+// creates a store that does not exist. Like Verify it sorts the
+// transcripts' references, the registry's records and the store's
+// objects by artifact in a temporary file and joins them; what it holds
+// in memory in proportion to its input is the status of each transcript
+// the registry names, and the list of what it collects, for its report,
+// unless GCOptions.Collected takes them.
 package fsck
 
 import (

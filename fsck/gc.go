@@ -2,6 +2,7 @@ package fsck
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/transcript-tool/transcript-tool/externalizer"
+	"github.com/transcript-tool/transcript-tool/internal/extsort"
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
 	"github.com/transcript-tool/transcript-tool/store"
@@ -39,6 +41,11 @@ type GCOptions struct {
 	// Waiting, if not nil, is called once if GC must wait for writers to
 	// release the store's lock.
 	Waiting func(store string)
+	// Collected, if not nil, is passed each artifact GC collects, in the
+	// order of GCReport.Collected, as it removes it (or, without Remove,
+	// finds it would), instead of GCReport.Collected holding them all: a
+	// store of millions is collected in the memory of a few.
+	Collected func(Collected)
 }
 
 // DefaultGrace is the grace period of gc.
@@ -107,41 +114,73 @@ func GC(ctx context.Context, st *registry.Store, transcripts []session.Input, op
 		}
 		defer lock.Close()
 	}
-	referenced := map[store.Digest]bool{}
+	// The artifacts the transcripts refer to, the registry's claims on
+	// artifacts and the store's objects are each sorted by artifact in
+	// bounded memory, and joined.
+	var sp extsort.Spill
+	defer sp.Close()
+	referenced := extsort.NewSorter(digestSize, maxHeld, &sp)
 	for _, in := range transcripts {
 		if err := collectReferences(ctx, in, referenced); err != nil {
 			return rep, err
 		}
 	}
-	cl, err := readClaims(ctx, st, transcripts)
+	srcs := newSources(st, transcripts)
+	claims, err := readClaims(ctx, st, srcs, &sp)
+	if err != nil {
+		return rep, err
+	}
+	objects := extsort.NewSorter(objectSize, maxHeld, &sp)
+	var rec []byte // the record being made, for a sorter to copy
+	err = st.Each(ctx, func(d store.Digest, fi store.FileInfo) error {
+		rec = binary.BigEndian.AppendUint64(append(rec[:0], d[:]...), uint64(rep.Objects))
+		rec = binary.BigEndian.AppendUint64(rec, uint64(fi.Size))
+		objects.Add(append(rec, boolByte(young(fi, opts))))
+		rep.Objects++
+		return nil
+	}, func(string, error) {})
 	if err != nil {
 		return rep, err
 	}
 
-	var doomed []object
+	// The objects to remove, in the order they were listed; the artifacts
+	// whose records --prune-missing drops if they name a transcript gone.
+	doomed := extsort.NewSorter(doomedSize, maxHeld, &sp)
+	var live *extsort.Sorter
+	if opts.Remove && opts.PruneMissing {
+		live = extsort.NewSorter(digestSize, maxHeld, &sp)
+	}
+	refs := newMembers(referenced)
 	elsewhere, gone := map[string]bool{}, map[string]bool{}
-	err = st.Each(ctx, func(d store.Digest, fi store.FileInfo) error {
-		rep.Objects++
-		if referenced[d] {
-			rep.Referenced++
-			return nil
+	err = join(objects, claims, foldClaims, func(obj, group []byte) {
+		c := claimOf(group)
+		if live != nil && c.bits&claimLive != 0 {
+			live.Add(group[:digestSize])
 		}
-		switch c := cl.of(d); {
-		case c.elsewhere != "":
-			elsewhere[c.elsewhere] = true
-		case c.gone && !opts.PruneMissing:
+		if obj == nil {
+			return
+		}
+		if refs.has(obj[:digestSize]) {
+			rep.Referenced++
+			return
+		}
+		switch {
+		case c.bits&claimElsewhere != 0:
+			elsewhere[srcs.name(c.elsewhere)] = true
+		case c.bits&claimGone != 0 && !opts.PruneMissing:
 			rep.Gone++
-			gone[c.goneSource] = true
-		case !c.recorded && !opts.PruneMissing:
+			gone[srcs.name(c.gone)] = true
+		case c.bits&claimRecorded == 0 && !opts.PruneMissing:
 			rep.Unrecorded++
-		case young(fi, opts):
+		case obj[objectSize-1] != 0:
 			rep.Young++
 		default:
-			doomed = append(doomed, object{d, fi})
+			at := obj[digestSize : digestSize+8]
+			doomed.Add(append(append(append(rec[:0], at...), obj[:digestSize]...), obj[digestSize+8:digestSize+16]...))
 		}
-		return nil
-	}, func(string, error) {})
-	if err != nil {
+	})
+	_, refErr := refs.close()
+	if err := errors.Join(err, refErr, sp.Err()); err != nil {
 		return rep, err
 	}
 	rep.ElsewhereIn = slices.AppendSeq(rep.ElsewhereIn, maps.Keys(elsewhere))
@@ -149,26 +188,36 @@ func GC(ctx context.Context, st *registry.Store, transcripts []session.Input, op
 	slices.Sort(rep.ElsewhereIn)
 	slices.Sort(rep.GoneIn)
 
-	var removed []store.Digest
-	for _, o := range doomed {
+	removed := extsort.NewSorter(digestSize, maxHeld, &sp)
+	err = doomed.Each(func(rec []byte) error {
+		d := store.Digest(rec[8 : 8+digestSize])
+		size := int64(binary.BigEndian.Uint64(rec[8+digestSize:]))
 		if opts.Remove {
 			// A lease not renewed in time may be taken as expired by a
 			// writer, which may then deduplicate onto what is left.
 			if err := lock.Held(); err != nil {
-				return rep, err
+				return err
 			}
-			ok, err := remove(ctx, st, o.d, opts)
+			ok, err := remove(ctx, st, d, opts)
 			if err != nil {
-				return rep, err
+				return err
 			}
 			if !ok {
 				rep.Young++
-				continue
+				return nil
 			}
-			removed = append(removed, o.d)
+			removed.Add(d[:])
 		}
-		rep.Collected = append(rep.Collected, Collected{Path: st.Name(o.d), Size: o.fi.Size})
-		rep.Bytes += o.fi.Size
+		if c := (Collected{Path: st.Name(d), Size: size}); opts.Collected != nil {
+			opts.Collected(c)
+		} else {
+			rep.Collected = append(rep.Collected, c)
+		}
+		rep.Bytes += size
+		return nil
+	})
+	if err != nil {
+		return rep, err
 	}
 	if opts.Remove {
 		if err := st.Flush(ctx); err != nil {
@@ -177,11 +226,14 @@ func GC(ctx context.Context, st *registry.Store, transcripts []session.Input, op
 		if err := lock.Held(); err != nil {
 			return rep, err
 		}
-		stale := func(registry.Record) bool { return false }
+		var goneSource func(string) bool
 		if opts.PruneMissing {
-			stale = cl.stale(st)
+			goneSource = func(src string) bool {
+				_, gone := srcs.goneAt[src]
+				return gone && src != ""
+			}
 		}
-		n, err := compact(ctx, st, removed, stale)
+		n, err := compact(ctx, st, removed, live, goneSource, &sp)
 		if err != nil {
 			return rep, fmt.Errorf("compact the registry: %w", err)
 		}
@@ -190,10 +242,19 @@ func GC(ctx context.Context, st *registry.Store, transcripts []session.Input, op
 	return rep, nil
 }
 
-// object is an object GC found.
-type object struct {
-	d  store.Digest
-	fi store.FileInfo
+// The sorters' records of GC: an object is its digest, its number in the
+// store's listing, its size and whether it is within the grace period; an
+// object to remove is its number, its digest and its size.
+const (
+	objectSize = digestSize + 8 + 8 + 1
+	doomedSize = 8 + digestSize + 8
+)
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // young reports whether an object is within the grace period.
@@ -225,61 +286,118 @@ func remove(ctx context.Context, st *registry.Store, d store.Digest, opts GCOpti
 	return st.RemoveUnchanged(ctx, d, fi)
 }
 
-// compact drops from the registry the records of the objects removed and
-// of objects already missing, so that it keeps records of what the store
-// holds, and the records stale says to drop. The other records of an
-// artifact kept stay, whatever transcript they name: they are all that
-// says where it came from.
-func compact(ctx context.Context, st *registry.Store, removed []store.Digest, stale func(registry.Record) bool) (int, error) {
-	deleted := map[store.Digest]bool{}
-	for _, d := range removed {
-		deleted[d] = true
+// compact drops from the registry the records of the objects removed
+// (digests, sorted) and of objects already missing, so that it keeps
+// records of what the store holds, and, with goneSource, the records that
+// name a transcript it says is gone of the artifacts of live (digests,
+// sorted): those that also have a record naming one that exists. The
+// other records of an artifact kept stay, whatever transcript they name:
+// they are all that says where it came from.
+func compact(ctx context.Context, st *registry.Store, removed, live *extsort.Sorter, goneSource func(string) bool, sp *extsort.Spill) (int, error) {
+	// No lock keeps writers out: a record appended after the objects
+	// were listed names an object the listing did not see. Then only the
+	// records of what this collector removed go.
+	_, locked := store.As[store.Locker](st.Backend())
+	var present *extsort.Sorter
+	if locked {
+		present = extsort.NewSorter(digestSize, maxHeld, sp)
+		if err := st.Each(ctx, func(d store.Digest, _ store.FileInfo) error {
+			present.Add(d[:])
+			return nil
+		}, func(string, error) {}); err != nil {
+			return 0, err
+		}
 	}
-	named := func(r registry.Record) bool { return !stale(r) }
-	if _, locked := store.As[store.Locker](st.Backend()); !locked {
-		// No lock keeps writers out: a record appended after the objects
-		// were listed names an object the listing did not see. Only the
-		// records of what this collector removed go.
-		return st.Compact(ctx, func(r registry.Record) bool {
-			d, err := store.ParseDigest(r.Hash)
-			return err != nil || !deleted[d] && named(r)
-		})
-	}
-	present := map[store.Digest]bool{}
-	if err := st.Each(ctx, func(d store.Digest, _ store.FileInfo) error {
-		present[d] = true
-		return nil
-	}, func(string, error) {}); err != nil {
+	fates, err := newFates(sp, removed, live, present)
+	if err != nil {
 		return 0, err
 	}
-	return st.Compact(ctx, func(r registry.Record) bool {
+	n, err := st.Compact(ctx, func(r registry.Record) bool {
 		d, err := store.ParseDigest(r.Hash)
 		if err != nil {
 			return true // not a record of an artifact: Verify reports it
 		}
-		return present[d] && !deleted[d] && named(r)
+		f := fates.of(d)
+		if f&fateRemoved != 0 || locked && f&fatePresent == 0 {
+			return false
+		}
+		return goneSource == nil || f&fateLive == 0 || !goneSource(st.SourceOf(r))
 	})
+	return n, errors.Join(err, fates.err)
 }
 
-// claim is what the registry says about who may need one artifact.
+// The records of claimsSorter: a record's digest, its number in the
+// registry's order, its claim (with claimLive, and claimElsewhere and
+// claimGone as in verifyRecords), and the number of its source (see
+// sources.id) where the claim is claimElsewhere and where it is
+// claimGone, 0 otherwise; a group of them (see join) has the union of
+// their claims and the last source of each.
+const (
+	claimLive    = claimGone << 1 // a record names a transcript that exists
+	claimAt      = digestSize + 8
+	elsewhereAt  = claimAt + 1
+	goneSourceAt = elsewhereAt + 4
+	claimSize    = goneSourceAt + 4
+)
+
+// readClaims reads the registry's claims on its artifacts, the status of
+// each record's source told by srcs, into a sorter of claimSize records.
+// Bad lines are Verify's business: they claim nothing.
+func readClaims(ctx context.Context, st *registry.Store, srcs *sources, sp *extsort.Spill) (*extsort.Sorter, error) {
+	claims := extsort.NewSorter(claimSize, maxHeld, sp)
+	rec := make([]byte, claimSize)
+	index := 0
+	err := st.RecordsAt(ctx, func(r registry.Record, pos registry.Pos) error {
+		index++
+		d, err := store.ParseDigest(r.Hash)
+		if err != nil {
+			return nil
+		}
+		clear(rec)
+		copy(rec, d[:])
+		binary.BigEndian.PutUint64(rec[digestSize:], uint64(index))
+		rec[claimAt] = claimRecorded
+		switch src, status := srcs.note(r, pos, index); status {
+		case examined:
+			rec[claimAt] |= claimLive
+		case exists:
+			rec[claimAt] |= claimElsewhere | claimLive
+			binary.BigEndian.PutUint32(rec[elsewhereAt:], srcs.id(src))
+		case missing:
+			rec[claimAt] |= claimGone
+			binary.BigEndian.PutUint32(rec[goneSourceAt:], srcs.id(src))
+		}
+		claims.Add(rec)
+		return nil
+	}, func(*registry.BadLineError) {})
+	return claims, err
+}
+
+// foldClaims folds a record of readClaims into its group, which precedes
+// it in the registry's order.
+func foldClaims(group, rec []byte) {
+	group[claimAt] |= rec[claimAt]
+	for _, at := range []int{elsewhereAt, goneSourceAt} {
+		if src := rec[at : at+4]; binary.BigEndian.Uint32(src) != 0 {
+			copy(group[at:], src)
+		}
+	}
+}
+
+// claim is what the registry says about who may need one artifact: the
+// claims of its records, the source of the last that names a transcript
+// that exists and was not given, and of the last that names one gone.
 type claim struct {
-	recorded bool
-	// elsewhere is a transcript that a record names, that exists and
-	// that was not given, so was not examined.
-	elsewhere string
-	// gone says that a record names a transcript that no longer exists,
-	// goneSource ("" for a record that names none).
-	gone       bool
-	goneSource string
-	// live says that a record names a transcript that exists.
-	live bool
+	bits            byte
+	elsewhere, gone uint32
 }
 
-// claims are the claims of every artifact the registry records, and where
-// it names each transcript that no longer exists first.
-type claims struct {
-	m      map[store.Digest]claim
-	goneAt map[string]recordAt
+// claimOf returns the claim of a group of readClaims' records, nil if none.
+func claimOf(group []byte) claim {
+	if group == nil {
+		return claim{}
+	}
+	return claim{group[claimAt], binary.BigEndian.Uint32(group[elsewhereAt:]), binary.BigEndian.Uint32(group[goneSourceAt:])}
 }
 
 // recordAt is where a record is, its index in the registry's order, and
@@ -288,53 +406,6 @@ type recordAt struct {
 	registry.Pos
 	index   int
 	records int
-}
-
-func (c *claims) of(d store.Digest) claim { return c.m[d] }
-
-// stale returns whether a record of st is one --prune-missing drops: it
-// names a transcript that no longer exists, and its artifact has a record
-// naming one that does. A deleted session leaves no record; an artifact
-// whose every record names a transcript that is gone (a moved tree's,
-// still referenced) keeps them, since they say where it came from.
-func (c *claims) stale(st *registry.Store) func(registry.Record) bool {
-	return func(r registry.Record) bool {
-		src := st.SourceOf(r)
-		if _, gone := c.goneAt[src]; !gone || src == "" {
-			return false
-		}
-		d, err := store.ParseDigest(r.Hash)
-		return err == nil && c.m[d].live
-	}
-}
-
-// readClaims reads the registry's claims on its artifacts, the status of
-// each record's source told by sources. Bad lines are Verify's business:
-// they claim nothing.
-func readClaims(ctx context.Context, st *registry.Store, transcripts []session.Input) (*claims, error) {
-	srcs := newSources(st, transcripts)
-	cl := &claims{m: map[store.Digest]claim{}, goneAt: srcs.goneAt}
-	index := 0
-	err := st.RecordsAt(ctx, func(r registry.Record, pos registry.Pos) error {
-		index++
-		d, err := store.ParseDigest(r.Hash)
-		if err != nil {
-			return nil
-		}
-		c := cl.m[d]
-		c.recorded = true
-		switch src, status := srcs.note(r, pos, index); status {
-		case examined:
-			c.live = true
-		case exists:
-			c.elsewhere, c.live = src, true
-		case missing:
-			c.gone, c.goneSource = true, src
-		}
-		cl.m[d] = c
-		return nil
-	}, func(*registry.BadLineError) {})
-	return cl, err
 }
 
 // The status of a record's source.
@@ -357,12 +428,14 @@ type sources struct {
 	givenFiles map[session.FileKey]bool
 	status     map[string]int
 	goneAt     map[string]recordAt
+	ids        map[string]uint32 // see id
+	names      []string
 }
 
 // newSources returns the sources of st's records, given transcripts.
 func newSources(st *registry.Store, transcripts []session.Input) *sources {
 	s := &sources{st: st, given: map[string]bool{}, givenFiles: map[session.FileKey]bool{},
-		status: map[string]int{}, goneAt: map[string]recordAt{}}
+		status: map[string]int{}, goneAt: map[string]recordAt{}, ids: map[string]uint32{}}
 	for _, in := range transcripts {
 		s.given[registry.SourcePath(in.Name())] = true
 		if in.Remote != nil {
@@ -418,8 +491,23 @@ func (s *sources) statusOf(src string) int {
 	return status
 }
 
-// collectReferences adds the artifacts a transcript refers to.
-func collectReferences(ctx context.Context, in session.Input, referenced map[store.Digest]bool) error {
+// id returns the number of src, from 1, for a sorter's record.
+func (s *sources) id(src string) uint32 {
+	id, ok := s.ids[src]
+	if !ok {
+		s.names = append(s.names, src)
+		id = uint32(len(s.names))
+		s.ids[src] = id
+	}
+	return id
+}
+
+// name returns the source numbered id.
+func (s *sources) name(id uint32) string { return s.names[id-1] }
+
+// collectReferences adds the artifacts a transcript refers to to
+// referenced, as many times as it does.
+func collectReferences(ctx context.Context, in session.Input, referenced *extsort.Sorter) error {
 	return session.Lines(in, func(l transcript.Line) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -429,7 +517,7 @@ func collectReferences(ctx context.Context, in session.Input, referenced map[sto
 			return fmt.Errorf("cannot tell what this line refers to, so nothing is collected: %w", err)
 		}
 		for _, d := range ids {
-			referenced[d] = true
+			referenced.Add(d[:])
 		}
 		return nil
 	})

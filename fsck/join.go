@@ -126,7 +126,11 @@ func verifyRecords(ctx context.Context, st *registry.Store, srcs *sources, objec
 	}
 
 	claimed := extsort.NewSorter(digestSize+1, maxHeld, sp)
-	if err := join(objects, records, func(d []byte, first []byte, claim byte) {
+	if err := join(objects, records, orClaims, func(d []byte, first []byte) {
+		var claim byte
+		if first != nil {
+			claim = first[recordSize-1]
+		}
 		if d == nil {
 			rec = append(append(append(rec[:0], first[digestSize:digestSize+placeSize]...), foundMissing), first[:digestSize]...)
 			found.Add(rec)
@@ -158,12 +162,13 @@ func verifyRecords(ctx context.Context, st *registry.Store, srcs *sources, objec
 	return claimed, sp.Err()
 }
 
-// join merges objects (digests) and records (of recordSize) by digest.
-// It calls fn once for each artifact of either: with the object's digest
-// (nil if the store does not hold it), the first of its records in the
-// registry's order (nil if it has none), and the union of their claims.
-// An object listed twice is one.
-func join(objects, records *extsort.Sorter, fn func(obj, first []byte, claim byte)) error {
+// join merges objects and records, both sorted by digest (their first
+// bytes). It calls fn once for each object, and once for the records of
+// each artifact not in the store: with the object (nil for the latter),
+// and the group of the artifact's records (nil if it has none), which is
+// the first of them in order, into which fold folds each of the others
+// in turn. An object listed twice, the same bytes, is one.
+func join(objects, records *extsort.Sorter, fold func(group, rec []byte), fn func(obj, group []byte)) error {
 	var objErr, recErr error
 	next, stop := iter.Pull(sorted(objects, &objErr))
 	defer stop()
@@ -176,41 +181,43 @@ func join(objects, records *extsort.Sorter, fn func(obj, first []byte, claim byt
 	}
 	// The objects before d, which no record names.
 	unrecorded := func(d []byte) {
-		for more && (d == nil || bytes.Compare(obj, d) < 0) {
-			fn(obj, nil, 0)
+		for more && (d == nil || bytes.Compare(obj[:digestSize], d) < 0) {
+			fn(obj, nil)
 			advance()
 		}
 	}
-	var (
-		first []byte // the group's first record
-		claim byte
-	)
-	group := func() {
-		d := first[:digestSize]
+	var group []byte // the group of the records of one artifact
+	flush := func() {
+		d := group[:digestSize]
 		unrecorded(d)
-		if more && bytes.Equal(obj, d) {
-			fn(obj, first, claim)
+		if !more || !bytes.Equal(obj[:digestSize], d) {
+			fn(nil, group)
+			return
+		}
+		for more && bytes.Equal(obj[:digestSize], d) {
+			fn(obj, group)
 			advance()
-		} else {
-			fn(nil, first, claim)
 		}
 	}
 	for rec := range sorted(records, &recErr) {
-		if first != nil && bytes.Equal(rec[:digestSize], first[:digestSize]) {
-			claim |= rec[recordSize-1]
+		if group != nil && bytes.Equal(rec[:digestSize], group[:digestSize]) {
+			fold(group, rec)
 			continue
 		}
-		if first != nil {
-			group()
+		if group != nil {
+			flush()
 		}
-		first, claim = append(first[:0], rec...), rec[recordSize-1]
+		group = append(group[:0], rec...)
 	}
-	if first != nil {
-		group()
+	if group != nil {
+		flush()
 	}
 	unrecorded(nil)
 	return errors.Join(recErr, objErr)
 }
+
+// orClaims folds the claim of a record of verifyRecords into its group's.
+func orClaims(group, rec []byte) { group[recordSize-1] |= rec[recordSize-1] }
 
 // sorted returns the records of s, in order, as a sequence: each is the
 // caller's until it asks for the next. *err is set to a failure to read
@@ -234,28 +241,58 @@ func sorted(s *extsort.Sorter, err *error) iter.Seq[[]byte] {
 // and number) holds it. It returns the number of digests referenced
 // holds, each counted once.
 func eachObject(claimed, referenced *extsort.Sorter, fn func(d store.Digest, claim byte, referenced bool)) (int, error) {
-	var refErr error
-	next, stop := iter.Pull(sorted(referenced, &refErr))
-	defer stop()
-	ref, more := next()
-	var last []byte // the last digest counted
-	n := 0
-	// skip counts the referenced digests before d (all, if d is nil) and
-	// passes them.
-	skip := func(d []byte) {
-		for ; more && (d == nil || bytes.Compare(ref, d) < 0); ref, more = next() {
-			if !bytes.Equal(ref, last) {
-				n++
-				last = append(last[:0], ref...)
-			}
-		}
-	}
+	refs := newMembers(referenced)
 	err := claimed.Each(func(rec []byte) error {
 		d := rec[:digestSize]
-		skip(d)
-		fn(store.Digest(d), rec[digestSize], more && bytes.Equal(ref, d))
+		fn(store.Digest(d), rec[digestSize], refs.has(d))
 		return nil
 	})
-	skip(nil)
+	n, refErr := refs.close()
 	return n, errors.Join(err, refErr)
+}
+
+// members tells which of the digests asked about, in order, a sorter of
+// digests (in any order and number) holds, and counts those it holds,
+// each once.
+type members struct {
+	next  func() ([]byte, bool)
+	stop  func()
+	err   error
+	d     []byte // the next digest of the sorter
+	more  bool
+	last  []byte // the last digest counted
+	count int
+}
+
+// newMembers returns the members of s, which close releases.
+func newMembers(s *extsort.Sorter) *members {
+	m := &members{}
+	m.next, m.stop = iter.Pull(sorted(s, &m.err))
+	m.d, m.more = m.next()
+	return m
+}
+
+// has reports whether the sorter holds d, no less than the digest asked
+// about before.
+func (m *members) has(d []byte) bool {
+	m.skip(d)
+	return m.more && bytes.Equal(m.d, d)
+}
+
+// skip counts the digests before d (all, if d is nil) and passes them.
+func (m *members) skip(d []byte) {
+	for ; m.more && (d == nil || bytes.Compare(m.d, d) < 0); m.d, m.more = m.next() {
+		if !bytes.Equal(m.d, m.last) {
+			m.count++
+			m.last = append(m.last[:0], m.d...)
+		}
+	}
+}
+
+// close counts the digests not passed yet and returns how many distinct
+// digests the sorter holds, and a failure to read it.
+func (m *members) close() (int, error) {
+	m.skip(nil)
+	m.stop()
+	return m.count, m.err
 }

@@ -1,13 +1,21 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	varint "encoding/binary"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/fsck"
 	"github.com/transcript-tool/transcript-tool/internal/display"
+	"github.com/transcript-tool/transcript-tool/internal/extsort"
 	"github.com/transcript-tool/transcript-tool/registry"
 	storepkg "github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/s3"
@@ -57,7 +65,13 @@ func gcCommand(st streams) *cli.Command {
 					fmt.Fprintf(st.stderr, "transcript-tool: waiting for the migrations using %s to end\n", store)
 				}}
 			var reports []fsck.GCReport
+			// What is collected is printed with the reports, after the
+			// last store's: it waits in a temporary file meanwhile.
+			var collected collectedSpill
+			defer collected.close()
+			opts.Collected = collected.add
 			for _, g := range groups {
+				collected.begin()
 				store, err := openStore(g.store)
 				if err != nil {
 					return err
@@ -72,23 +86,31 @@ func gcCommand(st streams) *cli.Command {
 				reports = append(reports, rep)
 			}
 			if c.Bool("json") {
-				return writeJSON(st.stdout, reports)
+				return writeGCJSON(st.stdout, reports, collected.each)
 			}
-			for _, rep := range reports {
-				printGC(st, rep)
+			for i, rep := range reports {
+				if err := printGC(st, rep, func(fn func(fsck.Collected)) error { return collected.each(i, fn) }); err != nil {
+					return err
+				}
 			}
 			return nil
 		},
 	}
 }
 
-func printGC(st streams, rep fsck.GCReport) {
+// printGC prints the report of gc on one store, and what collected
+// passes on, which the report does not hold.
+func printGC(st streams, rep fsck.GCReport, collected func(func(fsck.Collected)) error) error {
 	verb := "would delete"
 	if rep.Removed {
 		verb = "deleted"
 	}
-	for _, c := range rep.Collected {
+	n := 0
+	if err := collected(func(c fsck.Collected) {
+		n++
 		fmt.Fprintf(st.stdout, "%s %s (%s)\n", verb, c.Path, human(c.Size))
+	}); err != nil {
+		return err
 	}
 	for _, p := range rep.ElsewhereIn {
 		fmt.Fprintf(st.stdout, "kept artifacts of %s, which was not given\n", p)
@@ -104,8 +126,126 @@ func printGC(st streams, rep fsck.GCReport) {
 		fmt.Fprintf(st.stdout, "kept %s that the registry has no record of (--prune-missing deletes them)\n", display.Plural(rep.Unrecorded, "artifact"))
 	}
 	fmt.Fprintf(st.stdout, "%s: %s %d of %s (%s); kept %d referenced, %d younger than the grace period\n",
-		rep.Store, verb, len(rep.Collected), display.Plural(rep.Objects, "artifact"), human(rep.Bytes), rep.Referenced, rep.Young)
-	if !rep.Removed && len(rep.Collected) > 0 {
+		rep.Store, verb, n, display.Plural(rep.Objects, "artifact"), human(rep.Bytes), rep.Referenced, rep.Young)
+	if !rep.Removed && n > 0 {
 		fmt.Fprintln(st.stdout, "run again with --yes to delete them")
 	}
+	return nil
 }
+
+// writeGCJSON writes reports as writeJSON does, each with what collected
+// passes on for it, by its number, as its Collected.
+func writeGCJSON(w io.Writer, reports []fsck.GCReport, collected func(int, func(fsck.Collected)) error) error {
+	if len(reports) == 0 {
+		return writeJSON(w, reports)
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.WriteString("[\n")
+	for i, rep := range reports {
+		rep.Collected = []fsck.Collected{}
+		b, err := json.MarshalIndent(rep, "  ", "  ")
+		if err != nil {
+			return err
+		}
+		head, tail, ok := bytes.Cut(b, []byte(`"collected": []`))
+		if !ok {
+			return errors.New("gc report without its list of collected artifacts")
+		}
+		bw.WriteString("  ")
+		bw.Write(head)
+		bw.WriteString(`"collected": [`)
+		n := 0
+		err = collected(i, func(c fsck.Collected) {
+			if err != nil {
+				return
+			}
+			if n > 0 {
+				bw.WriteByte(',')
+			}
+			n++
+			var e []byte
+			if e, err = json.MarshalIndent(c, "      ", "  "); err == nil {
+				bw.WriteString("\n      ")
+				bw.Write(e)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			bw.WriteString("\n    ")
+		}
+		bw.WriteByte(']')
+		bw.Write(tail)
+		if i < len(reports)-1 {
+			bw.WriteByte(',')
+		}
+		bw.WriteByte('\n')
+	}
+	bw.WriteString("]\n")
+	return bw.Flush()
+}
+
+// collectedSpill keeps what gc collects from each store, in order, in a
+// temporary file rather than in memory: gc may collect millions.
+type collectedSpill struct {
+	sp     extsort.Spill
+	buf    []byte
+	chunks [][]extsort.Chunk // each store's
+}
+
+// begin starts the next store's.
+func (c *collectedSpill) begin() {
+	c.flush()
+	c.chunks = append(c.chunks, nil)
+}
+
+// add adds an artifact collected from the current store.
+func (c *collectedSpill) add(col fsck.Collected) {
+	c.buf = varint.AppendUvarint(c.buf, uint64(len(col.Path)))
+	c.buf = varint.AppendVarint(append(c.buf, col.Path...), col.Size)
+	if len(c.buf) >= 64<<10 {
+		c.flush()
+	}
+}
+
+func (c *collectedSpill) flush() {
+	if len(c.buf) > 0 {
+		last := len(c.chunks) - 1
+		c.chunks[last] = append(c.chunks[last], c.sp.Write(c.buf))
+		c.buf = c.buf[:0]
+	}
+}
+
+// each calls fn with what was collected from the i-th store, in order.
+func (c *collectedSpill) each(i int, fn func(fsck.Collected)) error {
+	c.flush()
+	if err := c.sp.Err(); err != nil {
+		return fmt.Errorf("keep the list of collected artifacts: %w", err)
+	}
+	var path []byte
+	for _, ch := range c.chunks[i] {
+		r := c.sp.Reader(ch)
+		for {
+			n, err := varint.ReadUvarint(r)
+			if err == io.EOF {
+				break
+			}
+			if err == nil {
+				path = slices.Grow(path[:0], int(n))[:n]
+				_, err = io.ReadFull(r, path)
+			}
+			var size int64
+			if err == nil {
+				size, err = varint.ReadVarint(r)
+			}
+			if err != nil {
+				return fmt.Errorf("read the list of collected artifacts: %w", err)
+			}
+			fn(fsck.Collected{Path: string(path), Size: size})
+		}
+	}
+	return nil
+}
+
+func (c *collectedSpill) close() { c.sp.Close() }

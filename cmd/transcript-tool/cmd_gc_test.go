@@ -1,0 +1,46 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/transcript-tool/transcript-tool/fsck"
+)
+
+// TestGCCollectedSpilled: reports whose collected artifacts wait in the
+// temporary file (none, one, thousands, over several of its chunks;
+// paths that JSON escapes) are written as JSON as the reports holding
+// them are (writeJSON).
+func TestGCCollectedSpilled(t *testing.T) {
+	for seed := range uint64(20) {
+		r := rand.New(rand.NewPCG(seed, 3))
+		var held, passed []fsck.GCReport
+		var spill collectedSpill
+		defer spill.close()
+		for i := range r.IntN(4) {
+			rep := fsck.GCReport{Store: fmt.Sprintf("/s/<store & %d>", i), Objects: r.IntN(9), Removed: r.IntN(2) == 0,
+				ElsewhereIn: []string{}, GoneIn: []string{"", "/gone\u2028"}, Collected: []fsck.Collected{}, RecordsDropped: r.IntN(3)}
+			spill.begin()
+			n := []int{0, 1, 3000}[r.IntN(3)]
+			for j := range n {
+				c := fsck.Collected{Path: fmt.Sprintf("/s/objects/\"%d\"/<%d>é", i, j), Size: r.Int64N(1 << 40)}
+				rep.Collected = append(rep.Collected, c)
+				rep.Bytes += c.Size
+				spill.add(c)
+			}
+			held = append(held, rep)
+			rep.Collected = []fsck.Collected{}
+			passed = append(passed, rep)
+		}
+		var want, got bytes.Buffer
+		require.NoError(t, writeJSON(&want, held))
+		require.NoError(t, writeGCJSON(&got, passed, spill.each))
+		assert.Equal(t, want.String(), got.String(), "seed %d", seed)
+
+	}
+}
