@@ -3,6 +3,7 @@ package fsck_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/transcript-tool/transcript-tool/registry"
 	"github.com/transcript-tool/transcript-tool/session"
 	storepkg "github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/store/faulty"
 	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
@@ -200,4 +202,42 @@ func inputs(paths ...string) []session.Input {
 		in = append(in, session.Input{Path: p})
 	}
 	return in
+}
+
+// TestGCStopsMidway: a --yes collection whose removal of an object fails
+// stops there, with the error, having passed on (Collected) each object
+// it removed before, and only those: what the command says it deleted.
+func TestGCStopsMidway(t *testing.T) {
+	dir := t.TempDir()
+	given := filepath.Join(dir, "given.jsonl")
+	require.NoError(t, os.WriteFile(given, []byte(`{"role":"user","content":"hi"}`+"\n"), 0o600))
+	store := registry.New(local.New(filepath.Join(dir, "artifacts")))
+	then := time.Now().Add(-2 * time.Hour)
+	for i := range 5 {
+		d, _, err := store.Put(context.Background(), []byte(fmt.Sprintf("artifact %d", i)))
+		require.NoError(t, err)
+		require.NoError(t, os.Chtimes(store.Path(d), then, then))
+	}
+	require.NoError(t, store.Release())
+	broken := errors.New("injected")
+	removes := 0
+	b := faulty.New(local.New(store.Dir()), func(c faulty.Call) error {
+		if c.Method == faulty.Remove {
+			if removes++; removes == 3 {
+				return broken
+			}
+		}
+		return nil
+	})
+	var collected []string
+	_, err := fsck.GC(context.Background(), registry.New(b), inputs(given),
+		fsck.GCOptions{Grace: time.Hour, Remove: true, PruneMissing: true, Now: time.Now(), Collected: func(c fsck.Collected) { collected = append(collected, c.Path) }})
+	require.ErrorIs(t, err, broken)
+	assert.Len(t, collected, 2)
+	for _, p := range collected {
+		assert.NoFileExists(t, p)
+	}
+	left := 0
+	require.NoError(t, store.Each(context.Background(), func(storepkg.Digest, storepkg.FileInfo) error { left++; return nil }, nil))
+	assert.Equal(t, 3, left)
 }

@@ -70,7 +70,7 @@ func gcCommand(st streams) *cli.Command {
 			var collected collectedSpill
 			defer collected.close()
 			opts.Collected = collected.add
-			for _, g := range groups {
+			for i, g := range groups {
 				collected.begin()
 				store, err := openStore(g.store)
 				if err != nil {
@@ -81,7 +81,7 @@ func gcCommand(st streams) *cli.Command {
 				}
 				rep, err := fsck.GC(c.Context, store, g.transcripts, opts)
 				if err != nil {
-					return fatal(err, "nothing was deleted from "+g.store)
+					return fatal(err, gcStopped(g.store, opts.Remove, collected.count(), i))
 				}
 				reports = append(reports, rep)
 			}
@@ -186,22 +186,47 @@ func writeGCJSON(w io.Writer, reports []fsck.GCReport, collected func(int, func(
 	return bw.Flush()
 }
 
+// gcStopped is the hint of a gc that failed on store, the earlier-th
+// store of its run, having collected deleted of its artifacts: with
+// --yes, each was deleted as it was collected, and the stores before it
+// were collected in full.
+func gcStopped(store string, removing bool, deleted, earlier int) string {
+	hint := "nothing was deleted from " + store
+	if !removing {
+		return hint
+	}
+	if deleted > 0 {
+		hint = fmt.Sprintf("%s of %s deleted before the error, none that a given transcript refers to; the store's registry names them until gc --yes runs again",
+			display.Plural(deleted, "artifact"), store)
+	}
+	if earlier > 0 {
+		hint += fmt.Sprintf(" (%s before it collected in full)", display.Plural(earlier, "store"))
+	}
+	return hint
+}
+
 // collectedSpill keeps what gc collects from each store, in order, in a
 // temporary file rather than in memory: gc may collect millions.
 type collectedSpill struct {
 	sp     extsort.Spill
 	buf    []byte
 	chunks [][]extsort.Chunk // each store's
+	n      int               // collected from the current store
 }
 
 // begin starts the next store's.
 func (c *collectedSpill) begin() {
 	c.flush()
 	c.chunks = append(c.chunks, nil)
+	c.n = 0
 }
+
+// count returns how many were collected from the current store.
+func (c *collectedSpill) count() int { return c.n }
 
 // add adds an artifact collected from the current store.
 func (c *collectedSpill) add(col fsck.Collected) {
+	c.n++
 	c.buf = varint.AppendUvarint(c.buf, uint64(len(col.Path)))
 	c.buf = varint.AppendVarint(append(c.buf, col.Path...), col.Size)
 	if len(c.buf) >= 64<<10 {

@@ -44,3 +44,23 @@ func TestGCCollectedSpilled(t *testing.T) {
 
 	}
 }
+
+// TestGCStoppedHint: a gc that fails says what it deleted before: with
+// --yes each artifact collected was deleted as it was (fsck's
+// TestGCStopsMidway), and the stores before the failing one in full.
+func TestGCStoppedHint(t *testing.T) {
+	for _, tt := range []struct {
+		removing         bool
+		deleted, earlier int
+		want             string
+	}{
+		{false, 0, 0, "nothing was deleted from /s"},
+		{false, 3, 2, "nothing was deleted from /s"},
+		{true, 0, 0, "nothing was deleted from /s"},
+		{true, 0, 1, "nothing was deleted from /s (1 store before it collected in full)"},
+		{true, 1, 0, "1 artifact of /s deleted before the error, none that a given transcript refers to; the store's registry names them until gc --yes runs again"},
+		{true, 7, 2, "7 artifacts of /s deleted before the error, none that a given transcript refers to; the store's registry names them until gc --yes runs again (2 stores before it collected in full)"},
+	} {
+		assert.Equal(t, tt.want, gcStopped("/s", tt.removing, tt.deleted, tt.earlier))
+	}
+}
