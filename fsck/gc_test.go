@@ -207,37 +207,43 @@ func inputs(paths ...string) []session.Input {
 // TestGCStopsMidway: a --yes collection whose removal of an object fails
 // stops there, with the error, having passed on (Collected) each object
 // it removed before, and only those: what the command says it deleted.
+// In a folder and in each S3 server's bucket, whose conditional removal
+// (store.UnchangedRemover) the fault injector fails too.
 func TestGCStopsMidway(t *testing.T) {
-	dir := t.TempDir()
-	given := filepath.Join(dir, "given.jsonl")
-	require.NoError(t, os.WriteFile(given, []byte(`{"role":"user","content":"hi"}`+"\n"), 0o600))
-	store := registry.New(local.New(filepath.Join(dir, "artifacts")))
-	then := time.Now().Add(-2 * time.Hour)
-	for i := range 5 {
-		d, _, err := store.Put(context.Background(), []byte(fmt.Sprintf("artifact %d", i)))
-		require.NoError(t, err)
-		require.NoError(t, os.Chtimes(store.Path(d), then, then))
-	}
-	require.NoError(t, store.Release())
-	broken := errors.New("injected")
-	removes := 0
-	b := faulty.New(local.New(store.Dir()), func(c faulty.Call) error {
-		if c.Method == faulty.Remove {
-			if removes++; removes == 3 {
-				return broken
+	for _, rs := range raceStores(t) {
+		t.Run(rs.name(), func(t *testing.T) {
+			dir := t.TempDir()
+			given := filepath.Join(dir, "given.jsonl")
+			require.NoError(t, os.WriteFile(given, []byte(`{"role":"user","content":"hi"}`+"\n"), 0o600))
+			spec := rs.new(dir)
+			store := rs.registry(t, spec)
+			for i := range 5 {
+				_, _, err := store.Put(context.Background(), []byte(fmt.Sprintf("artifact %d", i)))
+				require.NoError(t, err)
 			}
-		}
-		return nil
-	})
-	var collected []string
-	_, err := fsck.GC(context.Background(), registry.New(b), inputs(given),
-		fsck.GCOptions{Grace: time.Hour, Remove: true, PruneMissing: true, Now: time.Now(), Collected: func(c fsck.Collected) { collected = append(collected, c.Path) }})
-	require.ErrorIs(t, err, broken)
-	assert.Len(t, collected, 2)
-	for _, p := range collected {
-		assert.NoFileExists(t, p)
+			require.NoError(t, store.Release())
+			broken := errors.New("injected")
+			removes := 0
+			inner, err := rs.open(spec)
+			require.NoError(t, err)
+			b := faulty.New(inner, func(c faulty.Call) error {
+				if c.Method == faulty.Remove {
+					if removes++; removes == 3 {
+						return broken
+					}
+				}
+				return nil
+			})
+			collected := 0
+			// Every object is past the grace period two hours from now.
+			_, err = fsck.GC(context.Background(), registry.New(b), inputs(given),
+				fsck.GCOptions{Grace: time.Hour, Remove: true, PruneMissing: true, Now: time.Now().Add(2 * time.Hour),
+					Collected: func(fsck.Collected) { collected++ }})
+			require.ErrorIs(t, err, broken)
+			assert.Equal(t, 2, collected)
+			left := 0
+			require.NoError(t, store.Each(context.Background(), func(storepkg.Digest, storepkg.FileInfo) error { left++; return nil }, nil))
+			assert.Equal(t, 3, left)
+		})
 	}
-	left := 0
-	require.NoError(t, store.Each(context.Background(), func(storepkg.Digest, storepkg.FileInfo) error { left++; return nil }, nil))
-	assert.Equal(t, 3, left)
 }

@@ -197,7 +197,7 @@ func (f *Backend) Unwrap() store.Backend { return f.Backend }
 // passed as they are.
 func (f *Backend) Decorate(c any) any {
 	switch c.(type) {
-	case store.Opener, store.Appender, store.FileLocker:
+	case store.Opener, store.Appender, store.FileLocker, store.UnchangedRemover:
 		return capabilities{f, c}
 	}
 	return c
@@ -211,9 +211,10 @@ type capabilities struct {
 }
 
 var (
-	_ store.Opener     = capabilities{}
-	_ store.Appender   = capabilities{}
-	_ store.FileLocker = capabilities{}
+	_ store.Opener           = capabilities{}
+	_ store.Appender         = capabilities{}
+	_ store.FileLocker       = capabilities{}
+	_ store.UnchangedRemover = capabilities{}
 )
 
 // Open asks the hook, then opens.
@@ -222,6 +223,21 @@ func (c capabilities) Open(ctx context.Context, h store.Handle) (store.File, err
 		return nil, err
 	}
 	return c.c.(store.Opener).Open(ctx, h)
+}
+
+// RemoveUnchanged asks the hook, as for Remove, then removes.
+func (c capabilities) RemoveUnchanged(ctx context.Context, h store.Handle, seen store.FileInfo) (bool, error) {
+	if err := c.f.ask(Remove, h); err != nil {
+		return false, err
+	}
+	removed, err := c.c.(store.UnchangedRemover).RemoveUnchanged(ctx, h, seen)
+	if removed {
+		c.f.mu.Lock()
+		delete(c.f.saved, h)
+		delete(c.f.appended, h)
+		c.f.mu.Unlock()
+	}
+	return removed, err
 }
 
 // LockFile asks the hook, then locks.
