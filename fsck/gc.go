@@ -119,6 +119,14 @@ func GC(ctx context.Context, st *registry.Store, transcripts []session.Input, op
 	// bounded memory, and joined.
 	var sp extsort.Spill
 	defer sp.Close()
+	if opts.Remove {
+		// Removing, GC spills the registry's compaction, whatever the
+		// store's size: a spill file that cannot be made must stop it
+		// before the first deletion, not after the last.
+		if err := sp.Open(); err != nil {
+			return rep, err
+		}
+	}
 	referenced := extsort.NewSorter(digestSize, maxHeld, &sp)
 	for _, in := range transcripts {
 		if err := collectReferences(ctx, in, referenced); err != nil {

@@ -247,3 +247,21 @@ func TestGCStopsMidway(t *testing.T) {
 		})
 	}
 }
+
+// TestGCRemoveNeedsTemporaryFile: a collection that removes spills the
+// registry's compaction, whatever the store's size: where no temporary
+// file can be made, it fails before its first deletion.
+func TestGCRemoveNeedsTemporaryFile(t *testing.T) {
+	dir := t.TempDir()
+	given := filepath.Join(dir, "given.jsonl")
+	require.NoError(t, os.WriteFile(given, []byte(`{"role":"user","content":"hi"}`+"\n"), 0o600))
+	store := registry.New(local.New(filepath.Join(dir, "artifacts")))
+	d, _, err := store.Put(context.Background(), []byte("an artifact"))
+	require.NoError(t, err)
+	require.NoError(t, store.Release())
+	t.Setenv("TMPDIR", filepath.Join(dir, "no-such-dir"))
+	_, err = fsck.GC(context.Background(), registry.New(local.New(store.Dir())), inputs(given),
+		fsck.GCOptions{Grace: time.Hour, Remove: true, PruneMissing: true, Now: time.Now().Add(2 * time.Hour)})
+	require.ErrorIs(t, err, os.ErrNotExist)
+	assert.NoError(t, store.Verify(context.Background(), d), "deleted")
+}

@@ -69,6 +69,11 @@ func gcCommand(st streams) *cli.Command {
 			// last store's: it waits in a temporary file meanwhile.
 			var collected collectedSpill
 			defer collected.close()
+			// Before anything is deleted: the list is the record of what
+			// was.
+			if err := collected.sp.Open(); err != nil {
+				return fatal(fmt.Errorf("gc keeps the list of what it collects in a %w", err), "nothing was deleted; set TMPDIR to a folder this user can write to")
+			}
 			opts.Collected = collected.add
 			for i, g := range groups {
 				collected.begin()

@@ -2,14 +2,20 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/fsck"
+	"github.com/transcript-tool/transcript-tool/registry"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // TestGCCollectedSpilled: reports whose collected artifacts wait in the
@@ -62,5 +68,34 @@ func TestGCStoppedHint(t *testing.T) {
 		{true, 7, 2, "7 artifacts of /s deleted before the error, none that a given transcript refers to; the store's registry names them until gc --yes runs again (2 stores before it collected in full)"},
 	} {
 		assert.Equal(t, tt.want, gcStopped("/s", tt.removing, tt.deleted, tt.earlier))
+	}
+}
+
+// TestGCNeedsTemporaryFile: gc keeps what it collects, and with --yes the
+// registry's compaction, in a temporary file: where none can be made
+// ($TMPDIR gone), it stops before it deletes anything, and says so.
+func TestGCNeedsTemporaryFile(t *testing.T) {
+	for _, yes := range []bool{false, true} {
+		dir := t.TempDir()
+		storeDir := filepath.Join(dir, "store")
+		st := registry.New(local.New(storeDir))
+		d, _, err := st.Put(context.Background(), []byte("unreferenced, unrecorded"))
+		require.NoError(t, err)
+		require.NoError(t, st.Release())
+		then := time.Now().Add(-2 * time.Hour)
+		require.NoError(t, os.Chtimes(st.Path(d), then, then))
+		tr := filepath.Join(dir, "t.jsonl")
+		require.NoError(t, os.WriteFile(tr, []byte("{}\n"), 0o600))
+		t.Setenv("TMPDIR", filepath.Join(dir, "no-such-dir"))
+		args := []string{"gc", "--store", storeDir, "--prune-missing", tr}
+		if yes {
+			args = append(args, "--yes")
+		}
+		r := runCLI(t, args...)
+		assert.Equal(t, exitUsage, r.code, "--yes=%v", yes)
+		assert.Empty(t, r.stdout)
+		assert.Contains(t, r.stderr, "temporary file")
+		assert.Contains(t, r.stderr, "hint: nothing was deleted")
+		assert.FileExists(t, st.Path(d))
 	}
 }

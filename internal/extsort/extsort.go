@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -30,17 +31,8 @@ type Chunk struct{ Off, N int64 }
 // Write appends p to the spill file and returns where it is. A failure is
 // kept, for Err.
 func (s *Spill) Write(p []byte) Chunk {
-	if s.err != nil {
+	if s.Open() != nil {
 		return Chunk{}
-	}
-	if s.f == nil {
-		f, err := os.CreateTemp("", ".transcript-tool-spill-*")
-		if err != nil {
-			s.err = err
-			return Chunk{}
-		}
-		os.Remove(f.Name())
-		s.f = f
 	}
 	c := Chunk{s.size, int64(len(p))}
 	if _, err := s.f.WriteAt(p, s.size); err != nil {
@@ -48,6 +40,22 @@ func (s *Spill) Write(p []byte) Chunk {
 	}
 	s.size += int64(len(p))
 	return c
+}
+
+// Open creates the spill file, which Write otherwise does when it first
+// writes, so that a caller finds out that it cannot be made before it
+// does what it could not undo; it returns Err.
+func (s *Spill) Open() error {
+	if s.err == nil && s.f == nil {
+		f, err := os.CreateTemp("", ".transcript-tool-spill-*")
+		if err != nil {
+			s.err = fmt.Errorf("temporary file: %w", err)
+			return s.err
+		}
+		os.Remove(f.Name())
+		s.f = f
+	}
+	return s.err
 }
 
 // Err returns the first failure of a Write, if any: what was spilled is
