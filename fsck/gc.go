@@ -44,8 +44,10 @@ type GCOptions struct {
 	// Collected, if not nil, is passed each artifact GC collects, in the
 	// order of GCReport.Collected, as it removes it (or, without Remove,
 	// finds it would), instead of GCReport.Collected holding them all: a
-	// store of millions is collected in the memory of a few.
-	Collected func(Collected)
+	// store of millions is collected in the memory of a few. An error it
+	// returns stops GC there: what it keeps is the record of what was
+	// deleted, and nothing more is deleted than it could record.
+	Collected func(Collected) error
 }
 
 // DefaultGrace is the grace period of gc.
@@ -216,12 +218,12 @@ func GC(ctx context.Context, st *registry.Store, transcripts []session.Input, op
 			}
 			removed.Add(d[:])
 		}
-		if c := (Collected{Path: st.Name(d), Size: size}); opts.Collected != nil {
-			opts.Collected(c)
-		} else {
-			rep.Collected = append(rep.Collected, c)
-		}
 		rep.Bytes += size
+		c := Collected{Path: st.Name(d), Size: size}
+		if opts.Collected != nil {
+			return opts.Collected(c)
+		}
+		rep.Collected = append(rep.Collected, c)
 		return nil
 	})
 	if err != nil {

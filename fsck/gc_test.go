@@ -238,7 +238,7 @@ func TestGCStopsMidway(t *testing.T) {
 			// Every object is past the grace period two hours from now.
 			_, err = fsck.GC(context.Background(), registry.New(b), inputs(given),
 				fsck.GCOptions{Grace: time.Hour, Remove: true, PruneMissing: true, Now: time.Now().Add(2 * time.Hour),
-					Collected: func(fsck.Collected) { collected++ }})
+					Collected: func(fsck.Collected) error { collected++; return nil }})
 			require.ErrorIs(t, err, broken)
 			assert.Equal(t, 2, collected)
 			left := 0
@@ -264,4 +264,33 @@ func TestGCRemoveNeedsTemporaryFile(t *testing.T) {
 		fsck.GCOptions{Grace: time.Hour, Remove: true, PruneMissing: true, Now: time.Now().Add(2 * time.Hour)})
 	require.ErrorIs(t, err, os.ErrNotExist)
 	assert.NoError(t, store.Verify(context.Background(), d), "deleted")
+}
+
+// TestGCStopsWhenUnrecorded: a collection whose Collected fails (the
+// command could not keep its list) stops there: it deletes no more than
+// it could record.
+func TestGCStopsWhenUnrecorded(t *testing.T) {
+	dir := t.TempDir()
+	given := filepath.Join(dir, "given.jsonl")
+	require.NoError(t, os.WriteFile(given, []byte(`{"role":"user","content":"hi"}`+"\n"), 0o600))
+	store := registry.New(local.New(filepath.Join(dir, "artifacts")))
+	for i := range 5 {
+		_, _, err := store.Put(context.Background(), []byte(fmt.Sprintf("artifact %d", i)))
+		require.NoError(t, err)
+	}
+	require.NoError(t, store.Release())
+	full := errors.New("no space left")
+	calls := 0
+	_, err := fsck.GC(context.Background(), registry.New(local.New(store.Dir())), inputs(given),
+		fsck.GCOptions{Grace: time.Hour, Remove: true, PruneMissing: true, Now: time.Now().Add(2 * time.Hour),
+			Collected: func(fsck.Collected) error {
+				if calls++; calls == 2 {
+					return full
+				}
+				return nil
+			}})
+	require.ErrorIs(t, err, full)
+	left := 0
+	require.NoError(t, store.Each(context.Background(), func(storepkg.Digest, storepkg.FileInfo) error { left++; return nil }, nil))
+	assert.Equal(t, 3, left, "deleted past the artifact it could not record")
 }

@@ -116,7 +116,7 @@ func TestGCJoin(t *testing.T) {
 							return GC(ctx, st, transcripts, opts)
 						}
 						var collected []Collected
-						opts.Collected = func(c Collected) { collected = append(collected, c) }
+						opts.Collected = func(c Collected) error { collected = append(collected, c); return nil }
 						rep, err := GC(ctx, st, transcripts, opts)
 						assert.Empty(t, rep.Collected, "passed on")
 						rep.Collected = append(rep.Collected, collected...)

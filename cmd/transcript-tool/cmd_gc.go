@@ -229,14 +229,19 @@ func (c *collectedSpill) begin() {
 // count returns how many were collected from the current store.
 func (c *collectedSpill) count() int { return c.n }
 
-// add adds an artifact collected from the current store.
-func (c *collectedSpill) add(col fsck.Collected) {
+// add adds an artifact collected from the current store; an error says
+// the list could not be kept, which stops gc (see fsck.GCOptions).
+func (c *collectedSpill) add(col fsck.Collected) error {
 	c.n++
 	c.buf = varint.AppendUvarint(c.buf, uint64(len(col.Path)))
 	c.buf = varint.AppendVarint(append(c.buf, col.Path...), col.Size)
 	if len(c.buf) >= 64<<10 {
 		c.flush()
 	}
+	if err := c.sp.Err(); err != nil {
+		return fmt.Errorf("keep the list of collected artifacts: %w", err)
+	}
+	return nil
 }
 
 func (c *collectedSpill) flush() {
