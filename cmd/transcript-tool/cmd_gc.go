@@ -1,21 +1,14 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	varint "encoding/binary"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"slices"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/transcript-tool/transcript-tool/fsck"
 	"github.com/transcript-tool/transcript-tool/internal/display"
-	"github.com/transcript-tool/transcript-tool/internal/extsort"
 	"github.com/transcript-tool/transcript-tool/registry"
 	storepkg "github.com/transcript-tool/transcript-tool/store"
 	"github.com/transcript-tool/transcript-tool/store/s3"
@@ -67,12 +60,12 @@ func gcCommand(st streams) *cli.Command {
 			var reports []fsck.GCReport
 			// What is collected is printed with the reports, after the
 			// last store's: it waits in a temporary file meanwhile.
-			var collected collectedSpill
+			collected := collectedList{listSpill: listSpill{what: "collected artifacts"}}
 			defer collected.close()
 			// Before anything is deleted: the list is the record of what
 			// was.
-			if err := collected.sp.Open(); err != nil {
-				return fatal(fmt.Errorf("gc keeps the list of what it collects in a %w", err), "nothing was deleted; set TMPDIR to a folder this user can write to")
+			if err := collected.open(); err != nil {
+				return fatal(err, "nothing was deleted; set TMPDIR to a folder this user can write to")
 			}
 			opts.Collected = collected.add
 			for i, g := range groups {
@@ -91,10 +84,12 @@ func gcCommand(st streams) *cli.Command {
 				reports = append(reports, rep)
 			}
 			if c.Bool("json") {
-				return writeGCJSON(st.stdout, reports, collected.each)
+				return writeListsJSON(st.stdout, reports, "collected", func(i int, put func(any) error) error {
+					return collected.each(i, func(c fsck.Collected) error { return put(c) })
+				})
 			}
 			for i, rep := range reports {
-				if err := printGC(st, rep, func(fn func(fsck.Collected)) error { return collected.each(i, fn) }); err != nil {
+				if err := printGC(st, rep, func(fn func(fsck.Collected) error) error { return collected.each(i, fn) }); err != nil {
 					return err
 				}
 			}
@@ -105,15 +100,16 @@ func gcCommand(st streams) *cli.Command {
 
 // printGC prints the report of gc on one store, and what collected
 // passes on, which the report does not hold.
-func printGC(st streams, rep fsck.GCReport, collected func(func(fsck.Collected)) error) error {
+func printGC(st streams, rep fsck.GCReport, collected func(func(fsck.Collected) error) error) error {
 	verb := "would delete"
 	if rep.Removed {
 		verb = "deleted"
 	}
 	n := 0
-	if err := collected(func(c fsck.Collected) {
+	if err := collected(func(c fsck.Collected) error {
 		n++
 		fmt.Fprintf(st.stdout, "%s %s (%s)\n", verb, c.Path, human(c.Size))
+		return nil
 	}); err != nil {
 		return err
 	}
@@ -138,59 +134,6 @@ func printGC(st streams, rep fsck.GCReport, collected func(func(fsck.Collected))
 	return nil
 }
 
-// writeGCJSON writes reports as writeJSON does, each with what collected
-// passes on for it, by its number, as its Collected.
-func writeGCJSON(w io.Writer, reports []fsck.GCReport, collected func(int, func(fsck.Collected)) error) error {
-	if len(reports) == 0 {
-		return writeJSON(w, reports)
-	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.WriteString("[\n")
-	for i, rep := range reports {
-		rep.Collected = []fsck.Collected{}
-		b, err := json.MarshalIndent(rep, "  ", "  ")
-		if err != nil {
-			return err
-		}
-		head, tail, ok := bytes.Cut(b, []byte(`"collected": []`))
-		if !ok {
-			return errors.New("gc report without its list of collected artifacts")
-		}
-		bw.WriteString("  ")
-		bw.Write(head)
-		bw.WriteString(`"collected": [`)
-		n := 0
-		err = collected(i, func(c fsck.Collected) {
-			if err != nil {
-				return
-			}
-			if n > 0 {
-				bw.WriteByte(',')
-			}
-			n++
-			var e []byte
-			if e, err = json.MarshalIndent(c, "      ", "  "); err == nil {
-				bw.WriteString("\n      ")
-				bw.Write(e)
-			}
-		})
-		if err != nil {
-			return err
-		}
-		if n > 0 {
-			bw.WriteString("\n    ")
-		}
-		bw.WriteByte(']')
-		bw.Write(tail)
-		if i < len(reports)-1 {
-			bw.WriteByte(',')
-		}
-		bw.WriteByte('\n')
-	}
-	bw.WriteString("]\n")
-	return bw.Flush()
-}
-
 // gcStopped is the hint of a gc that failed on store, the earlier-th
 // store of its run, having collected deleted of its artifacts: with
 // --yes, each was deleted as it was collected, and the stores before it
@@ -210,77 +153,27 @@ func gcStopped(store string, removing bool, deleted, earlier int) string {
 	return hint
 }
 
-// collectedSpill keeps what gc collects from each store, in order, in a
-// temporary file rather than in memory: gc may collect millions.
-type collectedSpill struct {
-	sp     extsort.Spill
-	buf    []byte
-	chunks [][]extsort.Chunk // each store's
-	n      int               // collected from the current store
+// collectedList is gc's list of what it collects from each store, in a
+// temporary file (see listSpill): each artifact its size and path.
+type collectedList struct {
+	listSpill
+	rec []byte
 }
-
-// begin starts the next store's.
-func (c *collectedSpill) begin() {
-	c.flush()
-	c.chunks = append(c.chunks, nil)
-	c.n = 0
-}
-
-// count returns how many were collected from the current store.
-func (c *collectedSpill) count() int { return c.n }
 
 // add adds an artifact collected from the current store; an error says
 // the list could not be kept, which stops gc (see fsck.GCOptions).
-func (c *collectedSpill) add(col fsck.Collected) error {
-	c.n++
-	c.buf = varint.AppendUvarint(c.buf, uint64(len(col.Path)))
-	c.buf = varint.AppendVarint(append(c.buf, col.Path...), col.Size)
-	if len(c.buf) >= 64<<10 {
-		c.flush()
-	}
-	if err := c.sp.Err(); err != nil {
-		return fmt.Errorf("keep the list of collected artifacts: %w", err)
-	}
-	return nil
-}
-
-func (c *collectedSpill) flush() {
-	if len(c.buf) > 0 {
-		last := len(c.chunks) - 1
-		c.chunks[last] = append(c.chunks[last], c.sp.Write(c.buf))
-		c.buf = c.buf[:0]
-	}
+func (c *collectedList) add(col fsck.Collected) error {
+	c.rec = append(varint.AppendVarint(c.rec[:0], col.Size), col.Path...)
+	return c.listSpill.add(c.rec)
 }
 
 // each calls fn with what was collected from the i-th store, in order.
-func (c *collectedSpill) each(i int, fn func(fsck.Collected)) error {
-	c.flush()
-	if err := c.sp.Err(); err != nil {
-		return fmt.Errorf("keep the list of collected artifacts: %w", err)
-	}
-	var path []byte
-	for _, ch := range c.chunks[i] {
-		r := c.sp.Reader(ch)
-		for {
-			n, err := varint.ReadUvarint(r)
-			if err == io.EOF {
-				break
-			}
-			if err == nil {
-				path = slices.Grow(path[:0], int(n))[:n]
-				_, err = io.ReadFull(r, path)
-			}
-			var size int64
-			if err == nil {
-				size, err = varint.ReadVarint(r)
-			}
-			if err != nil {
-				return fmt.Errorf("read the list of collected artifacts: %w", err)
-			}
-			fn(fsck.Collected{Path: string(path), Size: size})
+func (c *collectedList) each(i int, fn func(fsck.Collected) error) error {
+	return c.listSpill.each(i, func(e []byte) error {
+		size, n := varint.Varint(e)
+		if n <= 0 {
+			return fmt.Errorf("read the list of %s: a bad entry", c.what)
 		}
-	}
-	return nil
+		return fn(fsck.Collected{Path: string(e[n:]), Size: size})
+	})
 }
-
-func (c *collectedSpill) close() { c.sp.Close() }

@@ -26,7 +26,7 @@ func TestGCCollectedSpilled(t *testing.T) {
 	for seed := range uint64(20) {
 		r := rand.New(rand.NewPCG(seed, 3))
 		var held, passed []fsck.GCReport
-		var spill collectedSpill
+		spill := collectedList{listSpill: listSpill{what: "collected artifacts"}}
 		defer spill.close()
 		for i := range r.IntN(4) {
 			rep := fsck.GCReport{Store: fmt.Sprintf("/s/<store & %d>", i), Objects: r.IntN(9), Removed: r.IntN(2) == 0,
@@ -37,7 +37,7 @@ func TestGCCollectedSpilled(t *testing.T) {
 				c := fsck.Collected{Path: fmt.Sprintf("/s/objects/\"%d\"/<%d>é", i, j), Size: r.Int64N(1 << 40)}
 				rep.Collected = append(rep.Collected, c)
 				rep.Bytes += c.Size
-				spill.add(c)
+				require.NoError(t, spill.add(c))
 			}
 			held = append(held, rep)
 			rep.Collected = []fsck.Collected{}
@@ -45,9 +45,10 @@ func TestGCCollectedSpilled(t *testing.T) {
 		}
 		var want, got bytes.Buffer
 		require.NoError(t, writeJSON(&want, held))
-		require.NoError(t, writeGCJSON(&got, passed, spill.each))
+		require.NoError(t, writeListsJSON(&got, passed, "collected", func(i int, put func(any) error) error {
+			return spill.each(i, func(c fsck.Collected) error { return put(c) })
+		}))
 		assert.Equal(t, want.String(), got.String(), "seed %d", seed)
-
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -42,6 +43,17 @@ func verifyCommand(st streams) *cli.Command {
 			asJSON := c.Bool("json")
 			reports := []fsck.Report{}
 			var total fsck.Report
+			// As JSON, the findings are printed with the reports, after
+			// the last store's: they wait in a temporary file meanwhile,
+			// lists[i] the list of reports[i].
+			findings := listSpill{what: "findings"}
+			defer findings.close()
+			var lists []int
+			if asJSON {
+				if err := findings.open(); err != nil {
+					return fatal(err, "")
+				}
+			}
 			for _, g := range groups {
 				store, err := openStore(g.store)
 				if err != nil {
@@ -52,7 +64,18 @@ func verifyCommand(st streams) *cli.Command {
 				// reported at all (below), so its are kept.
 				missing := storeMissing(g.store) != nil
 				var found func(fsck.Finding)
-				if !asJSON && !missing {
+				list := -1
+				switch {
+				case asJSON:
+					list = findings.begin()
+					found = func(f fsck.Finding) {
+						// A failure to keep it is the list's, reported
+						// when it is printed.
+						if b, err := json.Marshal(f); err == nil {
+							_ = findings.add(b)
+						}
+					}
+				case !missing:
 					found = func(f fsck.Finding) { fmt.Fprintln(st.stdout, f) }
 				}
 				rep, err := fsck.VerifyTo(c.Context, store, g.transcripts, found)
@@ -71,6 +94,7 @@ func verifyCommand(st streams) *cli.Command {
 					rep.Findings = nil
 				}
 				reports = append(reports, rep)
+				lists = append(lists, list)
 				total.Objects += rep.Objects
 				total.Bytes += rep.Bytes
 				total.Records += rep.Records
@@ -79,7 +103,10 @@ func verifyCommand(st streams) *cli.Command {
 				total.Errors += rep.Errors
 			}
 			if asJSON {
-				if err := writeJSON(st.stdout, reports); err != nil {
+				err := writeListsJSON(st.stdout, reports, "findings", func(i int, put func(any) error) error {
+					return findings.each(lists[i], func(e []byte) error { return put(json.RawMessage(e)) })
+				})
+				if err != nil {
 					return err
 				}
 			} else if len(reports) > 1 {
