@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"slices"
-	"sort"
 
 	"github.com/transcript-tool/transcript-tool/internal/extsort"
 	"github.com/transcript-tool/transcript-tool/store"
@@ -28,21 +26,16 @@ const fateSize = digestSize + 1
 
 // fates answers what compact knows of an artifact, for each record of the
 // registry in its order, in bounded memory: the artifacts' fates, sorted
-// by digest, are in the spill file, in blocks whose first digests it
-// holds.
+// by digest, are a table in the spill file.
 type fates struct {
-	sp     *extsort.Spill
-	firsts []byte // the first digest of each block
-	blocks []extsort.Chunk
-	block  []byte // the block read last
-	at     int    // its number, -1 before
-	err    error  // the first failure to read one
+	t   *extsort.Table // a digest and its fate, fateSize bytes
+	err error          // the first failure to read it
 }
 
 // newFates merges the digests of removed, live and present (nil for
 // none), each sorted, into the fates of the artifacts they hold.
 func newFates(sp *extsort.Spill, removed, live, present *extsort.Sorter) (*fates, error) {
-	f := &fates{sp: sp, at: -1}
+	f := &fates{t: extsort.NewTable(sp, fateSize, digestSize, fatesPerBlock)}
 	type source struct {
 		next func() ([]byte, bool)
 		d    []byte
@@ -65,12 +58,7 @@ func newFates(sp *extsort.Spill, removed, live, present *extsort.Sorter) (*fates
 		src.d, src.more = src.next()
 		srcs = append(srcs, src)
 	}
-	var block, least []byte
-	flush := func() {
-		f.firsts = append(f.firsts, block[:digestSize]...)
-		f.blocks = append(f.blocks, sp.Write(block))
-		block = block[:0]
-	}
+	var least []byte
 	for {
 		least = least[:0]
 		for _, s := range srcs {
@@ -88,45 +76,28 @@ func newFates(sp *extsort.Spill, removed, live, present *extsort.Sorter) (*fates
 				s.d, s.more = s.next()
 			}
 		}
-		block = append(append(block, least...), fate)
-		if len(block) == fatesPerBlock*fateSize {
-			flush()
-		}
-	}
-	if len(block) > 0 {
-		flush()
+		f.t.Add(append(least, fate))
 	}
 	var errs []error
 	for _, s := range srcs {
 		errs = append(errs, s.err)
 	}
-	return f, errors.Join(append(errs, sp.Err())...)
+	return f, errors.Join(append(errs, f.t.Done())...)
 }
 
 // of returns the fate of d, 0 for an artifact none of the sorters held.
 // A failure to read the spill file is kept in f.err, and gives the fate
 // of an artifact whose records all stay.
 func (f *fates) of(d store.Digest) byte {
-	// The last block whose first digest is not after d.
-	i := sort.Search(len(f.blocks), func(i int) bool {
-		return bytes.Compare(f.firsts[i*digestSize:(i+1)*digestSize], d[:]) > 0
-	}) - 1
-	if i < 0 {
-		return 0
-	}
-	if i != f.at {
-		c := f.blocks[i]
-		f.block = slices.Grow(f.block[:0], int(c.N))[:c.N]
-		if _, err := f.sp.Section(c).ReadAt(f.block, 0); err != nil {
-			f.err, f.at = fmt.Errorf("read the fates of artifacts: %w", err), -1
-			return fatePresent
+	rec, ok, err := f.t.Find(d[:])
+	switch {
+	case err != nil:
+		if f.err == nil {
+			f.err = fmt.Errorf("read the fates of artifacts: %w", err)
 		}
-		f.at = i
-	}
-	n := len(f.block) / fateSize
-	j := sort.Search(n, func(j int) bool { return bytes.Compare(f.block[j*fateSize:j*fateSize+digestSize], d[:]) >= 0 })
-	if j == n || !bytes.Equal(f.block[j*fateSize:j*fateSize+digestSize], d[:]) {
+		return fatePresent
+	case !ok:
 		return 0
 	}
-	return f.block[j*fateSize+digestSize]
+	return rec[digestSize]
 }

@@ -1,12 +1,10 @@
 package registry
 
 import (
-	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
-	"io"
 	"slices"
-	"sort"
 
 	"github.com/transcript-tool/transcript-tool/internal/extsort"
 )
@@ -25,7 +23,6 @@ import (
 type keySet struct {
 	held map[recordKey]struct{}
 	runs []*keyRun // each at least twice the size of the next
-	buf  []byte    // a block being read
 }
 
 // maxKnownHeld is how many keys a keySet holds in memory, in a map of
@@ -35,12 +32,19 @@ var maxKnownHeld = 16 << 10
 // keysPerBlock is how many keys of a run one lookup reads, 4 KiB.
 const keysPerBlock = 256
 
-// keyRun is a run of a keySet: its keys, sorted and distinct, in a
-// temporary file.
+// keyRun is a run of a keySet: its keys, sorted and distinct, a table in
+// a temporary file of its own.
 type keyRun struct {
-	sp    extsort.Spill
-	n     int64       // keys
-	first []recordKey // the first key of each block
+	sp extsort.Spill
+	t  *extsort.Table // records of a key and nothing else
+}
+
+// newKeyRun returns an empty run, to add keys to in order; a key added
+// twice is held once.
+func newKeyRun() *keyRun {
+	r := &keyRun{}
+	r.t = extsort.NewTable(&r.sp, len(recordKey{}), len(recordKey{}), keysPerBlock)
+	return r
 }
 
 func newKeySet() *keySet { return &keySet{held: map[recordKey]struct{}{}} }
@@ -58,12 +62,11 @@ func (ks *keySet) add(k recordKey) error {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(a, b recordKey) int { return bytes.Compare(a[:], b[:]) })
-	w := newRunWriter()
+	r := newKeyRun()
 	for _, k := range keys {
-		w.add(k)
+		r.t.Add(k[:])
 	}
-	r, err := w.done()
-	if err != nil {
+	if err := r.done(); err != nil {
 		return err
 	}
 	// Merge while the newest run would not be at most half the size of
@@ -71,7 +74,8 @@ func (ks *keySet) add(k recordKey) error {
 	// left as it was until every merge has succeeded.
 	made := []*keyRun{r}
 	n := len(ks.runs)
-	for ; n > 0 && ks.runs[n-1].n < 2*r.n; n-- {
+	for ; n > 0 && ks.runs[n-1].t.Len() < 2*r.t.Len(); n-- {
+		var err error
 		if r, err = mergeRuns(ks.runs[n-1], r); err != nil {
 			closeRuns(made)
 			return err
@@ -91,19 +95,9 @@ func (ks *keySet) has(k recordKey) (bool, error) {
 		return true, nil
 	}
 	for _, r := range ks.runs {
-		// The last block whose first key is not past k: the only one
-		// that can hold it.
-		b := sort.Search(len(r.first), func(i int) bool { return bytes.Compare(r.first[i][:], k[:]) > 0 }) - 1
-		if b < 0 {
-			continue
-		}
-		n := min(int64(keysPerBlock), r.n-int64(b)*keysPerBlock)
-		ks.buf = slices.Grow(ks.buf[:0], int(n)*len(k))[:int(n)*len(k)]
-		if _, err := r.sp.Section(extsort.Chunk{N: r.n * int64(len(k))}).ReadAt(ks.buf, int64(b)*keysPerBlock*int64(len(k))); err != nil {
+		if _, ok, err := r.t.Find(k[:]); err != nil {
 			return false, fmt.Errorf("read registry keys: %w", err)
-		}
-		i := sort.Search(int(n), func(i int) bool { return bytes.Compare(ks.buf[i*len(k):(i+1)*len(k)], k[:]) >= 0 })
-		if i < int(n) && bytes.Equal(ks.buf[i*len(k):(i+1)*len(k)], k[:]) {
+		} else if ok {
 			return true, nil
 		}
 	}
@@ -124,76 +118,36 @@ func closeRuns(runs []*keyRun) {
 	}
 }
 
-// runWriter writes a run of keys given in order, dropping repeats.
-type runWriter struct {
-	r    *keyRun
-	buf  []byte
-	last recordKey
-}
-
-func newRunWriter() *runWriter { return &runWriter{r: &keyRun{}} }
-
-func (w *runWriter) add(k recordKey) {
-	if w.r.n > 0 && k == w.last {
-		return
+// done finishes writing r; when it fails, r is released.
+func (r *keyRun) done() error {
+	if err := r.t.Done(); err != nil {
+		r.close()
+		return fmt.Errorf("write registry keys: %w", err)
 	}
-	if w.r.n%keysPerBlock == 0 {
-		w.r.first = append(w.r.first, k)
-	}
-	w.r.n++
-	w.last = k
-	w.buf = append(w.buf, k[:]...)
-	if len(w.buf) >= 64<<10 {
-		w.r.sp.Write(w.buf)
-		w.buf = w.buf[:0]
-	}
-}
-
-// done returns the run written, or the first failure to write it.
-func (w *runWriter) done() (*keyRun, error) {
-	if len(w.buf) > 0 {
-		w.r.sp.Write(w.buf)
-	}
-	if err := w.r.sp.Err(); err != nil {
-		w.r.close()
-		return nil, fmt.Errorf("write registry keys: %w", err)
-	}
-	return w.r, nil
+	return nil
 }
 
 // mergeRuns returns a new run of the keys of a and b.
 func mergeRuns(a, b *keyRun) (*keyRun, error) {
-	var ka, kb recordKey
-	read := func(r io.Reader, k *recordKey) (bool, error) {
-		_, err := io.ReadFull(r, k[:])
-		if err == io.EOF {
-			return false, nil
-		}
-		return err == nil, err
-	}
-	ra := bufio.NewReaderSize(a.sp.Section(extsort.Chunk{N: a.n * int64(len(ka))}), 64<<10)
-	rb := bufio.NewReaderSize(b.sp.Section(extsort.Chunk{N: b.n * int64(len(kb))}), 64<<10)
-	okA, err := read(ra, &ka)
-	if err != nil {
-		return nil, fmt.Errorf("read registry keys: %w", err)
-	}
-	okB, err := read(rb, &kb)
-	if err != nil {
-		return nil, fmt.Errorf("read registry keys: %w", err)
-	}
-	w := newRunWriter()
+	r := newKeyRun()
+	ra, rb := a.t.Reader(), b.t.Reader()
+	ka, okA := ra.Next()
+	kb, okB := rb.Next()
 	for okA || okB {
-		if okA && (!okB || bytes.Compare(ka[:], kb[:]) <= 0) {
-			w.add(ka)
-			okA, err = read(ra, &ka)
+		if okA && (!okB || bytes.Compare(ka, kb) <= 0) {
+			r.t.Add(ka)
+			ka, okA = ra.Next()
 		} else {
-			w.add(kb)
-			okB, err = read(rb, &kb)
-		}
-		if err != nil {
-			w.r.close()
-			return nil, fmt.Errorf("read registry keys: %w", err)
+			r.t.Add(kb)
+			kb, okB = rb.Next()
 		}
 	}
-	return w.done()
+	if err := cmp.Or(ra.Err(), rb.Err()); err != nil {
+		r.close()
+		return nil, fmt.Errorf("read registry keys: %w", err)
+	}
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	return r, nil
 }

@@ -1,7 +1,9 @@
 // Package extsort sorts records of a fixed size by their bytes in bounded
 // memory: past a given number of bytes held, a Sorter sorts them and
 // spills them as a run to a temporary file, and merges the runs when it
-// is read. The registry builds its indexes with it.
+// is read. The registry builds its indexes with it. A Table keeps records
+// already sorted in a temporary file and finds one by its key reading one
+// block of it.
 package extsort
 
 import (

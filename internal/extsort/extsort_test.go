@@ -3,6 +3,7 @@ package extsort
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -109,4 +110,88 @@ func BenchmarkSorter(b *testing.B) {
 		}
 		sp.Close()
 	}
+}
+
+// TestTable: a table finds every record added, the first of those with a
+// key added twice, and no record for a key between two of them, before
+// the first or after the last, at the edges of its blocks and of its
+// writes (sizes around multiples of them, looked up in order and out of
+// it), and gives back every record in order.
+func TestTable(t *testing.T) {
+	const size, keyLen = 9, 8
+	keyOf := func(i int) []byte { return binary.BigEndian.AppendUint64(nil, uint64(2*i+1)) } // even keys are never added
+	for _, per := range []int{5, tableWrite/size + 1} {
+		perWrite := max(tableWrite/(size*per), 1)
+		for _, n := range []int{0, 1, per - 1, per, per + 1, 3*per - 1, 3*per + 1, 2*perWrite*per + 3} {
+			t.Run(fmt.Sprintf("%d/%d", per, n), func(t *testing.T) {
+				var sp Spill
+				defer sp.Close()
+				tb := NewTable(&sp, size, keyLen, per)
+				var want [][]byte
+				for i := range n {
+					rec := append(keyOf(i), byte(i))
+					tb.Add(rec)
+					tb.Add(append(keyOf(i), 0xff)) // dropped
+					want = append(want, rec)
+				}
+				require.NoError(t, tb.Done())
+				require.Equal(t, int64(n), tb.Len())
+				find := func(i int) {
+					got, ok, err := tb.Find(keyOf(i))
+					require.NoError(t, err)
+					require.True(t, ok, "record %d of %d", i, n)
+					require.Equal(t, want[i], got, "record %d of %d", i, n)
+					got, ok, err = tb.Find(binary.BigEndian.AppendUint64(nil, uint64(2*i)))
+					require.NoError(t, err)
+					require.False(t, ok, "a key between records %d and %d: %x", i-1, i, got)
+				}
+				for i := range n {
+					find(i)
+				}
+				r := rand.New(rand.NewPCG(uint64(per), uint64(n)))
+				for range min(n, 300) {
+					find(r.IntN(n))
+				}
+				for _, key := range [][]byte{make([]byte, keyLen), keyOf(n), bytes.Repeat([]byte{0xff}, keyLen)} {
+					_, ok, err := tb.Find(key)
+					require.NoError(t, err)
+					require.False(t, ok, "%x", key)
+				}
+				var got [][]byte
+				rd := tb.Reader()
+				for rec, ok := rd.Next(); ok; rec, ok = rd.Next() {
+					got = append(got, slices.Clone(rec))
+				}
+				require.NoError(t, rd.Err())
+				assert.Equal(t, want, got)
+			})
+		}
+	}
+}
+
+// TestTableFailures: a key added out of order fails Done, and a table
+// whose spill file cannot be read says so to Find and to its reader.
+func TestTableFailures(t *testing.T) {
+	var sp Spill
+	defer sp.Close()
+	tb := NewTable(&sp, 2, 1, 4)
+	tb.Add([]byte{2, 0})
+	tb.Add([]byte{1, 0})
+	require.ErrorIs(t, tb.Done(), errTableOrder)
+
+	tb = NewTable(&sp, 2, 1, 4)
+	for i := range 100 {
+		tb.Add([]byte{byte(i), 0})
+	}
+	require.NoError(t, tb.Done())
+	_, ok, err := tb.Find([]byte{50})
+	require.NoError(t, err)
+	require.True(t, ok)
+	sp.Close()
+	_, _, err = tb.Find([]byte{10})
+	require.Error(t, err, "a block not read yet")
+	rd := tb.Reader()
+	_, ok = rd.Next()
+	require.False(t, ok)
+	require.Error(t, rd.Err())
 }
