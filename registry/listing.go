@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 
 	"github.com/transcript-tool/transcript-tool/store"
 )
@@ -164,32 +165,38 @@ type shownLine struct {
 	off                     int64
 }
 
+// ScanFunc is what Scan calls for each artifact of a listing: w tells
+// which of Scan's workers calls it, rank is the artifact's rank in the
+// listing, newest first (0 for the newest), r its newest record, at
+// where its line is, and refs the number of distinct places (source,
+// entry, site) its records name (records that differ only in their
+// creation time count once).
+type ScanFunc func(w int, rank int64, r Record, at Pos, refs int) error
+
 // Scan calls fn for each artifact of the registry with its newest record
-// (by creation time, then by place in the registry, later first), where
-// its line is, the number of distinct places (source, entry, site) its
-// records name (records that differ only in their creation time count
-// once), and its rank in the listing, newest first (0 for the newest).
-// It passes them in the registry's order, not the listing's, so that the
+// (by creation time, then by place in the registry, later first). It
+// passes them in the registry's order, not the listing's, so that the
 // registry is read once, in large blocks, each record decoded once; the
-// caller puts what it makes of them in order by rank. A line the listing
-// found must be the line the registry has there, or Scan fails with
-// ErrIndexChanged. Scan is called once.
-func (l *Listing) Scan(fn func(rank int64, r Record, at Pos, refs int) error) error {
+// caller puts what it makes of them in order by rank. Through an index
+// the records are decoded by workers goroutines at once, each calling fn
+// with its number, from 0 to workers-1: calls with the same number never
+// overlap. A line the listing found must be the line the registry has
+// there, or Scan fails with ErrIndexChanged. Scan is called once.
+func (l *Listing) Scan(workers int, fn ScanFunc) error {
 	if l.m != nil {
-		return l.m.scan(fn)
+		return l.m.scan(func(rank int64, r Record, at Pos, refs int) error { return fn(0, rank, r, at, refs) })
 	}
+	p := l.startScan(max(workers, 1), fn)
 	shown := make([]shownLine, min(scanWindow, l.ix.nlines))
-	for lo := int64(0); lo < l.ix.nlines; lo += scanWindow {
+	var err error
+	for lo := int64(0); lo < l.ix.nlines && err == nil; lo += scanWindow {
 		hi := min(lo+scanWindow, l.ix.nlines)
 		clear(shown)
-		if err := l.shownIn(lo, hi, shown); err != nil {
-			return err
-		}
-		if err := l.scanLines(lo, hi, shown, fn); err != nil {
-			return err
+		if err = l.shownIn(lo, hi, shown); err == nil {
+			err = l.scanLines(lo, hi, shown, p)
 		}
 	}
-	return nil
+	return p.wait(err)
 }
 
 // shownIn sets shown[n-lo] for each artifact shown from a line n of
@@ -217,9 +224,9 @@ func (l *Listing) shownIn(lo, hi int64, shown []shownLine) error {
 	return nil
 }
 
-// scanLines reads lines [lo, hi) of the segment in order and passes fn
-// the artifact each shows.
-func (l *Listing) scanLines(lo, hi int64, shown []shownLine, fn func(int64, Record, Pos, int) error) error {
+// scanLines reads lines [lo, hi) of the segment in order and hands p
+// those that show an artifact.
+func (l *Listing) scanLines(lo, hi int64, shown []shownLine, p *scanPool) error {
 	start, _, err := l.ix.span(uint32(lo))
 	if err != nil {
 		return fmt.Errorf("registry index %s: %w", l.s.where(indexHandle(l.rf.h)), err)
@@ -255,17 +262,139 @@ func (l *Listing) scanLines(lo, hi int64, shown []shownLine, fn func(int64, Reco
 			if sh.off != off || int64(sh.size) != size {
 				return fmt.Errorf("%s: %w", l.rf.path, ErrIndexChanged)
 			}
-			at := Pos{Path: l.rf.path, Line: int(n) + 1, Offset: off}
-			err := placeIn(&l.dec, line, l.rf.path, int(sh.place), func(r Record) error {
-				return fn(int64(sh.rank-1), r, at, int(sh.refs))
-			})
-			if err != nil {
+			if line == nil {
+				return fmt.Errorf("%s: %w", l.rf.path, ErrIndexChanged)
+			}
+			if err := p.add(scanLine{sh: sh, n: n, off: off}, line); err != nil {
 				return err
 			}
 		}
 		off += size
 	}
 	return nil
+}
+
+// scanBatchSize is how many bytes of lines Scan hands a worker at once:
+// a variable for tests.
+var scanBatchSize = 256 << 10
+
+// scanLine is a line of a batch of Scan: the artifact it shows, its
+// number from 0, and where it starts in the segment and ends in the
+// batch's bytes.
+type scanLine struct {
+	sh     shownLine
+	n, off int64
+	end    int
+}
+
+// scanBatch is lines of the segment for a worker of Scan to decode.
+type scanBatch struct {
+	buf   []byte
+	lines []scanLine
+}
+
+// scanPool is Scan's workers, and the batches of lines that go round
+// between them and the reader: a fixed number, so that a scan holds
+// a few hundred KB of lines however long the segment is.
+type scanPool struct {
+	path    string
+	batch   *scanBatch // being filled
+	work    chan *scanBatch
+	free    chan *scanBatch
+	failed  chan struct{} // closed at the first failure of a worker
+	errOnce sync.Once
+	err     error
+	wg      sync.WaitGroup
+}
+
+// errScanStopped stops the reader of a scan whose worker failed.
+var errScanStopped = errors.New("scan stopped")
+
+func (l *Listing) startScan(workers int, fn ScanFunc) *scanPool {
+	p := &scanPool{path: l.rf.path, work: make(chan *scanBatch, workers), free: make(chan *scanBatch, 2*workers+1),
+		failed: make(chan struct{})}
+	for range 2 * workers {
+		p.free <- &scanBatch{}
+	}
+	p.batch = &scanBatch{}
+	for w := range workers {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			var dec decoder
+			for b := range p.work {
+				if err := p.decode(&dec, w, b, fn); err != nil {
+					p.fail(err)
+				}
+				b.buf, b.lines = b.buf[:0], b.lines[:0]
+				p.free <- b
+			}
+		}()
+	}
+	return p
+}
+
+// add hands the pool line, which shows an artifact as l says, copied.
+func (p *scanPool) add(l scanLine, line []byte) error {
+	b := p.batch
+	b.buf = append(b.buf, line...)
+	l.end = len(b.buf)
+	b.lines = append(b.lines, l)
+	if len(b.buf) < scanBatchSize {
+		return nil
+	}
+	p.work <- b
+	select {
+	case p.batch = <-p.free:
+		return nil
+	case <-p.failed:
+		p.batch = nil
+		return errScanStopped
+	}
+}
+
+// decode passes fn, as worker w, the artifacts of the lines of b.
+func (p *scanPool) decode(dec *decoder, w int, b *scanBatch, fn ScanFunc) error {
+	select {
+	case <-p.failed:
+		return nil
+	default:
+	}
+	start := 0
+	for _, l := range b.lines {
+		line := b.buf[start:l.end]
+		start = l.end
+		at := Pos{Path: p.path, Line: int(l.n) + 1, Offset: l.off}
+		err := placeIn(dec, line, p.path, int(l.sh.place), func(r Record) error {
+			return fn(w, int64(l.sh.rank-1), r, at, int(l.sh.refs))
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *scanPool) fail(err error) {
+	p.errOnce.Do(func() {
+		p.err = err
+		close(p.failed)
+	})
+}
+
+// wait hands the workers the last batch, unless err, the reader's error,
+// stopped it, and returns the first error of the scan once every worker
+// is done.
+func (p *scanPool) wait(err error) error {
+	if err == nil && p.batch != nil && len(p.batch.lines) > 0 {
+		p.work <- p.batch
+	}
+	close(p.work)
+	p.wg.Wait()
+	if p.err != nil {
+		return p.err // errScanStopped is the reader's only when p.err is set
+	}
+	return err
 }
 
 // placeIn passes fn place number place of the record of line, a line

@@ -3,8 +3,12 @@ package registry
 import (
 	"bytes"
 	"cmp"
+	"errors"
+	"fmt"
 	"os"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -98,16 +102,37 @@ func scan(t *testing.T, s *Store) ([]shown, []string) {
 // scanOf is scan of the records keep keeps, keys naming them.
 func scanOf(t *testing.T, s *Store, keys []Key, keep func(Record) bool) ([]shown, []string) {
 	t.Helper()
+	return scanWith(t, s, keys, keep, 3)
+}
+
+// scanWith is scanOf through Scan's given number of workers, checking
+// that each worker's calls never overlap and each rank comes once.
+func scanWith(t *testing.T, s *Store, keys []Key, keep func(Record) bool, workers int) ([]shown, []string) {
+	t.Helper()
 	var bad []string
 	l, err := s.Listing(t.Context(), keys, keep, func(e *BadLineError) { bad = append(bad, e.Error()) })
 	require.NoError(t, err)
 	defer l.Close()
 	got := make([]shown, l.Len())
-	require.NoError(t, l.Scan(func(rank int64, r Record, at Pos, refs int) error {
-		require.Zero(t, got[rank].refs, "rank %d twice", rank)
+	var (
+		mu    sync.Mutex
+		twice []int64
+		busy  = make([]atomic.Bool, workers)
+	)
+	require.NoError(t, l.Scan(workers, func(w int, rank int64, r Record, at Pos, refs int) error {
+		if !busy[w].CompareAndSwap(false, true) {
+			return fmt.Errorf("worker %d called twice at once", w)
+		}
+		defer busy[w].Store(false)
+		mu.Lock()
+		defer mu.Unlock()
+		if got[rank].refs != 0 {
+			twice = append(twice, rank)
+		}
 		got[rank] = shown{r, at, refs}
 		return nil
 	}))
+	assert.Empty(t, twice, "ranks given twice")
 	return got, bad
 }
 
@@ -146,6 +171,15 @@ func TestListing(t *testing.T) {
 		got, sbad := scan(t, s)
 		assert.Equal(t, want, got, "window %d", w)
 		assert.Equal(t, bad, sbad)
+	}
+	// Batches of one line, and of a few, to one worker and to several.
+	smallWindows(t, 1000)
+	for _, size := range []int{1, 1000, 64 << 10} {
+		smallBatches(t, size)
+		for _, workers := range []int{1, 2, 5} {
+			got, _ := scanWith(t, s, nil, nil, workers)
+			assert.Equal(t, want, got, "batches of %d bytes, %d workers", size, workers)
+		}
 	}
 
 	// The same through an index whose parts were spilled and merged.
@@ -211,6 +245,42 @@ func smallWindows(t *testing.T, n int64) {
 	t.Cleanup(func() { scanWindow = old })
 }
 
+// TestListingScanFails checks that Scan stops at, and returns, the first
+// error of its function, whichever worker meets it, and that it returns
+// with none of its workers still calling it.
+func TestListingScanFails(t *testing.T) {
+	smallIndexes(t)
+	smallBatches(t, 1000)
+	s, _ := genStore(t, 3000)
+	boom := errors.New("boom")
+	for _, workers := range []int{1, 3} {
+		l, err := s.Listing(t.Context(), nil, nil, nil)
+		require.NoError(t, err)
+		require.NotNil(t, l.ix)
+		var calls, running atomic.Int64
+		err = l.Scan(workers, func(int, int64, Record, Pos, int) error {
+			running.Add(1)
+			defer running.Add(-1)
+			if calls.Add(1) == 500 {
+				return boom
+			}
+			return nil
+		})
+		l.Close()
+		assert.ErrorIs(t, err, boom, "%d workers", workers)
+		assert.Zero(t, running.Load(), "%d workers", workers)
+		assert.Less(t, calls.Load(), int64(1500), "%d workers: the scan went on", workers)
+	}
+}
+
+// smallBatches makes Listing.Scan hand its workers about n bytes of
+// lines at a time.
+func smallBatches(t *testing.T, n int) {
+	old := scanBatchSize
+	scanBatchSize = n
+	t.Cleanup(func() { scanBatchSize = old })
+}
+
 // TestListingChanged checks that Scan fails with ErrIndexChanged,
 // rather than show another line than the one indexed, when the segment
 // was changed in place where its index's samples do not look: two lines
@@ -233,7 +303,7 @@ func TestListingChanged(t *testing.T) {
 		l, err = s.Listing(t.Context(), nil, nil, nil)
 		require.NoError(t, err)
 		require.NotNil(t, l.ix, "the index still matches its samples")
-		err = l.Scan(func(int64, Record, Pos, int) error { return nil })
+		err = l.Scan(2, func(int, int64, Record, Pos, int) error { return nil })
 		assert.ErrorIs(t, err, ErrIndexChanged, "window %d", w)
 		l.Close()
 	}
@@ -256,7 +326,7 @@ func TestListingMergedChanged(t *testing.T) {
 	nl := len(b)/2 + bytes.IndexByte(b[len(b)/2:], '\n')
 	b[nl] = ' '
 	require.NoError(t, os.WriteFile(seg, b, 0o600)) // in place: same inode
-	err = l.Scan(func(int64, Record, Pos, int) error { return nil })
+	err = l.Scan(2, func(int, int64, Record, Pos, int) error { return nil })
 	assert.ErrorIs(t, err, ErrIndexChanged)
 }
 
@@ -274,7 +344,7 @@ func BenchmarkListing(b *testing.B) {
 				b.Fatal(err)
 			}
 			n := 0
-			err = l.Scan(func(int64, Record, Pos, int) error { n++; return nil })
+			err = l.Scan(1, func(int, int64, Record, Pos, int) error { n++; return nil })
 			l.Close()
 			if err != nil || n < 100000 {
 				b.Fatal(err, n)

@@ -11,9 +11,11 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
 
@@ -241,16 +243,24 @@ func streamLs(ctx context.Context, st streams, store *registry.Store, keys []reg
 // made for the widest column it may have and cut again when written,
 // which gives the cell made for its column.)
 func tableLs(w io.Writer, l *registry.Listing, base string, columns int) error {
-	t := newLsTable(base, columns)
+	// Each worker makes and measures cells with a table of its own.
+	ts := make([]*lsTable, lsWorkers())
+	for i := range ts {
+		ts[i] = newLsTable(base, columns)
+	}
 	// Buckets of 16k rows of about 100 bytes.
 	rk := extsort.NewRanked(l.Len(), 16<<10, 4<<20)
 	defer rk.Close()
-	n, err := rankRows(l, rk, func(rec []byte, r lsRow) []byte {
-		c := t.cells(r)
-		t.measure(c)
-		for _, s := range c {
-			// A cell is at most a few hundred bytes (see cell).
-			rec = append(append(rec, byte(len(s)>>8), byte(len(s))), s...)
+	n, err := rankRows(l, rk, len(ts), func(w int, rec []byte, r lsRow) []byte {
+		t := ts[w]
+		var c lsCells
+		t.cells(&c, r)
+		t.measure(&c)
+		for i, s := range c.s {
+			// A cell is at most a few hundred bytes and as many code
+			// points (see cell).
+			rec = append(rec, byte(len(s)>>8), byte(len(s)), byte(c.w[i]>>8), byte(c.w[i]))
+			rec = append(rec, s...)
 		}
 		return rec
 	})
@@ -258,20 +268,27 @@ func tableLs(w io.Writer, l *registry.Listing, base string, columns int) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(w, 256<<10)
+	t := ts[0]
+	for _, o := range ts[1:] {
+		for i := range t.width {
+			t.width[i] = max(t.width[i], o.width[i])
+		}
+	}
 	t.fit()
-	if err := t.put(bw, lsHead); err != nil {
+	if err := t.put(bw, lsHeadCells()); err != nil {
 		return err
 	}
 	err = rk.Each(func(rec []byte) error {
-		var c [lsCols]string
-		for i := range c {
+		var c lsCells
+		for i := range c.s {
 			size := int(rec[0])<<8 | int(rec[1])
-			rec = rec[2:]
+			c.w[i] = int(rec[2])<<8 | int(rec[3])
+			rec = rec[4:]
 			// The cell is written before rec changes.
-			c[i] = unsafe.String(unsafe.SliceData(rec), size)
+			c.s[i] = unsafe.String(unsafe.SliceData(rec), size)
 			rec = rec[size:]
 		}
-		return t.put(bw, c)
+		return t.put(bw, &c)
 	})
 	if err != nil {
 		return fmt.Errorf("ls: %w", err)
@@ -285,9 +302,12 @@ func jsonLs(w io.Writer, l *registry.Listing, store *registry.Store) error {
 	// Buckets of 8k rows of about 500 bytes.
 	rk := extsort.NewRanked(l.Len(), 8<<10, 4<<20)
 	defer rk.Close()
-	paths := newObjectPaths(store)
-	if _, err := rankRows(l, rk, func(rec []byte, r lsRow) []byte {
-		return appendRowJSON(rec, r, paths)
+	paths := make([]*objectPaths, lsWorkers())
+	for i := range paths {
+		paths[i] = newObjectPaths(store)
+	}
+	if _, err := rankRows(l, rk, len(paths), func(w int, rec []byte, r lsRow) []byte {
+		return appendRowJSON(rec, r, paths[w])
 	}); err != nil {
 		return err
 	}
@@ -295,61 +315,58 @@ func jsonLs(w io.Writer, l *registry.Listing, store *registry.Store) error {
 }
 
 // rankRows deals to rk, by their ranks, the records that record makes of
-// the rows of l, and returns how many. It reads them in the
-// segment's order (Listing.Scan), in large blocks, for rk to put back in
-// the listing's order, newest first; record runs on a goroutine of its
-// own while Scan reads and decodes the next rows: on two cores, the
-// listing takes about the time of its reading. record appends to rec,
-// empty, and returns it.
-func rankRows(l *registry.Listing, rk *extsort.Ranked, record func(rec []byte, r lsRow) []byte) (int, error) {
-	type ranked struct {
-		rank int64
-		row  lsRow
+// the rows of l, and returns how many. It reads them in the segment's
+// order (Listing.Scan), in large blocks, for rk to put back in the
+// listing's order, newest first; the rows are decoded and made into
+// records by workers goroutines at once, record called with the
+// number of the one calling it (calls with one number never overlap).
+// record appends the row's record to rec and returns it.
+func rankRows(l *registry.Listing, rk *extsort.Ranked, workers int, record func(w int, rec []byte, r lsRow) []byte) (int, error) {
+	// Each worker hands rk its records a batch at a time: a lock taken
+	// for each row, by two workers, cost more than the rows.
+	type batch struct {
+		recs  []byte
+		ranks []int64
+		ends  []int
 	}
-	const perBatch = 1024
 	var (
-		batches = make(chan []ranked, 4)
-		free    = make(chan []ranked, 4)
-		made    = make(chan int)
+		mu      sync.Mutex
+		n       int
+		batches = make([]batch, workers)
 	)
-	go func() {
-		var rec []byte
-		n := 0
-		for batch := range batches {
-			for _, b := range batch {
-				rec = record(rec[:0], b.row)
-				rk.Add(b.rank, rec)
-			}
-			n += len(batch)
-			select {
-			case free <- batch[:0]:
-			default:
-			}
+	flush := func(b *batch) {
+		mu.Lock()
+		start := 0
+		for i, end := range b.ends {
+			rk.Add(b.ranks[i], b.recs[start:end])
+			start = end
 		}
-		made <- n
-	}()
-	batch := make([]ranked, 0, perBatch)
-	err := l.Scan(func(rank int64, r registry.Record, _ registry.Pos, refs int) error {
-		batch = append(batch, ranked{rank, lsRow{ID: r.Hash, Size: r.Size, Media: r.Media, Tool: r.Tool, Session: r.Session,
-			Source: r.Source, Entry: r.Entry, Site: r.Site, CreatedAt: r.CreatedAt, Refs: refs, Summary: r.Summary}})
-		if len(batch) == perBatch {
-			batches <- batch
-			select {
-			case batch = <-free:
-			default:
-				batch = make([]ranked, 0, perBatch)
-			}
+		n += len(b.ends)
+		mu.Unlock()
+		b.recs, b.ranks, b.ends = b.recs[:0], b.ranks[:0], b.ends[:0]
+	}
+	err := l.Scan(workers, func(w int, rank int64, r registry.Record, _ registry.Pos, refs int) error {
+		b := &batches[w]
+		b.recs = record(w, b.recs, lsRow{ID: r.Hash, Size: r.Size, Media: r.Media, Tool: r.Tool, Session: r.Session,
+			Source: r.Source, Entry: r.Entry, Site: r.Site, CreatedAt: r.CreatedAt, Refs: refs, Summary: r.Summary})
+		b.ranks, b.ends = append(b.ranks, rank), append(b.ends, len(b.recs))
+		if len(b.recs) >= 64<<10 {
+			flush(b)
 		}
 		return nil
 	})
-	batches <- batch
-	close(batches)
-	n := <-made
+	for i := range batches {
+		flush(&batches[i])
+	}
 	if err != nil {
 		return n, &errRead{err}
 	}
 	return n, nil
 }
+
+// lsWorkers is how many goroutines decode the rows of a listing: one
+// per core.
+func lsWorkers() int { return runtime.GOMAXPROCS(0) }
 
 // writeJSONArray writes the JSON values each passes its function as one
 // JSON array, indented as json.MarshalIndent(rows, "", "  ") would.
@@ -510,11 +527,29 @@ type lsTable struct {
 	// The cells of the columns whose values repeat are made once a run
 	// of rows with the same value: rows newest first mostly come a
 	// session at a time.
-	memo [lsCols]struct{ in, out string }
+	memo [lsCols]struct {
+		in, out string
+		w       int
+	}
 	line []byte
 }
 
+// lsCells is the cells of a row of the table, and their widths in code
+// points: each cell is measured once, when it is made.
+type lsCells struct {
+	s [lsCols]string
+	w [lsCols]int
+}
+
 var lsHead = [lsCols]string{"ID", "SIZE", "MEDIA", "TOOL", "SESSION", "SOURCE", "REFS", "SUMMARY"}
+
+func lsHeadCells() *lsCells {
+	c := &lsCells{s: lsHead}
+	for i, s := range c.s {
+		c.w[i] = display.Len(s)
+	}
+	return c
+}
 
 func newLsTable(base string, columns int) *lsTable {
 	t := &lsTable{base: base, columns: columns, wide: [lsCols]int{display.IDLen, 10, 40, 32, 40, 80, 6, 80}}
@@ -524,25 +559,31 @@ func newLsTable(base string, columns int) *lsTable {
 		t.wide = [lsCols]int{display.IDLen, 10, 24, 16, 13, 32, 6, max(columns, 80)}
 	}
 	t.srcWide = t.wide[5]
-	t.measure(lsHead)
+	t.measure(lsHeadCells())
 	return t
 }
 
-// shared returns mk(s), the cell of column c, made once a run of rows
+// shared sets cell i of c to mk(s), made and measured once a run of rows
 // with value s.
-func (t *lsTable) shared(c int, s string, mk func(string) string) string {
-	m := &t.memo[c]
+func (t *lsTable) shared(c *lsCells, i int, s string, mk func(string) string) {
+	m := &t.memo[i]
 	if m.in != s || m.out == "" {
 		m.in, m.out = s, mk(s)
+		m.w = display.Len(m.out)
 	}
-	return m.out
+	c.s[i], c.w[i] = m.out, m.w
 }
 
-// cells returns the cells of row r.
-func (t *lsTable) cells(r lsRow) [lsCols]string {
-	return [lsCols]string{r.ID[:min(len(r.ID), display.IDLen)], human(r.Size), t.shared(2, r.Media, t.media),
-		t.shared(3, r.Tool, t.tool), t.shared(4, r.Session, t.session),
-		t.shared(5, r.Source, t.source), strconv.Itoa(r.Refs), cell(r.Summary, t.wide[7])}
+// cells sets c to the cells of row r.
+func (t *lsTable) cells(c *lsCells, r lsRow) {
+	c.s[0], c.s[1], c.s[6], c.s[7] = r.ID[:min(len(r.ID), display.IDLen)], human(r.Size), strconv.Itoa(r.Refs), cell(r.Summary, t.wide[7])
+	for _, i := range [...]int{0, 1, 6, 7} {
+		c.w[i] = display.Len(c.s[i])
+	}
+	t.shared(c, 2, r.Media, t.media)
+	t.shared(c, 3, r.Tool, t.tool)
+	t.shared(c, 4, r.Session, t.session)
+	t.shared(c, 5, r.Source, t.source)
 }
 
 func (t *lsTable) media(s string) string   { m, _, _ := strings.Cut(s, ";"); return cell(m, t.wide[2]) }
@@ -557,9 +598,9 @@ func (t *lsTable) source(s string) string {
 }
 
 // measure widens the columns to fit the cells c.
-func (t *lsTable) measure(c [lsCols]string) {
-	for i, s := range c[:lsCols-1] {
-		t.width[i] = max(t.width[i], display.Len(s))
+func (t *lsTable) measure(c *lsCells) {
+	for i, n := range c.w[:lsCols-1] {
+		t.width[i] = max(t.width[i], n)
 	}
 }
 
@@ -582,11 +623,12 @@ func (t *lsTable) fit() {
 	t.wide[5], t.wide[7] = t.width[5], room-t.width[5]
 }
 
-// put writes the row of cells c to w.
-func (t *lsTable) put(w io.Writer, c [lsCols]string) error {
+// put writes the row of cells c to w. A cell that is wider than its
+// column is cut again; one that fits is as display.Line would make it.
+func (t *lsTable) put(w io.Writer, c *lsCells) error {
 	line := t.line[:0]
-	for i, s := range c[:lsCols-1] {
-		n := display.Len(s)
+	for i, s := range c.s[:lsCols-1] {
+		n := c.w[i]
 		if n > t.width[i] {
 			s = display.Line(s, t.width[i])
 			n = display.Len(s)
@@ -596,7 +638,11 @@ func (t *lsTable) put(w io.Writer, c [lsCols]string) error {
 			line = append(line, ' ')
 		}
 	}
-	line = append(append(line, display.Line(c[lsCols-1], t.wide[7])...), '\n')
+	last := c.s[lsCols-1]
+	if c.w[lsCols-1] > t.wide[7] {
+		last = display.Line(last, t.wide[7])
+	}
+	line = append(append(line, last...), '\n')
 	t.line = line
 	_, err := w.Write(line)
 	return err

@@ -3,8 +3,10 @@ package extsort
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
 
@@ -88,6 +90,38 @@ func TestRanked(t *testing.T) {
 		assert.Equal(t, want, got, "%d a bucket, limit %d", c.per, c.limit)
 		rk.Close()
 	}
+}
+
+// TestRankedStops checks that Each stops at, and returns, the first
+// error of its function, and the error of reading a spilled bucket, the
+// buckets after it unread.
+func TestRankedStops(t *testing.T) {
+	const n = 1000
+	rk := NewRanked(n, 10, 1)
+	defer rk.Close()
+	for i := range n {
+		rk.Add(int64(i), []byte{byte(i)})
+	}
+	boom := errors.New("boom")
+	calls := 0
+	err := rk.Each(func([]byte) error {
+		if calls++; calls == 25 {
+			return boom
+		}
+		return nil
+	})
+	assert.ErrorIs(t, err, boom)
+	assert.Equal(t, 25, calls)
+
+	rk = NewRanked(n, 10, 1)
+	for i := range n {
+		rk.Add(int64(i), []byte{byte(i)})
+	}
+	require.NoError(t, rk.sp.f.Close()) // every bucket is spilled
+	calls = 0
+	err = rk.Each(func([]byte) error { calls++; return nil })
+	assert.ErrorIs(t, err, os.ErrClosed)
+	assert.Zero(t, calls)
 }
 
 // BenchmarkSorter sorts 200k records of 80 bytes, the size of a place

@@ -46,46 +46,99 @@ func (r *Ranked) Add(rank int64, rec []byte) {
 var errRankedBad = errors.New("extsort: a rank out of order")
 
 // Each calls fn with every record added, in the order of their ranks;
-// the record is fn's only until it returns.
+// the record is fn's only until it returns. The next bucket is read
+// while fn is called with the records of one.
 func (r *Ranked) Each(fn func(rec []byte) error) error {
 	if err := r.sp.Err(); err != nil {
 		return err
 	}
-	var (
+	type bucket struct {
 		all []byte
-		at  = make([]int, r.per)
+		err error
+	}
+	var (
+		full = make(chan bucket)
+		free = make(chan []byte, 1)
+		stop = make(chan struct{})
+		done = make(chan struct{})
 	)
-	for b := range r.held {
-		all = all[:0]
-		for _, c := range r.chunks[b] {
-			n := len(all)
-			all = slices.Grow(all, int(c.N))[:n+int(c.N)]
-			if _, err := io.ReadFull(r.sp.Reader(c), all[n:]); err != nil {
-				return err
+	free <- nil
+	go func() {
+		defer close(done)
+		defer close(full)
+		var all []byte
+		for b := range r.held {
+			var bk bucket
+			bk.all, bk.err = r.load(b, all)
+			select {
+			case full <- bk:
+			case <-stop:
+				return
+			}
+			if bk.err != nil {
+				return
+			}
+			select {
+			case all = <-free:
+			case <-stop:
+				return
 			}
 		}
-		all = append(all, r.held[b]...)
-		r.held[b] = nil
-		for i := range at {
-			at[i] = -1
+	}()
+	defer func() {
+		close(stop)
+		<-done
+	}()
+	at := make([]int, r.per)
+	for bk := range full {
+		if bk.err != nil {
+			return bk.err
 		}
-		for p := 0; p < len(all); {
-			rank, k := binary.Uvarint(all[p:])
-			size, l := binary.Uvarint(all[p+k:])
-			if k <= 0 || l <= 0 || rank >= uint64(r.per) || at[rank] >= 0 {
-				return errRankedBad
-			}
-			at[rank] = p + k
-			p += k + l + int(size)
+		if err := r.each(bk.all, at, fn); err != nil {
+			return err
 		}
-		for _, p := range at {
-			if p < 0 {
-				continue
-			}
-			size, l := binary.Uvarint(all[p:])
-			if err := fn(all[p+l : p+l+int(size)]); err != nil {
-				return err
-			}
+		free <- bk.all
+	}
+	return nil
+}
+
+// load returns the records of bucket b, read into all.
+func (r *Ranked) load(b int, all []byte) ([]byte, error) {
+	all = all[:0]
+	for _, c := range r.chunks[b] {
+		n := len(all)
+		all = slices.Grow(all, int(c.N))[:n+int(c.N)]
+		if _, err := io.ReadFull(r.sp.Reader(c), all[n:]); err != nil {
+			return nil, err
+		}
+	}
+	all = append(all, r.held[b]...)
+	r.held[b] = nil
+	return all, nil
+}
+
+// each calls fn with the records of all, a bucket's, in the order of
+// their ranks; at is scratch of r.per ints.
+func (r *Ranked) each(all []byte, at []int, fn func(rec []byte) error) error {
+	for i := range at {
+		at[i] = -1
+	}
+	for p := 0; p < len(all); {
+		rank, k := binary.Uvarint(all[p:])
+		size, l := binary.Uvarint(all[p+k:])
+		if k <= 0 || l <= 0 || rank >= uint64(r.per) || at[rank] >= 0 {
+			return errRankedBad
+		}
+		at[rank] = p + k
+		p += k + l + int(size)
+	}
+	for _, p := range at {
+		if p < 0 {
+			continue
+		}
+		size, l := binary.Uvarint(all[p:])
+		if err := fn(all[p+l : p+l+int(size)]); err != nil {
+			return err
 		}
 	}
 	return nil
