@@ -251,19 +251,7 @@ func tableLs(w io.Writer, l *registry.Listing, base string, columns int) error {
 	// Buckets of 16k rows of about 100 bytes.
 	rk := extsort.NewRanked(l.Len(), 16<<10, 4<<20)
 	defer rk.Close()
-	n, err := rankRows(l, rk, len(ts), func(w int, rec []byte, r lsRow) []byte {
-		t := ts[w]
-		var c lsCells
-		t.cells(&c, r)
-		t.measure(&c)
-		for i, s := range c.s {
-			// A cell is at most a few hundred bytes and as many code
-			// points (see cell).
-			rec = append(rec, byte(len(s)>>8), byte(len(s)), byte(c.w[i]>>8), byte(c.w[i]))
-			rec = append(rec, s...)
-		}
-		return rec
-	})
+	n, err := rankRows(l, rk, len(ts), func(w int, rec []byte, r lsRow) []byte { return ts[w].appendRow(rec, r) })
 	if err != nil || n == 0 {
 		return err
 	}
@@ -559,31 +547,61 @@ func newLsTable(base string, columns int) *lsTable {
 		t.wide = [lsCols]int{display.IDLen, 10, 24, 16, 13, 32, 6, max(columns, 80)}
 	}
 	t.srcWide = t.wide[5]
-	t.measure(lsHeadCells())
+	for i, n := range lsHeadCells().w[:lsCols-1] {
+		t.width[i] = n
+	}
 	return t
 }
 
-// shared sets cell i of c to mk(s), made and measured once a run of rows
-// with value s.
-func (t *lsTable) shared(c *lsCells, i int, s string, mk func(string) string) {
+// appendRow appends to rec the cells of row r (see appendCell), and
+// widens the columns to fit them. The cells of numbers are formatted in
+// place, and those of repeated values made once (see appendShared).
+func (t *lsTable) appendRow(rec []byte, r lsRow) []byte {
+	id := r.ID[:min(len(r.ID), display.IDLen)]
+	rec = t.appendCell(rec, 0, id, display.Len(id))
+	rec = t.appendASCII(rec, 1, func(b []byte) []byte { return appendHuman(b, r.Size) })
+	rec = t.appendShared(rec, 2, r.Media, t.media)
+	rec = t.appendShared(rec, 3, r.Tool, t.tool)
+	rec = t.appendShared(rec, 4, r.Session, t.session)
+	rec = t.appendShared(rec, 5, r.Source, t.source)
+	rec = t.appendASCII(rec, 6, func(b []byte) []byte { return strconv.AppendInt(b, int64(r.Refs), 10) })
+	sum := cell(r.Summary, t.wide[7])
+	return t.appendCell(rec, 7, sum, display.Len(sum))
+}
+
+// appendCell appends s, the cell of column i, n code points wide, as
+// its size and its width (two bytes each: a cell is at most a few
+// hundred bytes and as many code points, see cell) then its bytes, and
+// widens the column to fit it.
+func (t *lsTable) appendCell(rec []byte, i int, s string, n int) []byte {
+	if i < lsCols-1 {
+		t.width[i] = max(t.width[i], n)
+	}
+	rec = append(rec, byte(len(s)>>8), byte(len(s)), byte(n>>8), byte(n))
+	return append(rec, s...)
+}
+
+// appendASCII is appendCell of the ASCII text that format appends.
+func (t *lsTable) appendASCII(rec []byte, i int, format func([]byte) []byte) []byte {
+	at := len(rec)
+	rec = format(append(rec, 0, 0, 0, 0))
+	n := len(rec) - at - 4
+	rec[at], rec[at+1], rec[at+2], rec[at+3] = byte(n>>8), byte(n), byte(n>>8), byte(n)
+	if i < lsCols-1 {
+		t.width[i] = max(t.width[i], n)
+	}
+	return rec
+}
+
+// appendShared is appendCell of mk(s), the cell of column i, made and
+// measured once a run of rows with value s.
+func (t *lsTable) appendShared(rec []byte, i int, s string, mk func(string) string) []byte {
 	m := &t.memo[i]
 	if m.in != s || m.out == "" {
 		m.in, m.out = s, mk(s)
 		m.w = display.Len(m.out)
 	}
-	c.s[i], c.w[i] = m.out, m.w
-}
-
-// cells sets c to the cells of row r.
-func (t *lsTable) cells(c *lsCells, r lsRow) {
-	c.s[0], c.s[1], c.s[6], c.s[7] = r.ID[:min(len(r.ID), display.IDLen)], human(r.Size), strconv.Itoa(r.Refs), cell(r.Summary, t.wide[7])
-	for _, i := range [...]int{0, 1, 6, 7} {
-		c.w[i] = display.Len(c.s[i])
-	}
-	t.shared(c, 2, r.Media, t.media)
-	t.shared(c, 3, r.Tool, t.tool)
-	t.shared(c, 4, r.Session, t.session)
-	t.shared(c, 5, r.Source, t.source)
+	return t.appendCell(rec, i, m.out, m.w)
 }
 
 func (t *lsTable) media(s string) string   { m, _, _ := strings.Cut(s, ";"); return cell(m, t.wide[2]) }
@@ -595,13 +613,6 @@ func (t *lsTable) source(s string) string {
 		s = rel
 	}
 	return cell(s, t.srcWide)
-}
-
-// measure widens the columns to fit the cells c.
-func (t *lsTable) measure(c *lsCells) {
-	for i, n := range c.w[:lsCols-1] {
-		t.width[i] = max(t.width[i], n)
-	}
 }
 
 // fit narrows the columns, once every row is measured, to what a

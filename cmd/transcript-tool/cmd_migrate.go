@@ -146,11 +146,14 @@ func saved(n, before int64) string {
 
 // human formats a byte count with decimal units, a saving that is a loss
 // with a minus sign.
-func human(n int64) string {
+func human(n int64) string { return string(appendHuman(nil, n)) }
+
+// appendHuman appends human(n) to dst.
+func appendHuman(dst []byte, n int64) []byte {
 	if n < 0 {
-		return "-" + display.Bytes(-n)
+		return display.AppendBytes(append(dst, '-'), -n)
 	}
-	return display.Bytes(n)
+	return display.AppendBytes(dst, n)
 }
 
 // collect finds the transcripts under paths, those of s3:// PATHs and

@@ -241,16 +241,19 @@ func escapeLen(s string) int {
 
 // Bytes formats a byte count with decimal units: "512 B", "4.1 KB",
 // "17.3 MB", "2.6 GB".
-func Bytes(n int64) string {
+func Bytes(n int64) string { return string(AppendBytes(nil, n)) }
+
+// AppendBytes appends Bytes(n) to dst, for a caller that formats many.
+func AppendBytes(dst []byte, n int64) []byte {
 	switch {
 	case n < 1000:
-		return strconv.FormatInt(n, 10) + " B"
+		return append(strconv.AppendInt(dst, n, 10), " B"...)
 	case n < 1000*1000:
-		return strconv.FormatFloat(float64(n)/1e3, 'f', 1, 64) + " KB"
+		return append(strconv.AppendFloat(dst, float64(n)/1e3, 'f', 1, 64), " KB"...)
 	case n < 1000*1000*1000:
-		return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + " MB"
+		return append(strconv.AppendFloat(dst, float64(n)/1e6, 'f', 1, 64), " MB"...)
 	}
-	return strconv.FormatFloat(float64(n)/1e9, 'f', 1, 64) + " GB"
+	return append(strconv.AppendFloat(dst, float64(n)/1e9, 'f', 1, 64), " GB"...)
 }
 
 // IDLen is the length of the prefix of an artifact's id shown to people

@@ -192,6 +192,7 @@ func TestBytes(t *testing.T) {
 		1_000_000: "1.0 MB", 17_300_000: "17.3 MB", 2_600_000_000: "2.6 GB",
 	} {
 		assert.Equal(t, want, Bytes(n), "%d", n)
+		assert.Equal(t, "x"+want, string(AppendBytes([]byte("x"), n)), "%d appended", n)
 	}
 }
 
