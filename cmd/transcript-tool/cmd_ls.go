@@ -565,8 +565,8 @@ func (t *lsTable) appendRow(rec []byte, r lsRow) []byte {
 	rec = t.appendShared(rec, 4, r.Session, t.session)
 	rec = t.appendShared(rec, 5, r.Source, t.source)
 	rec = t.appendASCII(rec, 6, func(b []byte) []byte { return strconv.AppendInt(b, int64(r.Refs), 10) })
-	sum := cell(r.Summary, t.wide[7])
-	return t.appendCell(rec, 7, sum, display.Len(sum))
+	sum, w := cellLen(r.Summary, t.wide[7])
+	return t.appendCell(rec, 7, sum, w)
 }
 
 // appendCell appends s, the cell of column i, n code points wide, as
@@ -599,7 +599,7 @@ func (t *lsTable) appendShared(rec []byte, i int, s string, mk func(string) stri
 	m := &t.memo[i]
 	if m.in != s || m.out == "" {
 		m.in, m.out = s, mk(s)
-		m.w = display.Len(m.out)
+		m.w = display.Len(m.out) // once a run
 	}
 	return t.appendCell(rec, i, m.out, m.w)
 }
@@ -661,8 +661,15 @@ func (t *lsTable) put(w io.Writer, c *lsCells) error {
 
 // cell makes s one table cell: one line, no tabs, "-" when empty.
 func cell(s string, n int) string {
-	if s = display.Line(s, n); s == "" {
-		return "-"
-	}
+	s, _ = cellLen(s, n)
 	return s
+}
+
+// cellLen returns cell(s, n) and its length in code points.
+func cellLen(s string, n int) (string, int) {
+	s, w := display.LineLen(s, n)
+	if s == "" {
+		return "-", 1
+	}
+	return s, w
 }

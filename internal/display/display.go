@@ -56,6 +56,18 @@ func Cut(s string, n int) string {
 // gives "".
 func Line(s string, n int) string { return line(s, n, hidden) }
 
+// LineLen returns Line(s, n) and its length in code points (Len): a
+// caller that lays out many lines has it without counting them again.
+func LineLen(s string, n int) (string, int) {
+	if n > 0 {
+		if count, ok := cleanLen(s, n); ok {
+			return s, count
+		}
+	}
+	l := Line(s, n)
+	return l, Len(l)
+}
+
 // Flat is Line for a person at a terminal: a control character that is
 // not white space is shown as its Unicode control picture (␀ … ␟, ␡;
 // U+FFFD for a C1 control) rather than as a space, so that the reader
@@ -143,11 +155,17 @@ func line(s string, n int, c controls) string {
 // controls but verbatim: at most n code points, printable, with single
 // spaces inside. It is the common case, which then costs no copy.
 func clean(s string, n int) bool {
+	_, ok := cleanLen(s, n)
+	return ok
+}
+
+// cleanLen is clean, and the number of code points of s when it is.
+func cleanLen(s string, n int) (int, bool) {
 	if s == "" {
-		return true
+		return 0, true
 	}
 	if len(s) > 4*n || s[0] == ' ' || s[len(s)-1] == ' ' {
-		return false
+		return 0, false
 	}
 	count := 0
 	for i := 0; i < len(s); count++ {
@@ -157,15 +175,15 @@ func clean(s string, n int) bool {
 			i++
 			continue
 		case ch < utf8.RuneSelf:
-			return false
+			return 0, false
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError || unicode.IsSpace(r) || unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || dropped(r) {
-			return false
+			return 0, false
 		}
 		i += size
 	}
-	return count <= n
+	return count, count <= n
 }
 
 // picture returns what stands for control character r on a terminal: its

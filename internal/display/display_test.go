@@ -48,6 +48,9 @@ func TestLine(t *testing.T) {
 			got := Line(tt.in, tt.n)
 			assert.Equal(t, tt.want, got)
 			assert.LessOrEqual(t, Len(got), max(tt.n, 0))
+			l, n := LineLen(tt.in, tt.n)
+			assert.Equal(t, got, l, "LineLen")
+			assert.Equal(t, Len(got), n, "LineLen's length")
 		})
 	}
 }
@@ -67,6 +70,9 @@ func TestLineProperties(t *testing.T) {
 				assert.False(t, unicode.IsControl(r), "%q %d: control %U", in, n, r)
 			}
 			assert.Equal(t, got, Line(got, n), "clean text is kept as it is")
+			l, w := LineLen(in, n)
+			assert.Equal(t, got, l, "LineLen %q %d", in, n)
+			assert.Equal(t, Len(got), w, "LineLen's length %q %d", in, n)
 			for _, got := range []string{Flat(in, n), Verbatim(in, n)} {
 				assert.LessOrEqual(t, Len(got), n, "%q %d", in, n)
 				assert.True(t, utf8.ValidString(got), "%q %d", in, n)
