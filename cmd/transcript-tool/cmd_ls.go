@@ -255,7 +255,6 @@ func tableLs(w io.Writer, l *registry.Listing, base string, columns int) error {
 	if err != nil || n == 0 {
 		return err
 	}
-	bw := bufio.NewWriterSize(w, 256<<10)
 	t := ts[0]
 	for _, o := range ts[1:] {
 		for i := range t.width {
@@ -263,25 +262,114 @@ func tableLs(w io.Writer, l *registry.Listing, base string, columns int) error {
 		}
 	}
 	t.fit()
-	if err := t.put(bw, lsHeadCells()); err != nil {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	if _, err := bw.Write(t.appendLine(nil, lsHeadCells())); err != nil {
 		return err
 	}
-	err = rk.Each(func(rec []byte) error {
-		var c lsCells
-		for i := range c.s {
-			size := int(rec[0])<<8 | int(rec[1])
-			c.w[i] = int(rec[2])<<8 | int(rec[3])
-			rec = rec[4:]
-			// The cell is written before rec changes.
-			c.s[i] = unsafe.String(unsafe.SliceData(rec), size)
-			rec = rec[size:]
-		}
-		return t.put(bw, &c)
-	})
-	if err != nil {
+	if err := t.writeRows(bw, rk); err != nil {
 		return fmt.Errorf("ls: %w", err)
 	}
 	return bw.Flush()
+}
+
+// lsChunk is consecutive rows of the table: their records, as appendRow
+// made them, then their lines.
+type lsChunk struct {
+	recs, lines []byte
+	done        chan struct{} // a value once lines is made
+}
+
+// writeRows writes to w the lines of the records of rk, in the order of
+// their ranks. A goroutine per core lays out chunks of them while rk
+// reads the next and a writer writes the last in order: a million rows
+// are 126 MB of lines, a quarter of the time of ls when one goroutine
+// made and wrote them.
+func (t *lsTable) writeRows(w io.Writer, rk *extsort.Ranked) error {
+	const inFlight, chunkSize = 8, 128 << 10
+	var (
+		work    = make(chan *lsChunk, inFlight)
+		order   = make(chan *lsChunk, inFlight)
+		free    = make(chan *lsChunk, inFlight)
+		wrote   = make(chan error)
+		failed  = make(chan struct{}) // closed when a write fails
+		layouts sync.WaitGroup
+	)
+	for range inFlight {
+		free <- &lsChunk{done: make(chan struct{}, 1)}
+	}
+	for range lsWorkers() {
+		layouts.Add(1)
+		go func() {
+			defer layouts.Done()
+			for c := range work {
+				c.lines = t.appendLines(c.lines[:0], c.recs)
+				c.done <- struct{}{}
+			}
+		}()
+	}
+	go func() {
+		var err error
+		for c := range order {
+			<-c.done
+			if err == nil {
+				if _, err = w.Write(c.lines); err != nil {
+					close(failed)
+				}
+			}
+			c.recs = c.recs[:0]
+			free <- c
+		}
+		wrote <- err
+	}()
+	c := <-free
+	err := rk.Each(func(rec []byte) error {
+		c.recs = append(c.recs, rec...)
+		if len(c.recs) < chunkSize {
+			return nil
+		}
+		order <- c
+		work <- c
+		select {
+		case <-failed:
+			c = nil
+			return errStopped
+		case c = <-free:
+			return nil
+		}
+	})
+	if c != nil && len(c.recs) > 0 {
+		order <- c
+		work <- c
+	}
+	close(work)
+	close(order)
+	werr := <-wrote
+	layouts.Wait()
+	if werr != nil {
+		return werr
+	}
+	return err
+}
+
+// errStopped stops the reading of rows that can no longer be written.
+var errStopped = errors.New("stopped")
+
+// appendLines appends the lines of recs, records as appendRow makes
+// them, one after the other.
+func (t *lsTable) appendLines(dst, recs []byte) []byte {
+	for len(recs) > 0 {
+		var c lsCells
+		for i := range c.s {
+			size := int(recs[0])<<8 | int(recs[1])
+			c.w[i] = int(recs[2])<<8 | int(recs[3])
+			recs = recs[4:]
+			// The cell is appended before recs changes.
+			c.s[i] = unsafe.String(unsafe.SliceData(recs), size)
+			recs = recs[size:]
+		}
+		dst = t.appendLine(dst, &c)
+	}
+	return dst
 }
 
 // jsonLs writes the rows of l as a JSON array, what ls --json prints,
@@ -519,7 +607,6 @@ type lsTable struct {
 		in, out string
 		w       int
 	}
-	line []byte
 }
 
 // lsCells is the cells of a row of the table, and their widths in code
@@ -634,29 +721,26 @@ func (t *lsTable) fit() {
 	t.wide[5], t.wide[7] = t.width[5], room-t.width[5]
 }
 
-// put writes the row of cells c to w. A cell that is wider than its
-// column is cut again; one that fits is as display.Line would make it.
-func (t *lsTable) put(w io.Writer, c *lsCells) error {
-	line := t.line[:0]
+// appendLine appends the line of the row of cells c to dst. A cell that
+// is wider than its column is cut again; one that fits is as
+// display.Line would make it.
+func (t *lsTable) appendLine(dst []byte, c *lsCells) []byte {
 	for i, s := range c.s[:lsCols-1] {
 		n := c.w[i]
 		if n > t.width[i] {
 			s = display.Line(s, t.width[i])
 			n = display.Len(s)
 		}
-		line = append(line, s...)
+		dst = append(dst, s...)
 		for ; n < t.width[i]+2; n++ {
-			line = append(line, ' ')
+			dst = append(dst, ' ')
 		}
 	}
 	last := c.s[lsCols-1]
 	if c.w[lsCols-1] > t.wide[7] {
 		last = display.Line(last, t.wide[7])
 	}
-	line = append(append(line, last...), '\n')
-	t.line = line
-	_, err := w.Write(line)
-	return err
+	return append(append(dst, last...), '\n')
 }
 
 // cell makes s one table cell: one line, no tabs, "-" when empty.

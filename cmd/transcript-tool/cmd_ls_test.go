@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/transcript-tool/transcript-tool/internal/extsort"
+	"github.com/transcript-tool/transcript-tool/internal/reggen"
+)
+
+// fullDisk is an output that takes limit bytes, then fails every write
+// as a full disk does, counting the writes after the first that failed.
+type fullDisk struct {
+	limit, n int
+	after    int
+}
+
+func (d *fullDisk) Write(p []byte) (int, error) {
+	if d.n >= d.limit {
+		d.after++
+		return 0, syscall.ENOSPC
+	}
+	k := min(len(p), d.limit-d.n)
+	d.n += k
+	if k < len(p) {
+		return k, syscall.ENOSPC
+	}
+	return k, nil
+}
+
+// TestLsOutputFails: ls whose output cannot be written stops at the
+// first write that fails and says why, as a table and as JSON.
+func TestLsOutputFails(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	seg := filepath.Join(store, "registry", "20200101T000000.000000000Z_gen_1_1.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(seg), 0o700))
+	var b bytes.Buffer
+	require.NoError(t, reggen.Write(&b, 20000)) // some 2 MB of rows
+	require.NoError(t, os.WriteFile(seg, b.Bytes(), 0o600))
+	whole := runCLI(t, "ls", "--store", store)
+	require.Equal(t, exitOK, whole.code, whole.stderr)
+	require.FileExists(t, filepath.Join(filepath.Dir(seg), "20200101T000000.000000000Z_gen_1_1.idx"), "listed through the index")
+
+	for _, args := range [][]string{{"ls", "--store", store}, {"ls", "--json", "--store", store}} {
+		out := &fullDisk{limit: 300 << 10}
+		code, stderr := runOn(out, args...)
+		assert.Equal(t, exitUsage, code, "%v", args)
+		assert.Contains(t, stderr, "no space left on device", "%v", args)
+		assert.Zero(t, out.after, "%v: a write after the one that failed", args)
+	}
+}
+
+// TestWriteRows: the rows of a table are written whole and in the
+// order of their ranks, whichever goroutine laid them out; a write that
+// fails stops the rows at once, none written after it.
+func TestWriteRows(t *testing.T) {
+	const n = 50000 // some 40 chunks
+	tb := newLsTable("/", 0)
+	rk := extsort.NewRanked(n, 4096, 1<<20)
+	defer rk.Close()
+	var rec []byte
+	for _, i := range rand.New(rand.NewPCG(1, 2)).Perm(n) {
+		rec = tb.appendRow(rec[:0], lsRow{ID: fmt.Sprintf("%064x", i), Size: int64(i), Summary: fmt.Sprint("row ", i)})
+		rk.Add(int64(i), rec)
+	}
+	var out bytes.Buffer
+	require.NoError(t, tb.writeRows(&out, rk))
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	require.Equal(t, n, len(lines), "lines")
+	for i, l := range lines {
+		if !strings.HasSuffix(l, fmt.Sprint("  row ", i)) {
+			t.Fatalf("line %d is %q", i, l)
+		}
+	}
+
+	rk = extsort.NewRanked(n, 4096, 1<<20)
+	defer rk.Close()
+	for i := range n {
+		rk.Add(int64(i), tb.appendRow(rec[:0], lsRow{ID: fmt.Sprintf("%064x", i)}))
+	}
+	full := &fullDisk{limit: 1000}
+	assert.ErrorIs(t, tb.writeRows(full, rk), syscall.ENOSPC)
+	assert.Zero(t, full.after, "writes after the one that failed")
+}
