@@ -232,9 +232,17 @@ func (b *Backend) hold(key string, start time.Time) *lease {
 }
 
 // renew rewrites the lease every leaseTTL/6 until Close, or until it is
-// lost.
+// lost. It waits a period for each write; one not answered by then counts
+// as failed, but is not abandoned: a request its client gave up on may
+// still be done by the server, after Close's removal, and leave a lease
+// that keeps others out until it expires. So each write goes on, bounded
+// by the lease's TTL as an acquirer's is (writeLeaseOnce), and renew
+// returns, letting Close remove the lease, only once every write is
+// answered. A write that succeeds late renews the lease all the same.
 func (l *lease) renew() {
+	var writes sync.WaitGroup
 	defer close(l.done)
+	defer writes.Wait()
 	every := l.ttl / 6
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -245,15 +253,35 @@ func (l *lease) renew() {
 		case <-tick.C:
 		}
 		start := time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), every)
-		err := l.b.writeLease(ctx, l.key)
-		cancel()
-		l.mu.Lock()
-		if err == nil {
-			l.renewed, l.failed = start, nil
-		} else {
-			l.failed = err
+		answer := make(chan error, 1)
+		writes.Add(1)
+		go func() {
+			defer writes.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), l.ttl)
+			defer cancel()
+			err := l.b.writeLease(ctx, l.key)
+			if err == nil {
+				l.mu.Lock()
+				if start.After(l.renewed) {
+					l.renewed = start
+				}
+				l.mu.Unlock()
+			}
+			answer <- err
+		}()
+		wait := time.NewTimer(every)
+		var err error
+		select {
+		case err = <-answer:
+		case <-wait.C:
+			err = l.b.fail("write lease", l.key, fmt.Errorf("no answer in %v", every))
+		case <-l.stop:
+			wait.Stop()
+			return
 		}
+		wait.Stop()
+		l.mu.Lock()
+		l.failed = err
 		l.mu.Unlock()
 		if l.Held() != nil {
 			return

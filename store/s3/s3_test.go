@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -737,6 +738,48 @@ func TestRacedFolder(t *testing.T) {
 		require.NoError(t, s.Verify(ctx, d))
 	}
 	assert.GreaterOrEqual(t, len(proxy.Faults()), 4, "a PUT of each object failed once")
+}
+
+// TestLeaseRenewalOutlivesClose checks that a lease is removed only once
+// every renewal of it has been answered: a renewal that its holder
+// stopped waiting for, and the server does after the removal, would
+// leave a lease that keeps collectors out until it expires.
+func TestLeaseRenewalOutlivesClose(t *testing.T) {
+	const ttl = 600 * time.Millisecond // renewed every 100 ms
+	s3.SetLeaseTTL(t, ttl, 20*time.Millisecond)
+	srv := s3test.Gofakes3(t)
+	bucket := srv.Bucket(t, "late-renewal")
+	const lateBy = 250 * time.Millisecond
+	var (
+		mu    sync.Mutex
+		first string // the key of the first lease written
+	)
+	proxy := s3test.NewProxy(t, srv, func(r s3test.Request) s3test.Fault {
+		if r.Method != "PUT" || !strings.Contains(r.Key, "/locks/") {
+			return s3test.Fault{}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch first {
+		case "":
+			first = r.Key // taken
+		case r.Key:
+			return s3test.Fault{Late: lateBy} // renewed
+		}
+		return s3test.Fault{}
+	})
+	open := func() *s3.Backend { return s3.New(s3.NewClient(proxy.Config(), fastRetries), bucket, "p") }
+	lock, err := open().LockExclusive(ctx, nil)
+	require.NoError(t, err)
+	for len(proxy.Faults()) == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(ttl / 6) // the renewal is no longer waited for, if it ever was
+	require.NoError(t, lock.Close())
+	time.Sleep(2 * lateBy) // the late renewal has been done by now
+	lock, err = open().LockExclusive(ctx, func() { t.Error("waited for a lease left behind") })
+	require.NoError(t, err)
+	require.NoError(t, lock.Close())
 }
 
 // TestLeaseWriteOutlivesCaller: a collector whose context ends while the
