@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -52,9 +53,10 @@ func TestLsOutputFails(t *testing.T) {
 
 	for _, args := range [][]string{{"ls", "--store", store}, {"ls", "--json", "--store", store}} {
 		out := &fullDisk{limit: 300 << 10}
-		code, stderr := runOn(out, args...)
+		var stderr strings.Builder
+		code := run(context.Background(), append([]string{"transcript-tool"}, args...), strings.NewReader(""), out, &stderr)
 		assert.Equal(t, exitUsage, code, "%v", args)
-		assert.Contains(t, stderr, "no space left on device", "%v", args)
+		assert.Contains(t, stderr.String(), "no space left on device", "%v", args)
 		assert.Zero(t, out.after, "%v: a write after the one that failed", args)
 	}
 }
