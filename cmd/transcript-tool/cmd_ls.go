@@ -630,8 +630,8 @@ func newLsTable(base string, columns int) *lsTable {
 	t := &lsTable{base: base, columns: columns, wide: [lsCols]int{display.IDLen, 10, 40, 32, 40, 80, 6, 80}}
 	if columns > 0 {
 		// The summary's width is set by fit; until then, the most it
-		// may be.
-		t.wide = [lsCols]int{display.IDLen, 10, 24, 16, 13, 32, 6, max(columns, 80)}
+		// may be, but no more than a cell's record holds.
+		t.wide = [lsCols]int{display.IDLen, 10, 24, 16, 13, 32, 6, min(max(columns, 80), maxCell)}
 	}
 	t.srcWide = t.wide[5]
 	for i, n := range lsHeadCells().w[:lsCols-1] {
@@ -656,10 +656,14 @@ func (t *lsTable) appendRow(rec []byte, r lsRow) []byte {
 	return t.appendCell(rec, 7, sum, w)
 }
 
+// maxCell is the most code points a cell has: its record gives its size
+// in two bytes (see appendCell), and a code point takes up to four. Only
+// the summary's, on a terminal of more columns, would have more.
+const maxCell = 1<<16/4 - 1
+
 // appendCell appends s, the cell of column i, n code points wide, as
-// its size and its width (two bytes each: a cell is at most a few
-// hundred bytes and as many code points, see cell) then its bytes, and
-// widens the column to fit it.
+// its size and its width (two bytes each: a cell is at most maxCell
+// code points) then its bytes, and widens the column to fit it.
 func (t *lsTable) appendCell(rec []byte, i int, s string, n int) []byte {
 	if i < lsCols-1 {
 		t.width[i] = max(t.width[i], n)

@@ -10,10 +10,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/transcript-tool/transcript-tool/internal/display"
 	"github.com/transcript-tool/transcript-tool/internal/extsort"
 	"github.com/transcript-tool/transcript-tool/internal/reggen"
 )
@@ -92,4 +94,39 @@ func TestWriteRows(t *testing.T) {
 	full := &fullDisk{limit: 1000}
 	assert.ErrorIs(t, tb.writeRows(full, rk), syscall.ENOSPC)
 	assert.Zero(t, full.after, "writes after the one that failed")
+}
+
+// TestLsWideTerminal: on a terminal wide enough for a summary of more
+// bytes than a cell's record counts (two bytes of size, see appendCell),
+// the table's rows are whole and in order, each summary cut where its
+// cell ends, with an ellipsis.
+func TestLsWideTerminal(t *testing.T) {
+	dir := t.TempDir()
+	seg := filepath.Join(dir, "registry", "20200101T000000.000000000Z_gen_1_1.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(seg), 0o700))
+	summary := strings.Repeat("🙂", 30000) // 120 KB
+	var b strings.Builder
+	for i := range 3 {
+		fmt.Fprintf(&b, `{"hash":"%s","size":1,"media":"text/plain","tool":"bash","session":"s","source":"/t.jsonl","createdAt":"2027-01-01T00:00:0%dZ","summary":%q}`+"\n",
+			strings.Repeat(fmt.Sprint(i+1), 64), i, summary)
+	}
+	require.NoError(t, os.WriteFile(seg, []byte(b.String()), 0o600))
+	store, err := openStore(dir)
+	require.NoError(t, err)
+	l, err := store.Listing(t.Context(), nil, nil, nil)
+	require.NoError(t, err)
+	defer l.Close()
+	const columns = 20000
+	var out bytes.Buffer
+	require.NoError(t, tableLs(&out, l, "/", columns))
+
+	rows := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	require.Len(t, rows, 4)
+	for i, row := range rows[1:] {
+		assert.True(t, strings.HasPrefix(row, strings.Repeat(fmt.Sprint(3-i), 12)+" "), "row %d starts %q", i, row[:min(len(row), 20)])
+		assert.LessOrEqual(t, utf8.RuneCountInString(row), columns, "row %d", i)
+		cut, ok := strings.CutSuffix(row[strings.LastIndex(row, "  ")+2:], display.Ellipsis)
+		assert.True(t, ok, "row %d: the summary is cut", i)
+		assert.True(t, strings.HasPrefix(summary, cut), "row %d: the summary's cell is its start", i)
+	}
 }
