@@ -183,10 +183,10 @@ type ScanFunc func(w int, rank int64, r Record, at Pos, refs int) error
 // overlap. A line the listing found must be the line the registry has
 // there, or Scan fails with ErrIndexChanged. Scan is called once.
 func (l *Listing) Scan(workers int, fn ScanFunc) error {
+	p := startScan(max(workers, 1), fn)
 	if l.m != nil {
-		return l.m.scan(func(rank int64, r Record, at Pos, refs int) error { return fn(0, rank, r, at, refs) })
+		return p.wait(l.m.scan(p))
 	}
-	p := l.startScan(max(workers, 1), fn)
 	shown := make([]shownLine, min(scanWindow, l.ix.nlines))
 	var err error
 	for lo := int64(0); lo < l.ix.nlines && err == nil; lo += scanWindow {
@@ -265,7 +265,8 @@ func (l *Listing) scanLines(lo, hi int64, shown []shownLine, p *scanPool) error 
 			if line == nil {
 				return fmt.Errorf("%s: %w", l.rf.path, ErrIndexChanged)
 			}
-			if err := p.add(scanLine{sh: sh, n: n, off: off}, line); err != nil {
+			sl := scanLine{rank: int64(sh.rank) - 1, place: int(sh.place), refs: int(sh.refs), n: n, off: off, path: l.rf.path}
+			if err := p.add(sl, line); err != nil {
 				return err
 			}
 		}
@@ -278,13 +279,16 @@ func (l *Listing) scanLines(lo, hi int64, shown []shownLine, p *scanPool) error 
 // a variable for tests.
 var scanBatchSize = 256 << 10
 
-// scanLine is a line of a batch of Scan: the artifact it shows, its
-// number from 0, and where it starts in the segment and ends in the
+// scanLine is a line of a batch of Scan: the artifact it shows (its
+// rank, its place in the line, the places that refer to it), the line's
+// number from 0, where it starts in its file, and where it ends in the
 // batch's bytes.
 type scanLine struct {
-	sh     shownLine
-	n, off int64
-	end    int
+	rank        int64
+	place, refs int
+	n, off      int64
+	end         int
+	path        string
 }
 
 // scanBatch is lines of the segment for a worker of Scan to decode.
@@ -297,7 +301,6 @@ type scanBatch struct {
 // between them and the reader: a fixed number, so that a scan holds
 // a few hundred KB of lines however long the segment is.
 type scanPool struct {
-	path    string
 	batch   *scanBatch // being filled
 	work    chan *scanBatch
 	free    chan *scanBatch
@@ -310,8 +313,8 @@ type scanPool struct {
 // errScanStopped stops the reader of a scan whose worker failed.
 var errScanStopped = errors.New("scan stopped")
 
-func (l *Listing) startScan(workers int, fn ScanFunc) *scanPool {
-	p := &scanPool{path: l.rf.path, work: make(chan *scanBatch, workers), free: make(chan *scanBatch, 2*workers+1),
+func startScan(workers int, fn ScanFunc) *scanPool {
+	p := &scanPool{work: make(chan *scanBatch, workers), free: make(chan *scanBatch, 2*workers+1),
 		failed: make(chan struct{})}
 	for range 2 * workers {
 		p.free <- &scanBatch{}
@@ -364,9 +367,9 @@ func (p *scanPool) decode(dec *decoder, w int, b *scanBatch, fn ScanFunc) error 
 	for _, l := range b.lines {
 		line := b.buf[start:l.end]
 		start = l.end
-		at := Pos{Path: p.path, Line: int(l.n) + 1, Offset: l.off}
-		err := placeIn(dec, line, p.path, int(l.sh.place), func(r Record) error {
-			return fn(w, int64(l.sh.rank-1), r, at, int(l.sh.refs))
+		at := Pos{Path: l.path, Line: int(l.n) + 1, Offset: l.off}
+		err := placeIn(dec, line, l.path, l.place, func(r Record) error {
+			return fn(w, l.rank, r, at, l.refs)
 		})
 		if err != nil {
 			return err

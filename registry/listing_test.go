@@ -253,23 +253,29 @@ func TestListingScanFails(t *testing.T) {
 	smallBatches(t, 1000)
 	s, _ := genStore(t, 3000)
 	boom := errors.New("boom")
-	for _, workers := range []int{1, 3} {
-		l, err := s.Listing(t.Context(), nil, nil, nil)
-		require.NoError(t, err)
-		require.NotNil(t, l.ix)
-		var calls, running atomic.Int64
-		err = l.Scan(workers, func(int, int64, Record, Pos, int) error {
-			running.Add(1)
-			defer running.Add(-1)
-			if calls.Add(1) == 500 {
-				return boom
-			}
-			return nil
-		})
-		l.Close()
-		assert.ErrorIs(t, err, boom, "%d workers", workers)
-		assert.Zero(t, running.Load(), "%d workers", workers)
-		assert.Less(t, calls.Load(), int64(1500), "%d workers: the scan went on", workers)
+	for _, merged := range []bool{false, true} {
+		if merged {
+			// A second segment: the registry is read whole, twice.
+			require.NoError(t, s.Append(t.Context(), []Record{record(1)}))
+		}
+		for _, workers := range []int{1, 3} {
+			l, err := s.Listing(t.Context(), nil, nil, nil)
+			require.NoError(t, err)
+			require.Equal(t, merged, l.m != nil)
+			var calls, running atomic.Int64
+			err = l.Scan(workers, func(int, int64, Record, Pos, int) error {
+				running.Add(1)
+				defer running.Add(-1)
+				if calls.Add(1) == 500 {
+					return boom
+				}
+				return nil
+			})
+			l.Close()
+			assert.ErrorIs(t, err, boom, "%d workers, merged %v", workers, merged)
+			assert.Zero(t, running.Load(), "%d workers, merged %v", workers, merged)
+			assert.Less(t, calls.Load(), int64(1500), "%d workers, merged %v: the scan went on", workers, merged)
+		}
 	}
 }
 

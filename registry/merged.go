@@ -123,10 +123,10 @@ func (m *merged) close() { m.sp.Close() }
 
 // scan is Listing.Scan of m: it reads the lines of the artifacts' newest
 // places in the order the first read found them, in 1 MiB blocks, over
-// what lies between them when it is less than a block.
-func (m *merged) scan(fn func(rank int64, r Record, at Pos, refs int) error) error {
+// what lies between them when it is less than a block, and hands them
+// to p.
+func (m *merged) scan(p *scanPool) error {
 	var (
-		dec decoder
 		br  = bufio.NewReaderSize(nil, maxLine+1)
 		rf  *regFile
 		pos int64 // of br in rf
@@ -152,9 +152,7 @@ func (m *merged) scan(fn func(rank int64, r Record, at Pos, refs int) error) err
 			return changed(rf, err)
 		}
 		pos = off + int64(len(line))
-		return placeIn(&dec, line, rf.path, place, func(r Record) error {
-			return fn(rank, r, Pos{Path: rf.path, Line: at, Offset: off}, refs)
-		})
+		return p.add(scanLine{rank: rank, place: place, refs: refs, n: int64(at) - 1, off: off, path: rf.path}, line)
 	})
 	if err == nil {
 		err = m.sp.Err()
