@@ -441,8 +441,14 @@ func rankRows(l *registry.Listing, rk *extsort.Ranked, workers int, record func(
 }
 
 // lsWorkers is how many goroutines decode the rows of a listing: one
-// per core.
-func lsWorkers() int { return runtime.GOMAXPROCS(0) }
+// per core, four at most. Each holds a few MiB (batches of lines, the
+// shared values its decoder keeps, its rows) and the reader of the
+// registry keeps up with about that many, so that more would add memory
+// and no speed: ls stays within its 64 MiB on a machine of any size.
+func lsWorkers() int { return min(runtime.GOMAXPROCS(0), maxLsWorkers) }
+
+// maxLsWorkers bounds lsWorkers.
+const maxLsWorkers = 4
 
 // writeJSONArray writes the JSON values each passes its function as one
 // JSON array, indented as json.MarshalIndent(rows, "", "  ") would.
