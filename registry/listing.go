@@ -177,9 +177,9 @@ type ScanFunc func(w int, rank int64, r Record, at Pos, refs int) error
 // (by creation time, then by place in the registry, later first). It
 // passes them in the registry's order, not the listing's, so that the
 // registry is read once, in large blocks, each record decoded once; the
-// caller puts what it makes of them in order by rank. Through an index
-// the records are decoded by workers goroutines at once, each calling fn
-// with its number, from 0 to workers-1: calls with the same number never
+// caller puts what it makes of them in order by rank. The records are
+// decoded by workers goroutines at once, each calling fn with its
+// number, from 0 to workers-1: calls with the same number never
 // overlap. A line the listing found must be the line the registry has
 // there, or Scan fails with ErrIndexChanged. Scan is called once.
 func (l *Listing) Scan(workers int, fn ScanFunc) error {
