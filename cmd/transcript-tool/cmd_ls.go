@@ -174,8 +174,10 @@ func runLs(ctx context.Context, st streams, store *registry.Store, f lsFilter, a
 	done, err := streamLs(ctx, st, store, f.keys(), keep, asJSON, warn)
 	if err == nil && !done {
 		// The registry changed in place under its index before a row
-		// was written: list it again, read whole, its bad lines told.
-		if done, err = streamLs(ctx, st, store, nil, f.keep, asJSON, nil); err == nil && !done {
+		// was written: list it again, read whole, its bad lines told
+		// (those the index gave are told a second time: better than a
+		// line broken since the index was written told never).
+		if done, err = streamLs(ctx, st, store, nil, f.keep, asJSON, warn); err == nil && !done {
 			err = fatal(fmt.Errorf("read registry: %w", registry.ErrIndexChanged), "")
 		}
 	}

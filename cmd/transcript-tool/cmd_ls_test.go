@@ -130,3 +130,34 @@ func TestLsWideTerminal(t *testing.T) {
 		assert.True(t, strings.HasPrefix(summary, cut), "row %d: the summary's cell is its start", i)
 	}
 }
+
+// TestLsRegistryChangedUnderItsIndex: when a line of an indexed registry
+// is changed in place after its index was written (a same-length edit the
+// index's samples miss), ls lists the registry again, read whole, and
+// tells the line that no longer holds a record, with status 1.
+func TestLsRegistryChangedUnderItsIndex(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
+	seg := filepath.Join(store, "registry", "20200101T000000.000000000Z_gen_1_1.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(seg), 0o700))
+	var b bytes.Buffer
+	require.NoError(t, reggen.Write(&b, 20000))
+	require.NoError(t, os.WriteFile(seg, b.Bytes(), 0o600))
+	first := runCLI(t, "ls", "--store", store)
+	require.Equal(t, exitOK, first.code, first.stderr)
+	require.FileExists(t, filepath.Join(filepath.Dir(seg), "20200101T000000.000000000Z_gen_1_1.idx"))
+
+	// A line past the first 64 KiB and the 4 KiB at 1/17 the index
+	// samples, before 2/17: its record made a line that does not parse.
+	data := b.Bytes()
+	start := len(data)/17 + 16<<10
+	start += bytes.IndexByte(data[start:], '\n') + 1
+	require.Less(t, start, 2*len(data)/17)
+	line := bytes.Count(data[:start], []byte("\n")) + 1
+	data[start] = '#'
+	require.NoError(t, os.WriteFile(seg, data, 0o600)) // in place: same inode
+
+	got := runCLI(t, "ls", "--store", store)
+	assert.Equal(t, exitProblems, got.code, got.stderr)
+	assert.Contains(t, got.stderr, fmt.Sprintf(":%d", line), "the line is told")
+	assert.Equal(t, strings.Count(first.stdout, "\n")-1, strings.Count(got.stdout, "\n"), "one row fewer")
+}
