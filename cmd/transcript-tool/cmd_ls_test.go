@@ -40,18 +40,27 @@ func (d *fullDisk) Write(p []byte) (int, error) {
 	return k, nil
 }
 
+// indexedRegistry writes a store whose registry is one segment of 20,000
+// generated records (some 2 MB) and lists it once, which writes its
+// index: it returns the store, the segment, its bytes and that listing.
+func indexedRegistry(t *testing.T) (store, seg string, data []byte, listed result) {
+	t.Helper()
+	store = filepath.Join(t.TempDir(), "store")
+	seg = filepath.Join(store, "registry", "20200101T000000.000000000Z_gen_1_1.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(seg), 0o700))
+	var b bytes.Buffer
+	require.NoError(t, reggen.Write(&b, 20000))
+	require.NoError(t, os.WriteFile(seg, b.Bytes(), 0o600))
+	listed = runCLI(t, "ls", "--store", store)
+	require.Equal(t, exitOK, listed.code, listed.stderr)
+	require.FileExists(t, strings.TrimSuffix(seg, ".jsonl")+".idx", "listed through the index")
+	return store, seg, b.Bytes(), listed
+}
+
 // TestLsOutputFails: ls whose output cannot be written stops at the
 // first write that fails and says why, as a table and as JSON.
 func TestLsOutputFails(t *testing.T) {
-	store := filepath.Join(t.TempDir(), "store")
-	seg := filepath.Join(store, "registry", "20200101T000000.000000000Z_gen_1_1.jsonl")
-	require.NoError(t, os.MkdirAll(filepath.Dir(seg), 0o700))
-	var b bytes.Buffer
-	require.NoError(t, reggen.Write(&b, 20000)) // some 2 MB of rows
-	require.NoError(t, os.WriteFile(seg, b.Bytes(), 0o600))
-	whole := runCLI(t, "ls", "--store", store)
-	require.Equal(t, exitOK, whole.code, whole.stderr)
-	require.FileExists(t, filepath.Join(filepath.Dir(seg), "20200101T000000.000000000Z_gen_1_1.idx"), "listed through the index")
+	store, _, _, _ := indexedRegistry(t)
 
 	for _, args := range [][]string{{"ls", "--store", store}, {"ls", "--json", "--store", store}} {
 		out := &fullDisk{limit: 300 << 10}
@@ -136,19 +145,10 @@ func TestLsWideTerminal(t *testing.T) {
 // index's samples miss), ls lists the registry again, read whole, and
 // tells the line that no longer holds a record, with status 1.
 func TestLsRegistryChangedUnderItsIndex(t *testing.T) {
-	store := filepath.Join(t.TempDir(), "store")
-	seg := filepath.Join(store, "registry", "20200101T000000.000000000Z_gen_1_1.jsonl")
-	require.NoError(t, os.MkdirAll(filepath.Dir(seg), 0o700))
-	var b bytes.Buffer
-	require.NoError(t, reggen.Write(&b, 20000))
-	require.NoError(t, os.WriteFile(seg, b.Bytes(), 0o600))
-	first := runCLI(t, "ls", "--store", store)
-	require.Equal(t, exitOK, first.code, first.stderr)
-	require.FileExists(t, filepath.Join(filepath.Dir(seg), "20200101T000000.000000000Z_gen_1_1.idx"))
+	store, seg, data, first := indexedRegistry(t)
 
 	// A line past the first 64 KiB and the 4 KiB at 1/17 the index
 	// samples, before 2/17: its record made a line that does not parse.
-	data := b.Bytes()
 	start := len(data)/17 + 16<<10
 	start += bytes.IndexByte(data[start:], '\n') + 1
 	require.Less(t, start, 2*len(data)/17)
