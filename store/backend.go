@@ -301,6 +301,20 @@ type FileLocker interface {
 	LockFile(ctx context.Context, h Handle) (io.Closer, error)
 }
 
+// Newcomer is a Backend that knows of some objects, without a request,
+// that they were not there when it began: a local folder, in the object
+// folders it made itself. The Store that claims this knowledge saves such
+// an object without looking for it first. The answer may be wrong once
+// another writer has saved the object since; Save then replaces it with
+// the same bytes, so a wrong answer costs a write and loses nothing.
+type Newcomer interface {
+	// Claim returns, to its first caller only, a function that reports
+	// whether h can stand there only if the caller, or a writer it does
+	// not know of, has saved it since the Backend made its folder. Later
+	// callers get nil: the objects the first saves are not new to them.
+	Claim() func(h Handle) bool
+}
+
 // Unwrapper is a Backend that wraps another, such as a test's fault
 // injector: As looks through it.
 type Unwrapper interface {

@@ -32,7 +32,8 @@
 //
 // # Guarantees
 //
-// Store writes an object only when no intact one is there, re-hashes on
+// Store writes an object only when no intact one is there (or, where the
+// Backend made the object's folder itself, may be: see Newcomer), re-hashes on
 // every read that serves bytes (a mismatch is ErrCorrupt, never served),
 // and replaces a damaged object on the next Put of its bytes. An object
 // is durable, and may be named by a registry record, once Flush returns

@@ -98,7 +98,8 @@ type Sweeper interface {
 
 // Store is a content-addressed store of artifacts over a Backend: an
 // object's name is the SHA-256 of its bytes. It writes an object only
-// when no intact one is there, re-hashes on every read that serves bytes,
+// when no intact one is there, which it does not look for in a folder
+// its Backend made (see Newcomer), re-hashes on every read that serves bytes,
 // and remembers for a while (see recheckAfter) the objects it wrote or
 // found intact, so that a run reads each distinct artifact of the store
 // at most once. A Store may be used from several goroutines at once.
@@ -115,14 +116,24 @@ type Store struct {
 	// recheckAfter reads nothing (work once per distinct artifact, not
 	// per reference). It holds at most maxChecked.
 	checked map[Digest]time.Duration
-	start   time.Time
+	// forgot is set once checked has lost an object it held: until then
+	// an object not in it is one this Store never wrote nor found.
+	forgot bool
+	// isNew is the Backend's knowledge of objects new to it (see
+	// Newcomer), when this Store claimed it.
+	isNew func(Handle) bool
+	start time.Time
 	// planned holds the objects Plan was asked about.
 	planned map[Digest]bool
 }
 
 // New returns the Store of the objects of b.
 func New(b Backend) *Store {
-	return &Store{b: b, checked: map[Digest]time.Duration{}, start: time.Now(), planned: map[Digest]bool{}}
+	s := &Store{b: b, checked: map[Digest]time.Duration{}, start: time.Now(), planned: map[Digest]bool{}}
+	if n, ok := As[Newcomer](b); ok {
+		s.isNew = n.Claim()
+	}
+	return s
 }
 
 // maxChecked bounds what a Store remembers of the objects it checked, some
@@ -143,6 +154,7 @@ func (s *Store) check(d Digest) {
 		if len(s.checked) >= maxChecked {
 			clear(s.checked)
 		}
+		s.forgot = true
 	}
 	s.checked[d] = time.Since(s.start)
 }
@@ -260,13 +272,23 @@ func (s *Store) put(ctx context.Context, d Digest, write func(io.Writer) error, 
 // the next Flush). A damaged object is removed and not found: the caller
 // writes it again.
 func (s *Store) found(ctx context.Context, d Digest) (bool, error) {
+	h := ObjectHandle(d)
 	s.mu.Lock()
 	seen := s.recent(d)
+	_, met := s.checked[d]
+	forgot := s.forgot
 	s.mu.Unlock()
 	if seen {
 		return true, nil
 	}
-	h := ObjectHandle(d)
+	if !met && !forgot {
+		// Never written nor found by this Store: in a folder its
+		// Backend made, only another writer can have put it since, and
+		// Save replaces that with the same bytes.
+		if s.isNew != nil && s.isNew(h) {
+			return false, nil
+		}
+	}
 	err := s.verify(ctx, d)
 	if err == nil {
 		err = s.b.Touch(ctx, h)
@@ -330,6 +352,7 @@ func (s *Store) Flush(ctx context.Context, must ...Digest) error {
 		for _, d := range must {
 			delete(s.checked, d)
 		}
+		s.forgot = true
 		s.mu.Unlock()
 	}
 	return err
@@ -342,6 +365,7 @@ func (s *Store) Discard() {
 	s.b.Discard()
 	s.mu.Lock()
 	clear(s.checked)
+	s.forgot = true
 	s.mu.Unlock()
 }
 
@@ -391,7 +415,10 @@ func (s *Store) forgetOn(d Digest, err error) error {
 // forget drops what this Store knows of object d being there.
 func (s *Store) forget(d Digest) {
 	s.mu.Lock()
-	delete(s.checked, d)
+	if _, ok := s.checked[d]; ok {
+		delete(s.checked, d)
+		s.forgot = true
+	}
 	s.mu.Unlock()
 }
 

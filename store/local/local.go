@@ -70,6 +70,9 @@ type Local struct {
 	mu    sync.Mutex
 	dirty map[string]bool // directories with entries not yet fsynced
 	made  map[string]bool // directories known to exist
+	// fresh holds the folders this Local made (see Claim).
+	fresh   map[string]bool
+	claimed atomic.Bool
 	// waiting holds the files saved or touched whose names this Local
 	// has not made durable yet; pending those it will have made durable
 	// once the dirty directories are. A file made durable is forgotten:
@@ -103,6 +106,7 @@ var (
 	_ store.Appender   = (*Local)(nil)
 	_ store.Opener     = (*Local)(nil)
 	_ store.FileLocker = (*Local)(nil)
+	_ store.Newcomer   = (*Local)(nil)
 )
 
 // New returns the Backend of the store in the folder dir. Nothing is
@@ -112,7 +116,7 @@ func New(dir string) *Local {
 	if err != nil {
 		abs = dir // no working directory: dir is as good as it gets
 	}
-	return &Local{dir: dir, abs: abs, dirty: map[string]bool{}, made: map[string]bool{},
+	return &Local{dir: dir, abs: abs, dirty: map[string]bool{}, made: map[string]bool{}, fresh: map[string]bool{},
 		waiting: map[store.Handle]bool{}, doubted: map[store.Handle]bool{}, unsynced: map[store.Handle]*safefile.File{}}
 }
 
@@ -294,6 +298,7 @@ func (l *Local) mkdirs(dir string) error {
 		if err != nil && !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("create store directory: %w", err)
 		}
+		created := err == nil
 		if dir != l.dir {
 			if err := notLinked(dir); err != nil {
 				return err
@@ -307,6 +312,7 @@ func (l *Local) mkdirs(dir string) error {
 		l.mu.Lock()
 		l.dirty[filepath.Dir(dir)] = true
 		l.made[dir] = true
+		l.fresh[dir] = created
 		// A syncfs of the store's file system covers a file only if its
 		// directory is on it (not on a file system mounted below).
 		switch {
@@ -338,11 +344,29 @@ func (l *Local) inFolders(path string, create func() error) error {
 	l.mu.Lock()
 	delete(l.made, dir)
 	delete(l.made, filepath.Dir(dir))
+	delete(l.fresh, dir)
 	l.mu.Unlock()
 	if err := l.mkdirs(dir); err != nil {
 		return err
 	}
 	return create()
+}
+
+// Claim returns, to its first caller, a function that reports whether h
+// is an object in a folder this Local made: none stood there then.
+func (l *Local) Claim() func(store.Handle) bool {
+	if l.claimed.Swap(true) {
+		return nil
+	}
+	return func(h store.Handle) bool {
+		if h.Kind != store.Object {
+			return false
+		}
+		dir := filepath.Dir(l.name(h))
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.fresh[dir]
+	}
 }
 
 // Writable checks, writing nothing, that this process can write the

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/store/faulty"
 	"github.com/transcript-tool/transcript-tool/store/storetest"
 )
 
@@ -290,4 +291,69 @@ func TestPutFreshens(t *testing.T) {
 	require.NoError(t, s.Flush(ctx, d))
 	require.NoError(t, s.Verify(ctx, d))
 	require.NoError(t, s.Backend().(*Local).Release())
+}
+
+// sameFolder returns n payloads whose objects share a folder.
+func sameFolder(n int) [][]byte {
+	var out [][]byte
+	for i := 0; len(out) < n; i++ {
+		data := fmt.Appendf(nil, "payload %d", i)
+		if store.Sum(data)[0] == 0x2a {
+			out = append(out, data)
+		}
+	}
+	return out
+}
+
+// TestNewObjectsNotLookedFor: in an object folder the store's Local made,
+// a Store saves an object it never met without reading the folder first;
+// in one that was there, or once another writer has put the object, the
+// object is looked for, or written again whole.
+func TestNewObjectsNotLookedFor(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "artifacts")
+	f := faulty.New(New(dir), nil)
+	s := store.New(f)
+	payloads := sameFolder(4)
+	loads := func(f *faulty.Backend) int {
+		n := 0
+		for _, c := range f.Calls() {
+			if c.Method == faulty.Load {
+				n++
+			}
+		}
+		return n
+	}
+	for _, data := range payloads[:3] {
+		_, created, err := s.Put(ctx, data)
+		require.NoError(t, err)
+		assert.True(t, created)
+	}
+	assert.Equal(t, 1, loads(f), "only the first object, before its folder was made, is looked for")
+
+	// Another run: the folder is there, so every object is looked for.
+	other := faulty.New(New(dir), nil)
+	for _, data := range payloads[:3] {
+		_, created, err := store.New(other).Put(ctx, data)
+		require.NoError(t, err)
+		assert.False(t, created)
+	}
+	assert.Equal(t, 3, loads(other))
+
+	// An object another writer put in the first run's folder is saved
+	// again by the first run, whole.
+	d, created, err := store.New(other).Put(ctx, payloads[3])
+	require.NoError(t, err)
+	require.True(t, created)
+	_, created, err = s.Put(ctx, payloads[3])
+	require.NoError(t, err)
+	assert.True(t, created, "not looked for: the folder was the first run's")
+	got, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(store.Key(store.ObjectHandle(d)))))
+	require.NoError(t, err)
+	assert.Equal(t, payloads[3], got)
+
+	// A second Store over the first run's Local does not take the
+	// objects the first saved for new.
+	_, created, err = store.New(f).Put(ctx, payloads[0])
+	require.NoError(t, err)
+	assert.False(t, created)
 }
