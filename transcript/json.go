@@ -60,14 +60,28 @@ type ends struct{ m map[int]int }
 // indexMin is the length from which Parse records where a value ends.
 const indexMin = 256
 
-// skip returns the end of the validated value starting at b[i].
+// skip returns the end of the validated value starting at b[i]. A string
+// that ends within indexMin bytes is short, and not in m: the first
+// unescaped quote after its opening one closes it, so a look at those
+// bytes saves a lookup for most strings, keys among them.
 func (e *ends) skip(b []byte, i int) int {
+	if b[i] == '"' {
+		if end, ok := shortString(b, i); ok {
+			return end
+		}
+	}
 	if e != nil {
 		if end, ok := e.m[i]; ok {
 			return end
 		}
 	}
 	return skipValue(b, i)
+}
+
+// shortString returns the end of the validated string starting at
+// b[i] == '"' if it ends within indexMin bytes.
+func shortString(b []byte, i int) (int, bool) {
+	return closingQuote(b[:min(len(b), i+indexMin)], i)
 }
 
 // Raw returns the value's bytes.
@@ -592,11 +606,20 @@ func skipWS(b []byte, i int) int {
 // endOfString returns the offset just past the closing quote of the
 // already validated string starting at b[i] == '"'.
 func endOfString(b []byte, i int) int {
-	j := i + 1
-	for {
+	if end, ok := closingQuote(b, i); ok {
+		return end
+	}
+	return len(b)
+}
+
+// closingQuote returns the offset just past the first quote of b after
+// b[i] == '"' that no backslash escapes, the end of a validated string,
+// and false when b has none.
+func closingQuote(b []byte, i int) (int, bool) {
+	for j := i + 1; ; j++ {
 		k := bytes.IndexByte(b[j:], '"')
 		if k < 0 {
-			return len(b)
+			return 0, false
 		}
 		j += k
 		// The quote is escaped when an odd number of backslashes precede it.
@@ -605,9 +628,8 @@ func endOfString(b []byte, i int) int {
 			n++
 		}
 		if n%2 == 0 {
-			return j + 1
+			return j + 1, true
 		}
-		j++
 	}
 }
 
