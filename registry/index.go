@@ -308,14 +308,20 @@ func (b *indexBuilder) addPlaces(d store.Digest, r Record, n uint32, off int64, 
 // line n, as a sorter of places holds it (see placeSize) but for where
 // the line is, which the caller appends.
 func appendPlace(b []byte, d store.Digest, p Record, n uint32, i int) []byte {
+	b = append(b, d[:]...)
+	b = appendPlaceHash(b, p)
+	return timeKey(b, p.CreatedAt, n, i)
+}
+
+// appendPlaceHash appends to b the 16-byte hash of place p: its source,
+// entry and site, which tell places apart.
+func appendPlaceHash(b []byte, p Record) []byte {
 	h := fnv.New128a()
 	for _, v := range []string{p.Source, p.Entry, p.Site} {
 		io.WriteString(h, v)
 		h.Write([]byte{0})
 	}
-	b = append(b, d[:]...)
-	b = h.Sum(b)
-	return timeKey(b, p.CreatedAt, n, i)
+	return h.Sum(b)
 }
 
 // artSize is the size of an artifact of the listing: its newest record's

@@ -17,15 +17,17 @@ import (
 // Listing is the artifacts of a registry, newest first, each with its
 // newest record and the number of places that refer to it, read in
 // bounded memory: a listing of millions of records holds a few of them
-// at a time. A registry that is one indexed segment is listed through
-// the segment's index; any other is read twice, its places sorted on
-// disk in between (see docs/registry-index.md, # Listings).
+// at a time. A registry that is one indexed segment, perhaps followed by
+// small ones, is listed through the segment's index; any other is read
+// twice, its places sorted on disk in between (see
+// docs/registry-index.md, # Listings).
 type Listing struct {
 	s     *Store
 	files []*regFile
 	rf    *regFile
 	ix    *index
-	m     *merged // when there is no index to list through
+	m     *merged  // when there is no index to list through
+	ov    *overlay // the segments after the indexed one, if any
 	dec   decoder
 	line  []byte // a bad line
 }
@@ -40,16 +42,17 @@ var ErrIndexChanged = errors.New("the registry changed under its index")
 // passing bad each line that holds no artifact's record: one that does
 // not parse, is too long, or whose hash is not an artifact id. Without
 // keep, a registry that is one segment of at least 1 MiB of a backend
-// whose files have IDs (a local folder) is listed through its index,
-// which Listing writes when it has none or one that does not cover every
-// whole line of it. The caller closes it.
+// whose files have IDs (a local folder), perhaps followed by segments of
+// at most 4 MiB together, is listed through that segment's index, which
+// Listing writes when it has none or one that does not cover every whole
+// line of it. The caller closes it.
 func (s *Store) Listing(ctx context.Context, keys []Key, keep func(Record) bool, bad func(*BadLineError)) (*Listing, error) {
 	files, err := s.openRegistry(ctx)
 	if err != nil {
 		return nil, err
 	}
 	l := &Listing{s: s, files: files}
-	if keep == nil && len(files) == 1 && files[0].from == 0 && indexed(files[0]) {
+	if keep == nil && (len(files) == 1 && files[0].from == 0 && indexed(files[0]) || overlaid(files)) {
 		l.rf = files[0]
 		if l.ix, err = s.listingIndex(ctx, l.rf); err != nil {
 			closeAll(files)
@@ -65,6 +68,12 @@ func (s *Store) Listing(ctx context.Context, keys []Key, keep func(Record) bool,
 	}
 	if bad != nil {
 		if err := l.badLines(bad); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
+	if len(files) > 1 {
+		if l.ov, err = s.newOverlay(ctx, files, l.ix, bad); err != nil {
 			l.Close()
 			return nil, err
 		}
@@ -148,6 +157,9 @@ func (l *Listing) Len() int64 {
 	if l.m != nil {
 		return l.m.narts
 	}
+	if l.ov != nil {
+		return l.ix.narts - int64(len(l.ov.hidden)) + int64(len(l.ov.extra))
+	}
 	return l.ix.narts
 }
 
@@ -196,6 +208,9 @@ func (l *Listing) Scan(workers int, fn ScanFunc) error {
 			err = l.scanLines(lo, hi, shown, p)
 		}
 	}
+	if err == nil && l.ov != nil {
+		err = l.ov.scan(l.files, p)
+	}
 	return p.wait(err)
 }
 
@@ -203,6 +218,7 @@ func (l *Listing) Scan(workers int, fn ScanFunc) error {
 // [lo, hi).
 func (l *Listing) shownIn(lo, hi int64, shown []shownLine) error {
 	const perRead = 64 << 10 / artSize
+	rk := ranker{o: l.ov}
 	for i := int64(0); i < l.ix.narts; i += perRead {
 		b, err := l.ix.read(l.ix.artsAt()+artSize*i, artSize*int(min(perRead, l.ix.narts-i)))
 		if err != nil {
@@ -213,12 +229,22 @@ func (l *Listing) shownIn(lo, hi int64, shown []shownLine) error {
 			if n < lo || n >= hi {
 				continue
 			}
+			refs, listed := binary.BigEndian.Uint32(b[20:]), rank
+			if l.ov != nil {
+				var ok bool
+				if listed, ok = rk.rank(rank); !ok {
+					continue // its newest record is in a later segment
+				}
+				if r, ok := l.ov.refs[rank]; ok {
+					refs = r
+				}
+			}
 			size := binary.BigEndian.Uint32(b[32:])
 			if shown[n-lo].rank != 0 || size > maxLine {
 				return fmt.Errorf("registry index %s: %w", l.s.where(indexHandle(l.rf.h)), errors.New("a bad line offset"))
 			}
-			shown[n-lo] = shownLine{rank: uint32(rank + 1), place: ^binary.BigEndian.Uint32(b[16:]),
-				refs: binary.BigEndian.Uint32(b[20:]), size: size, off: int64(binary.BigEndian.Uint64(b[24:]))}
+			shown[n-lo] = shownLine{rank: uint32(listed + 1), place: ^binary.BigEndian.Uint32(b[16:]),
+				refs: refs, size: size, off: int64(binary.BigEndian.Uint64(b[24:]))}
 		}
 	}
 	return nil

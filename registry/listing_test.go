@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/transcript-tool/transcript-tool/internal/reggen"
 	"github.com/transcript-tool/transcript-tool/store"
+	"github.com/transcript-tool/transcript-tool/store/local"
 )
 
 // shown is an artifact as a listing gives it.
@@ -253,15 +255,21 @@ func TestListingScanFails(t *testing.T) {
 	smallBatches(t, 1000)
 	s, _ := genStore(t, 3000)
 	boom := errors.New("boom")
-	for _, merged := range []bool{false, true} {
-		if merged {
-			// A second segment: the registry is read whole, twice.
+	for _, how := range []string{"indexed", "overlay", "merged"} {
+		switch how {
+		case "overlay":
+			// A second segment, small: overlaid on the index.
 			require.NoError(t, s.Append(t.Context(), []Record{record(1)}))
+		case "merged":
+			// Too large an overlay: the registry is read whole, twice.
+			noOverlays(t)
 		}
+		merged := how == "merged"
 		for _, workers := range []int{1, 3} {
 			l, err := s.Listing(t.Context(), nil, nil, nil)
 			require.NoError(t, err)
 			require.Equal(t, merged, l.m != nil)
+			require.Equal(t, how == "overlay", l.ov != nil)
 			var calls, running atomic.Int64
 			err = l.Scan(workers, func(int, int64, Record, Pos, int) error {
 				running.Add(1)
@@ -277,6 +285,93 @@ func TestListingScanFails(t *testing.T) {
 			assert.Less(t, calls.Load(), int64(1500), "%d workers, merged %v: the scan went on", workers, merged)
 		}
 	}
+}
+
+// noOverlays makes a Listing merge every registry of several segments,
+// however small those after an indexed one.
+func noOverlays(t *testing.T) {
+	old := maxOverlay
+	maxOverlay = -1
+	t.Cleanup(func() { maxOverlay = old })
+}
+
+// TestListingOverlay checks that the listing of an indexed segment and
+// small segments after it, made from the index and those segments, is
+// what a read of the whole registry makes of it, and what the merged
+// listing gives, bad lines included: artifacts of the index with a newer
+// record later (hidden there), with one made at the same time (the later
+// one wins), with an older one from a place the index has or from a new
+// one (counted in the index's row), new artifacts older than all and
+// among the index's of the same time, and lines that hold no record.
+func TestListingOverlay(t *testing.T) {
+	smallIndexes(t)
+	s, seg := genStore(t, 3000)
+	dir := filepath.Dir(filepath.Dir(seg))
+	at := func(i int, createdAt, source, entry string) Record {
+		r := record(i)
+		r.Hash, r.CreatedAt = reggen.Hash(i), createdAt
+		r.Source, r.Entry = source, entry
+		return r
+	}
+	own := func(i int) (string, string) { return reggen.Source(reggen.Session(i)), fmt.Sprintf("e%d", i) }
+	s20, e20 := own(20)
+	s33, e33 := own(33)
+	twoPlaces := at(33, "2001-01-01T00:00:00Z", s33, "")
+	twoPlaces.Refs = []Ref{{Site: "/message/content", Entry: e33}, {Site: "/new", Entry: "e-new"}}
+	newAmong := record(3)
+	newAmong.CreatedAt = "2026-11-21T10:08:45Z"
+	first := []Record{
+		at(10, "2027-01-01T00:00:00Z", "/a", "e1"), // newer, from a new place
+		at(20, "2001-01-01T00:00:00Z", s20, e20),   // older, a place the index has
+		at(30, "2026-11-21T10:08:30Z", "/c", "e3"), // the same time as the index's
+		twoPlaces, // older: one place known, one new
+		record(1), record(2), newAmong,
+	}
+	first[1].Site = "/message/content"
+	require.NoError(t, s.Append(t.Context(), first))
+	newTie := record(4)
+	newTie.CreatedAt = newAmong.CreatedAt
+	second := New(local.New(dir))
+	require.NoError(t, second.Append(t.Context(), []Record{at(10, "2027-02-01T00:00:00Z", "/a", "e2"), newTie}))
+	third := New(local.New(dir))
+	require.NoError(t, third.Append(t.Context(), []Record{record(5)}))
+	segs, err := filepath.Glob(filepath.Join(dir, store.SegmentsDir, "*.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, segs, 4)
+	f, err := os.OpenFile(segs[2], os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("{bad\n" + `{"hash":"nothex","size":1,"media":"x","session":"s3","createdAt":""}` + "\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	want := listWhole(t, s)
+	l, err := s.Listing(t.Context(), nil, nil, nil)
+	require.NoError(t, err)
+	require.NotNil(t, l.ov, "overlaid")
+	assert.Equal(t, int64(len(want)), l.Len())
+	l.Close()
+	got, bad := scan(t, s)
+	assert.Equal(t, want, got)
+	for _, w := range []int64{7, 1000} {
+		smallWindows(t, w)
+		got, _ := scanWith(t, s, nil, nil, 2)
+		assert.Equal(t, want, got, "window %d", w)
+	}
+	rows := map[string]shown{}
+	for _, r := range got {
+		rows[r.r.Hash] = r
+	}
+	assert.Equal(t, "2027-02-01T00:00:00Z", rows[reggen.Hash(10)].r.CreatedAt)
+	assert.Equal(t, 3, rows[reggen.Hash(10)].refs, "the index's place, /a e1 and /a e2")
+	assert.Equal(t, 1, rows[reggen.Hash(20)].refs)
+	assert.Equal(t, "/c", rows[reggen.Hash(30)].r.Source)
+	assert.Equal(t, 3, rows[reggen.Hash(33)].refs)
+
+	noOverlays(t)
+	merged, mbad := scan(t, s)
+	assert.Equal(t, want, merged)
+	assert.Equal(t, mbad, bad)
+	assert.Len(t, bad, 4, "%q", bad)
 }
 
 // smallBatches makes Listing.Scan hand its workers about n bytes of
@@ -320,6 +415,7 @@ func TestListingChanged(t *testing.T) {
 // segment is changed in place between its two reads.
 func TestListingMergedChanged(t *testing.T) {
 	smallIndexes(t)
+	noOverlays(t)
 	s, seg := genStore(t, 3000)
 	require.NoError(t, s.Append(t.Context(), []Record{record(1)}))
 	l, err := s.Listing(t.Context(), nil, nil, nil)

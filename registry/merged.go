@@ -52,24 +52,14 @@ func (s *Store) merge(ctx context.Context, files []*regFile, keys []Key, keep fu
 	m := &merged{s: s, files: files}
 	places := extsort.NewSorter(placeHead+mergedWhere, maxHeld, &m.sp)
 	var (
-		rec   []byte
-		q     uint64
-		file  int
-		line  int // of the last place
-		place int // the last place's number in its line
-		d     store.Digest
-		derr  error // of the line's hash
+		rec  []byte
+		q    uint64
+		file int
+		lp   = linePlaces{bad: bad}
 	)
 	rd := &recordReader{s: s, ctx: ctx, bad: bad, fn: func(p Record, at Pos) error {
-		if at.Line != line {
-			line, place = at.Line, 0
-			if d, derr = store.ParseDigest(p.Hash); derr != nil && bad != nil {
-				bad(&BadLineError{Path: at.Path, Line: at.Line, Offset: at.Offset, Err: derr})
-			}
-		} else {
-			place++
-		}
-		if derr != nil || (keep != nil && !keep(p)) {
+		d, place, ok := lp.next(p, at)
+		if !ok || (keep != nil && !keep(p)) {
 			return nil
 		}
 		if q > math.MaxUint32 {
@@ -84,7 +74,7 @@ func (s *Store) merge(ctx context.Context, files []*regFile, keys []Key, keep fu
 	}}
 	var err error
 	for file = range files {
-		line = 0
+		lp.line = 0
 		if err = rd.file(files[file], keys); err != nil {
 			break
 		}
@@ -118,19 +108,39 @@ func (s *Store) merge(ctx context.Context, files []*regFile, keys []Key, keep fu
 	return m, nil
 }
 
+// linePlaces numbers the places of the records a recordReader passes
+// on, each in its line, and parses each line's hash once, telling bad
+// about one that is not an artifact id. Its line is set to 0 before
+// each file.
+type linePlaces struct {
+	bad   func(*BadLineError)
+	line  int // of the last place
+	place int // the last place's number in its line
+	d     store.Digest
+	derr  error // of the line's hash
+}
+
+// next returns the artifact of place p, read at at, and its number in
+// its line; ok is false when the line's hash is not an artifact id.
+func (lp *linePlaces) next(p Record, at Pos) (d store.Digest, place int, ok bool) {
+	if at.Line != lp.line {
+		lp.line, lp.place = at.Line, 0
+		if lp.d, lp.derr = store.ParseDigest(p.Hash); lp.derr != nil && lp.bad != nil {
+			lp.bad(&BadLineError{Path: at.Path, Line: at.Line, Offset: at.Offset, Err: lp.derr})
+		}
+	} else {
+		lp.place++
+	}
+	return lp.d, lp.place, lp.derr == nil
+}
+
 // close releases the listing's temporary file.
 func (m *merged) close() { m.sp.Close() }
 
 // scan is Listing.Scan of m: it reads the lines of the artifacts' newest
-// places in the order the first read found them, in 1 MiB blocks, over
-// what lies between them when it is less than a block, and hands them
-// to p.
+// places in the order the first read found them and hands them to p.
 func (m *merged) scan(p *scanPool) error {
-	var (
-		br  = bufio.NewReaderSize(nil, maxLine+1)
-		rf  *regFile
-		pos int64 // of br in rf
-	)
+	var lr lineReader
 	err := m.shown.Each(func(rec []byte) error {
 		place := int(binary.BigEndian.Uint32(rec[4:]))
 		rank := int64(binary.BigEndian.Uint64(rec[8:]))
@@ -141,23 +151,44 @@ func (m *merged) scan(p *scanPool) error {
 		if file >= len(m.files) {
 			return fmt.Errorf("registry: list: a bad file number %d", file)
 		}
-		if next := m.files[file]; next != rf || off < pos || off-pos > maxLine {
-			rf, pos = next, off
-			br.Reset(io.NewSectionReader(rf.f, off, rf.size-off))
-		} else if _, err := br.Discard(int(off - pos)); err != nil {
-			return changed(rf, err)
-		}
-		line, err := br.ReadSlice('\n')
+		line, err := lr.at(m.files[file], off)
 		if err != nil {
-			return changed(rf, err)
+			return err
 		}
-		pos = off + int64(len(line))
-		return p.add(scanLine{rank: rank, place: place, refs: refs, n: int64(at) - 1, off: off, path: rf.path}, line)
+		return p.add(scanLine{rank: rank, place: place, refs: refs, n: int64(at) - 1, off: off, path: m.files[file].path}, line)
 	})
 	if err == nil {
 		err = m.sp.Err()
 	}
 	return err
+}
+
+// lineReader reads the lines of registry files at offsets that a
+// listing found lines at, in 1 MiB blocks: over what lies between two
+// lines of a file read in order when it is less than a block.
+type lineReader struct {
+	br  *bufio.Reader
+	rf  *regFile
+	pos int64 // of br in rf
+}
+
+// at returns the line at off in rf, valid until the next call.
+func (lr *lineReader) at(rf *regFile, off int64) ([]byte, error) {
+	if lr.br == nil {
+		lr.br = bufio.NewReaderSize(nil, maxLine+1)
+	}
+	if rf != lr.rf || off < lr.pos || off-lr.pos > maxLine {
+		lr.rf, lr.pos = rf, off
+		lr.br.Reset(io.NewSectionReader(rf.f, off, rf.size-off))
+	} else if _, err := lr.br.Discard(int(off - lr.pos)); err != nil {
+		return nil, changed(rf, err)
+	}
+	line, err := lr.br.ReadSlice('\n')
+	if err != nil {
+		return nil, changed(rf, err)
+	}
+	lr.pos = off + int64(len(line))
+	return line, nil
 }
 
 // changed is the error of reading a line of rf where the listing's first
