@@ -43,9 +43,10 @@ var ErrIndexChanged = errors.New("the registry changed under its index")
 // not parse, is too long, or whose hash is not an artifact id. Without
 // keep, a registry that is one segment of at least 1 MiB of a backend
 // whose files have IDs (a local folder), perhaps followed by segments of
-// at most 4 MiB together, is listed through that segment's index, which
-// Listing writes when it has none or one that does not cover every whole
-// line of it. The caller closes it.
+// at most 4 MiB together (whose artifacts it has at most 4 MiB of lines
+// of), is listed through that segment's index, which Listing writes when
+// it has none or one that does not cover every whole line of it. The
+// caller closes it.
 func (s *Store) Listing(ctx context.Context, keys []Key, keep func(Record) bool, bad func(*BadLineError)) (*Listing, error) {
 	files, err := s.openRegistry(ctx)
 	if err != nil {
@@ -56,6 +57,24 @@ func (s *Store) Listing(ctx context.Context, keys []Key, keep func(Record) bool,
 		l.rf = files[0]
 		if l.ix, err = s.listingIndex(ctx, l.rf); err != nil {
 			closeAll(files)
+			return nil, err
+		}
+	}
+	// The overlay's bad lines, told after the index's; none told if the
+	// registry is merged instead, which tells them all.
+	var obad []*BadLineError
+	if l.ix != nil && len(files) > 1 {
+		var collect func(*BadLineError)
+		if bad != nil {
+			collect = func(e *BadLineError) { obad = append(obad, e) }
+		}
+		l.ov, err = s.newOverlay(ctx, files, l.ix, collect)
+		switch {
+		case errors.Is(err, errOverlayLarge):
+			l.ix.close()
+			l.rf, l.ix = nil, nil
+		case err != nil:
+			l.Close()
 			return nil, err
 		}
 	}
@@ -71,11 +90,8 @@ func (s *Store) Listing(ctx context.Context, keys []Key, keep func(Record) bool,
 			l.Close()
 			return nil, err
 		}
-	}
-	if len(files) > 1 {
-		if l.ov, err = s.newOverlay(ctx, files, l.ix, bad); err != nil {
-			l.Close()
-			return nil, err
+		for _, e := range obad {
+			bad(e)
 		}
 	}
 	return l, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -12,9 +13,16 @@ import (
 )
 
 // maxOverlay bounds the bytes of the segments after an indexed one that
-// an overlay reads whole and holds the artifacts of; a registry with more
-// is merged as any other. A variable for tests.
+// an overlay reads whole and holds the artifacts of, and the bytes of the
+// indexed segment's lines of those artifacts that it reads and holds the
+// places of; a registry with more of either is merged as any other. A
+// variable for tests.
 var maxOverlay int64 = 4 << 20
+
+// errOverlayLarge is the error of an overlay whose artifacts the indexed
+// segment has more than maxOverlay bytes of lines of: the registry is
+// merged instead.
+var errOverlayLarge = errors.New("an overlay's artifacts have too many lines in the indexed segment")
 
 // overlay is what the small segments after an indexed one change in the
 // listing of that segment: the artifacts they add, in the listing's
@@ -64,7 +72,8 @@ func overlaid(files []*regFile) bool {
 
 // newOverlay reads files[1:] whole, passing bad each line that holds no
 // artifact's record, and merges their artifacts with those of ix, the
-// index of files[0].
+// index of files[0]; errOverlayLarge when files[0] has too many lines of
+// them.
 func (s *Store) newOverlay(ctx context.Context, files []*regFile, ix *index, bad func(*BadLineError)) (*overlay, error) {
 	arts := map[store.Digest]*extraArt{}
 	var (
@@ -177,7 +186,10 @@ func (ps artPlaces) distinct(n int) []uint32 {
 // artifacts of the overlay's segments, sorted as the index's: an
 // artifact it holds a newer record of leaves arts, its places counted in
 // the index's artifact; one whose newest record is in arts hides the
-// index's. The places rf holds of them are added to places.
+// index's. The places rf holds of them are added to places. An artifact
+// may have lines all over rf, each read on its own: past maxOverlay
+// bytes of them, which would take longer and hold more than the merged
+// listing, it returns errOverlayLarge.
 func knownOf(s *Store, rf *regFile, ix *index, arts map[store.Digest]*extraArt, places *artPlaces) ([]knownArt, error) {
 	if len(arts) == 0 {
 		return nil, nil
@@ -192,10 +204,11 @@ func knownOf(s *Store, rf *regFile, ix *index, arts map[store.Digest]*extraArt, 
 	}
 	newest := map[store.Digest]*[20]byte{}
 	var (
-		dec decoder
-		buf []byte
-		tk  []byte
-		r   Record
+		dec  decoder
+		buf  []byte
+		tk   []byte
+		r    Record
+		read int64
 	)
 	for _, n := range lines {
 		off, end, err := ix.span(n)
@@ -204,6 +217,9 @@ func knownOf(s *Store, rf *regFile, ix *index, arts map[store.Digest]*extraArt, 
 		}
 		if end-off > maxLine || (off == 0 && rf.header > 0) {
 			continue // no record: told by the listing's badLines
+		}
+		if read += end - off; read > maxOverlay {
+			return nil, errOverlayLarge
 		}
 		buf = slices.Grow(buf[:0], int(end-off))[:end-off]
 		if _, err := rf.f.ReadAt(buf, off); err != nil {
