@@ -314,6 +314,19 @@ func (l *Listing) scanLines(lo, hi int64, shown []shownLine, p *scanPool) error 
 		}
 		off += size
 	}
+	// Lines made one, or one split in two, with no line shown after
+	// them in the window (the overlay hides their artifacts, or they
+	// are older records) leave the lines read ending elsewhere than the
+	// window: the next window checks only the newline before it.
+	end := l.ix.covered
+	if hi < l.ix.nlines {
+		if end, _, err = l.ix.span(uint32(hi)); err != nil {
+			return fmt.Errorf("registry index %s: %w", l.s.where(indexHandle(l.rf.h)), err)
+		}
+	}
+	if off != end {
+		return fmt.Errorf("%s: %w", l.rf.path, ErrIndexChanged)
+	}
 	return nil
 }
 

@@ -388,12 +388,7 @@ func smallBatches(t *testing.T, n int) {
 // made one.
 func TestListingChanged(t *testing.T) {
 	smallIndexes(t)
-	s, seg := genStore(t, 3000)
-	l, err := s.Listing(t.Context(), nil, nil, nil) // makes the index
-	require.NoError(t, err)
-	l.Close()
-	b, err := os.ReadFile(seg)
-	require.NoError(t, err)
+	s, seg, b := listedStore(t, 3000)
 	// Past the first 64 KiB sampled and the 4 KiB at 1/17, before 2/17.
 	nl := len(b)/17 + 16<<10 + bytes.IndexByte(b[len(b)/17+16<<10:], '\n')
 	require.Less(t, nl, 2*len(b)/17)
@@ -401,13 +396,26 @@ func TestListingChanged(t *testing.T) {
 	require.NoError(t, os.WriteFile(seg, b, 0o600)) // in place: same inode
 	for _, w := range []int64{1 << 19, 100} {
 		smallWindows(t, w)
-		l, err = s.Listing(t.Context(), nil, nil, nil)
+		l, err := s.Listing(t.Context(), nil, nil, nil)
 		require.NoError(t, err)
 		require.NotNil(t, l.ix, "the index still matches its samples")
 		err = l.Scan(2, func(int, int64, Record, Pos, int) error { return nil })
 		assert.ErrorIs(t, err, ErrIndexChanged, "window %d", w)
 		l.Close()
 	}
+}
+
+// listedStore is genStore of n records listed once, which makes the
+// segment's index, and the segment's bytes.
+func listedStore(t *testing.T, n int) (*Store, string, []byte) {
+	t.Helper()
+	s, seg := genStore(t, n)
+	l, err := s.Listing(t.Context(), nil, nil, nil)
+	require.NoError(t, err)
+	l.Close()
+	b, err := os.ReadFile(seg)
+	require.NoError(t, err)
+	return s, seg, b
 }
 
 // TestListingMergedChanged checks that the listing of several segments

@@ -1,6 +1,9 @@
 package registry
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,4 +61,60 @@ func TestListingOverlayBounded(t *testing.T) {
 	got, bad := scan(t, s)
 	assert.Equal(t, want, got)
 	assert.Len(t, bad, 2, "%q", bad)
+}
+
+// TestListingOverlayChanged checks that the listing of an indexed
+// segment changed in place where its index's samples do not look (two
+// lines made one, or one split in two) fails with ErrIndexChanged, or
+// gives what a read of the whole registry does, never another row: with
+// a later segment that hides, or adds places to, the artifacts of the
+// lines changed and of every line after them in Scan's window, so that
+// the index shows none of them.
+func TestListingOverlayChanged(t *testing.T) {
+	smallIndexes(t)
+	for _, edit := range []string{"made one", "split"} {
+		for _, w := range []int64{1 << 19, 100} {
+			for _, how := range []string{"hides", "adds"} {
+				s, seg, b := listedStore(t, 3000)
+				lines := bytes.SplitAfter(b, []byte("\n"))
+				var later []Record
+				for n := 1702; n < 1800; n++ {
+					var r Record
+					require.NoError(t, json.Unmarshal(lines[n], &r))
+					if how == "hides" {
+						r.CreatedAt, r.Source = "2027-01-01T00:00:00Z", "/new"
+					} else {
+						r.CreatedAt, r.Entry, r.Refs = "2001-01-01T00:00:00Z", "new", nil
+					}
+					later = append(later, r)
+				}
+				require.NoError(t, s.Append(t.Context(), later))
+				// Past the 4 KiB sampled at 9/17 of the segment.
+				off := len(bytes.Join(lines[:1703], nil)) - 1
+				if edit == "split" {
+					off = bytes.LastIndex(b[:off], []byte("ls -la")) + 2
+				}
+				b[off] ^= ' ' ^ '\n'
+				require.NoError(t, os.WriteFile(seg, b, 0o600)) // in place: same inode
+				want := listWhole(t, s)
+				smallWindows(t, w)
+				l, err := s.Listing(t.Context(), nil, nil, nil)
+				if errors.Is(err, ErrIndexChanged) {
+					continue
+				}
+				require.NoError(t, err)
+				require.NotNil(t, l.ov)
+				got := make([]shown, l.Len())
+				err = l.Scan(1, func(_ int, rank int64, r Record, at Pos, refs int) error {
+					got[rank] = shown{r, at, refs}
+					return nil
+				})
+				l.Close()
+				if !errors.Is(err, ErrIndexChanged) {
+					require.NoError(t, err)
+					assert.Equal(t, want, got, "%s, window %d, the later segment %s", edit, w, how)
+				}
+			}
+		}
+	}
 }
