@@ -182,6 +182,26 @@ func (ix *index) lines(keys []Key) ([]uint32, error) {
 	return out, nil
 }
 
+// eachArt calls fn with the rank and the artSize bytes of each of ix's
+// artifacts in order, newest first, reading 64 KiB of them at a time,
+// until fn returns false or an error. The bytes are valid during the
+// call.
+func (ix *index) eachArt(fn func(rank int64, a []byte) (bool, error)) error {
+	const perRead = 64 << 10 / artSize
+	for i := int64(0); i < ix.narts; i += perRead {
+		b, err := ix.read(ix.artsAt()+artSize*i, artSize*int(min(perRead, ix.narts-i)))
+		if err != nil {
+			return err
+		}
+		for rank := i; len(b) > 0; b, rank = b[artSize:], rank+1 {
+			if more, err := fn(rank, b[:artSize]); !more || err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // span returns where line n (from 0) starts and ends.
 func (ix *index) span(n uint32) (off, end int64, err error) {
 	b, err := ix.read(indexHead+8*int64(n), 16)

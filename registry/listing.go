@@ -233,35 +233,32 @@ func (l *Listing) Scan(workers int, fn ScanFunc) error {
 // shownIn sets shown[n-lo] for each artifact shown from a line n of
 // [lo, hi).
 func (l *Listing) shownIn(lo, hi int64, shown []shownLine) error {
-	const perRead = 64 << 10 / artSize
 	rk := ranker{o: l.ov}
-	for i := int64(0); i < l.ix.narts; i += perRead {
-		b, err := l.ix.read(l.ix.artsAt()+artSize*i, artSize*int(min(perRead, l.ix.narts-i)))
-		if err != nil {
-			return fmt.Errorf("registry index %s: %w", l.s.where(indexHandle(l.rf.h)), err)
+	err := l.ix.eachArt(func(rank int64, b []byte) (bool, error) {
+		n := int64(^binary.BigEndian.Uint32(b[12:]))
+		if n < lo || n >= hi {
+			return true, nil
 		}
-		for rank := i; len(b) > 0; b, rank = b[artSize:], rank+1 {
-			n := int64(^binary.BigEndian.Uint32(b[12:]))
-			if n < lo || n >= hi {
-				continue
+		refs, listed := binary.BigEndian.Uint32(b[20:]), rank
+		if l.ov != nil {
+			var ok bool
+			if listed, ok = rk.rank(rank); !ok {
+				return true, nil // its newest record is in a later segment
 			}
-			refs, listed := binary.BigEndian.Uint32(b[20:]), rank
-			if l.ov != nil {
-				var ok bool
-				if listed, ok = rk.rank(rank); !ok {
-					continue // its newest record is in a later segment
-				}
-				if r, ok := l.ov.refs[rank]; ok {
-					refs = r
-				}
+			if r, ok := l.ov.refs[rank]; ok {
+				refs = r
 			}
-			size := binary.BigEndian.Uint32(b[32:])
-			if shown[n-lo].rank != 0 || size > maxLine {
-				return fmt.Errorf("registry index %s: %w", l.s.where(indexHandle(l.rf.h)), errors.New("a bad line offset"))
-			}
-			shown[n-lo] = shownLine{rank: uint32(listed + 1), place: ^binary.BigEndian.Uint32(b[16:]),
-				refs: refs, size: size, off: int64(binary.BigEndian.Uint64(b[24:]))}
 		}
+		size := binary.BigEndian.Uint32(b[32:])
+		if shown[n-lo].rank != 0 || size > maxLine {
+			return false, errors.New("a bad line offset")
+		}
+		shown[n-lo] = shownLine{rank: uint32(listed + 1), place: ^binary.BigEndian.Uint32(b[16:]),
+			refs: refs, size: size, off: int64(binary.BigEndian.Uint64(b[24:]))}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("registry index %s: %w", l.s.where(indexHandle(l.rf.h)), err)
 	}
 	return nil
 }

@@ -272,34 +272,31 @@ func knownOf(s *Store, rf *regFile, ix *index, arts map[store.Digest]*extraArt, 
 // own artifacts goes among them (at). A known artifact the index does
 // not have is ErrIndexChanged.
 func (o *overlay) place(ix *index, known []knownArt) error {
-	const perRead = 64 << 10 / artSize
 	ei := 0
 	var t [12]byte
-	for i := int64(0); i < ix.narts && (ei < len(o.extra) || len(known) > 0); i += perRead {
-		b, err := ix.read(ix.artsAt()+artSize*i, artSize*int(min(perRead, ix.narts-i)))
-		if err != nil {
-			return err
+	err := ix.eachArt(func(rank int64, b []byte) (bool, error) {
+		for k, c := range b[:12] {
+			t[k] = ^c
 		}
-		for rank := i; len(b) > 0; b, rank = b[artSize:], rank+1 {
-			for k, c := range b[:12] {
-				t[k] = ^c
-			}
-			for ei < len(o.extra) && bytes.Compare(t[:], o.extra[ei].time[:]) <= 0 {
-				o.extra[ei].at = rank
-				ei++
-			}
-			for len(known) > 0 && bytes.Compare(known[0].key[:], b[:20]) <= 0 {
-				if !bytes.Equal(known[0].key[:], b[:20]) {
-					return ErrIndexChanged
-				}
-				if known[0].hide {
-					o.hidden = append(o.hidden, rank)
-				} else {
-					o.refs[rank] = known[0].refs
-				}
-				known = known[1:]
-			}
+		for ei < len(o.extra) && bytes.Compare(t[:], o.extra[ei].time[:]) <= 0 {
+			o.extra[ei].at = rank
+			ei++
 		}
+		for len(known) > 0 && bytes.Compare(known[0].key[:], b[:20]) <= 0 {
+			if !bytes.Equal(known[0].key[:], b[:20]) {
+				return false, ErrIndexChanged
+			}
+			if known[0].hide {
+				o.hidden = append(o.hidden, rank)
+			} else {
+				o.refs[rank] = known[0].refs
+			}
+			known = known[1:]
+		}
+		return ei < len(o.extra) || len(known) > 0, nil
+	})
+	if err != nil {
+		return err
 	}
 	if len(known) > 0 {
 		return ErrIndexChanged
