@@ -68,7 +68,7 @@ func (s *Store) Listing(ctx context.Context, keys []Key, keep func(Record) bool,
 		if bad != nil {
 			collect = func(e *BadLineError) { obad = append(obad, e) }
 		}
-		l.ov, err = s.newOverlay(ctx, files, l.ix, collect)
+		l.ov, err = l.newOverlay(ctx, collect)
 		switch {
 		case errors.Is(err, errOverlayLarge):
 			l.ix.close()

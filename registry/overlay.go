@@ -70,11 +70,12 @@ func overlaid(files []*regFile) bool {
 	return n <= maxOverlay
 }
 
-// newOverlay reads files[1:] whole, passing bad each line that holds no
-// artifact's record, and merges their artifacts with those of ix, the
-// index of files[0]; errOverlayLarge when files[0] has too many lines of
-// them.
-func (s *Store) newOverlay(ctx context.Context, files []*regFile, ix *index, bad func(*BadLineError)) (*overlay, error) {
+// newOverlay reads the files of l but the first whole, passing bad each
+// line that holds no artifact's record, and merges their artifacts with
+// those of l.ix, the first's index; errOverlayLarge when the first has
+// too many lines of them.
+func (l *Listing) newOverlay(ctx context.Context, bad func(*BadLineError)) (*overlay, error) {
+	s, files, ix := l.s, l.files, l.ix
 	arts := map[store.Digest]*extraArt{}
 	var (
 		places artPlaces
@@ -111,7 +112,7 @@ func (s *Store) newOverlay(ctx context.Context, files []*regFile, ix *index, bad
 	}
 	o := &overlay{refs: map[int64]uint32{}}
 	n := len(arts)
-	known, err := knownOf(s, files[0], ix, arts, &places)
+	known, err := l.knownOf(arts, &places)
 	if err != nil {
 		return nil, err
 	}
@@ -182,15 +183,16 @@ func (ps artPlaces) distinct(n int) []uint32 {
 	return refs
 }
 
-// knownOf returns what rf, the indexed segment, holds of arts, the
+// knownOf returns what l.rf, the indexed segment, holds of arts, the
 // artifacts of the overlay's segments, sorted as the index's: an
 // artifact it holds a newer record of leaves arts, its places counted in
 // the index's artifact; one whose newest record is in arts hides the
-// index's. The places rf holds of them are added to places. An artifact
-// may have lines all over rf, each read on its own: past maxOverlay
-// bytes of them, which would take longer and hold more than the merged
-// listing, it returns errOverlayLarge.
-func knownOf(s *Store, rf *regFile, ix *index, arts map[store.Digest]*extraArt, places *artPlaces) ([]knownArt, error) {
+// index's. The places l.rf holds of them are added to places. An
+// artifact may have lines all over l.rf, each read on its own: past
+// maxOverlay bytes of them, which would take longer and hold more than
+// the merged listing, it returns errOverlayLarge.
+func (l *Listing) knownOf(arts map[store.Digest]*extraArt, places *artPlaces) ([]knownArt, error) {
+	rf, ix := l.rf, l.ix
 	if len(arts) == 0 {
 		return nil, nil
 	}
@@ -200,32 +202,26 @@ func knownOf(s *Store, rf *regFile, ix *index, arts map[store.Digest]*extraArt, 
 	}
 	lines, err := ix.lines(keys)
 	if err != nil {
-		return nil, fmt.Errorf("registry index %s: %w", s.where(indexHandle(rf.h)), err)
+		return nil, fmt.Errorf("registry index %s: %w", l.s.where(indexHandle(rf.h)), err)
 	}
 	newest := map[store.Digest]*[20]byte{}
 	var (
-		dec  decoder
-		buf  []byte
 		tk   []byte
 		r    Record
 		read int64
 	)
 	for _, n := range lines {
-		off, end, err := ix.span(n)
+		line, off, size, err := l.readLine(n)
 		if err != nil {
-			return nil, fmt.Errorf("registry index %s: %w", s.where(indexHandle(rf.h)), err)
+			return nil, err
 		}
-		if end-off > maxLine || (off == 0 && rf.header > 0) {
+		if line == nil || (off == 0 && rf.header > 0) {
 			continue // no record: told by the listing's badLines
 		}
-		if read += end - off; read > maxOverlay {
+		if read += size; read > maxOverlay {
 			return nil, errOverlayLarge
 		}
-		buf = slices.Grow(buf[:0], int(end-off))[:end-off]
-		if _, err := rf.f.ReadAt(buf, off); err != nil {
-			return nil, fmt.Errorf("read registry %s: %w", rf.path, err)
-		}
-		if dec.decode(buf, &r) != nil {
+		if l.dec.decode(line, &r) != nil {
 			continue
 		}
 		d, err := store.ParseDigest(r.Hash)
