@@ -13,10 +13,20 @@ import (
 
 func TestLimitFor(t *testing.T) {
 	const mib = 1 << 20
-	assert.Equal(t, int64(heapFloor), limitFor(0, 200))
-	assert.Equal(t, int64(heapFloor), limitFor(heapFloor/2, 200), "twice a live heap of half the floor")
-	assert.Equal(t, int64(200*mib), limitFor(100*mib, 200))
-	assert.Equal(t, int64(125*mib), limitFor(100*mib, 125))
+	for _, tt := range []struct {
+		live, growth, want int64
+	}{
+		{0, 200, heapFloor},
+		{20 * mib, 200, heapFloor},
+		{24 * mib, 200, heapFloor},
+		{26 * mib, 200, 42 * mib},   // the headroom, not twice the live heap
+		{32 * mib, 200, 48 * mib},   // where the two meet
+		{100 * mib, 200, 184 * mib}, // nearly twice
+		{1 << 30, 200, 2<<30 - 16*mib},
+		{100 * mib, 125, 116 * mib},
+	} {
+		assert.Equal(t, tt.want, limitFor(uint64(tt.live), tt.growth), "live %d MiB, growth %d%%", tt.live/mib, tt.growth)
+	}
 }
 
 // tuneForTest turns the tuner on for t, and the collector's settings
@@ -29,7 +39,9 @@ func tuneForTest(t *testing.T) {
 	}
 	oldPercent := debug.SetGCPercent(100)
 	oldLimit := debug.SetMemoryLimit(-1)
+	oldRate := runtime.MemProfileRate
 	t.Cleanup(func() {
+		runtime.MemProfileRate = oldRate
 		heapGrowth.Store(0) // the tuner stops at its next collection
 		debug.SetGCPercent(oldPercent)
 		debug.SetMemoryLimit(oldLimit)
@@ -53,11 +65,11 @@ func TestMemoryTuner(t *testing.T) {
 		runtime.GC()
 		return debug.SetMemoryLimit(-1)
 	}
-	require.Eventually(t, func() bool { return limit() >= 2*96<<20 }, 10*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return limit() >= 2*96<<20-heapHeadroom }, 10*time.Second, 10*time.Millisecond,
 		"the limit stays at %d with 96 MiB live", debug.SetMemoryLimit(-1))
 	runtime.KeepAlive(held)
 	held = nil
-	require.Eventually(t, func() bool { return limit() < 2*96<<20 }, 10*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return limit() < 2*96<<20-heapHeadroom }, 10*time.Second, 10*time.Millisecond,
 		"the limit stays at %d with nothing held", debug.SetMemoryLimit(-1))
 	assert.Nil(t, held)
 }

@@ -28,6 +28,10 @@ var profileFlags = []cli.Flag{
 	&cli.StringFlag{Name: "trace", Hidden: true, Usage: "write an execution trace to `FILE`"},
 }
 
+// defaultMemProfileRate is the runtime's own sampling rate of heap
+// profiles, one allocation every 512 KiB on average.
+const defaultMemProfileRate = 512 << 10
+
 // startProfiles starts the profiles the flags ask for and returns the
 // function that ends them.
 func startProfiles(c *cli.Context) (stop func() error, err error) {
@@ -58,6 +62,10 @@ func startProfiles(c *cli.Context) (stop func() error, err error) {
 		}
 	}
 	mem := c.String("memprofile")
+	if mem != "" {
+		// Sampled from here on: tuneMemory turned sampling off at start.
+		runtime.MemProfileRate = defaultMemProfileRate
+	}
 	return func() error {
 		// Every profile is ended and written, whatever fails.
 		var errs []error
