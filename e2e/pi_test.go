@@ -17,7 +17,7 @@ import (
 
 // piPins are the pi releases the tests drive: the last under the package's
 // first name, and the first of its new one, which needs Node 22.
-var piPins = []string{"@mariozechner/pi-coding-agent@0.73.1", "@earendil-works/pi-coding-agent@1.5.2"}
+var piPins = []string{"@mariozechner/pi-coding-agent@0.73.1", "@earendil-works/pi-coding-agent@1.6.0"}
 
 // forEachPi runs test for each pi release of piPins (and the latest
 // installed, see agentPins), as a subtest named by the package.

@@ -35,7 +35,7 @@ agents=(
   "@anthropic-ai/claude-code@2.1.332"
   "@openai/codex@0.171.0"
   "@mariozechner/pi-coding-agent@0.73.1"   # pi before it moved
-  "@earendil-works/pi-coding-agent@1.5.2"  # 1.6.0 depends on unpublished packages
+  "@earendil-works/pi-coding-agent@1.6.0"
   "openclaw@2026.9.6"                      # sessions in SQLite since 2026.8
   "@github/copilot@1.0.102"                # a native binary, from its platform package
   "@google/gemini-cli@0.61.0"
