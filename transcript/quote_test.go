@@ -415,3 +415,43 @@ func FuzzTextCut(f *testing.F) {
 		}
 	})
 }
+
+// TestTextStylesLong: AppendTextStyles gives every style that encodes
+// its text back to the literal, not only the first, for literals long
+// enough that its scanner passes over blocks of them with special bytes
+// at any place, after a prefix of dst kept as it is and into a dst of no
+// room to spare.
+func TestTextStylesLong(t *testing.T) {
+	pieces := []string{"a", "plain text ", "0123456789abcdef", "é", "漢字", "\U0001F600", "\x7f", "\xff", "\xe2\x82",
+		`\n`, `\"`, `\\`, `\t`, `\/`, `\u00e9`, `\u00E9`, `\u0001`, `\u000a`, `\u0041`, `\ud83d\ude00`, `\ud83d`, "\x01", `"`}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for range 20000 {
+		var inner []byte
+		for k := rng.IntN(12); k >= 0; k-- {
+			// Mostly plain text, so that most strings decode.
+			if p := pieces[rng.IntN(len(pieces))]; rng.IntN(3) == 0 || len(p) > 1 && p[0] != '\\' && p != "0123456789abcdef" {
+				inner = append(inner, p...)
+			} else {
+				inner = append(inner, strings.Repeat("x", rng.IntN(20))...)
+			}
+		}
+		prefix := []byte("kept")[:rng.IntN(5)]
+		dst := append(make([]byte, 0, len(prefix)+len(inner)), prefix...)
+		got, set := AppendTextStyles(dst, inner)
+		require.Equal(t, prefix, got[:len(prefix)], "%q", inner)
+		raw := append(append([]byte{'"'}, inner...), '"')
+		text, err := Decode(raw)
+		var want StyleSet
+		if err == nil && utf8.Valid(text) {
+			for _, st := range Styles {
+				if bytes.Equal(AppendEncoded(nil, text, st), raw) {
+					want |= 1 << st
+				}
+			}
+		}
+		require.Equal(t, want, set, "styles of %q", inner)
+		if set != 0 {
+			require.Equal(t, string(text), string(got[len(prefix):]), "text of %q", inner)
+		}
+	}
+}
