@@ -190,7 +190,9 @@ func writeMerged(w io.Writer, h header, files []*regFile, keep func(Record) bool
 		}, func(_ int, off, size int64) error {
 			// Not a record, but its bytes are kept all the same.
 			if ix != nil {
-				ix.addLong(size)
+				if err := ix.addLong(rf.f, off, size); err != nil {
+					return err
+				}
 			}
 			_, err := io.Copy(w, io.NewSectionReader(rf.f, off, size))
 			return err

@@ -54,7 +54,7 @@ const indexExt = ".idx"
 var indexMinSize int64 = 1 << 20
 
 // indexVersion is the version of the index format, in its header.
-const indexVersion = 2
+const indexVersion = 3
 
 var indexMagic = []byte("ttregidx")
 
@@ -79,10 +79,11 @@ func fingerprint(k Key) uint64 {
 }
 
 // The format's fixed sizes: the header (magic, version, length covered,
-// file ID, sample SHA-256, numbers of lines, of lines always read, of keys
-// and of artifacts), and a key (fingerprint, line number).
+// file ID, sample SHA-256, CRC-32C of the bytes covered, numbers of
+// lines, of lines always read, of keys and of artifacts), and a key
+// (fingerprint, line number).
 const (
-	indexHead = 8 + 4 + 8 + 8 + sha256.Size + 4*8
+	indexHead = 8 + 4 + 8 + 8 + sha256.Size + 4 + 4*8
 	keySize   = 8 + 4
 )
 
@@ -98,7 +99,8 @@ func indexSize(nlines, nalways, nkeys, narts int64) int64 {
 // holds only what it finds.
 type index struct {
 	f                             store.File
-	covered                       int64 // the segment's bytes it covers, whole lines
+	covered                       int64  // the segment's bytes it covers, whole lines
+	sum                           uint32 // their CRC-32C, which a listing checks
 	nlines, nalways, nkeys, narts int64
 	buf                           []byte
 }
@@ -221,6 +223,7 @@ func (ix *index) span(n uint32) (off, end int64, err error) {
 // releases the temporary file.
 type indexBuilder struct {
 	nlines, covered int64
+	sum             uint32 // the CRC-32C of the lines added
 	always          []uint32
 	sp              extsort.Spill
 	offs            []byte          // offsets of lines not yet spilled, 8 bytes each
@@ -232,11 +235,22 @@ type indexBuilder struct {
 	rec             []byte
 }
 
-// addLong adds the segment's next line when it is over maxLine, of size
-// bytes: it holds no record, and is read each time, to be reported.
-func (b *indexBuilder) addLong(size int64) {
+// addLong adds the segment's next line when it is over maxLine, the
+// size bytes at off in f: it holds no record, and is read each time, to
+// be reported. Its bytes are read again for the sum of those covered.
+func (b *indexBuilder) addLong(f io.ReaderAt, off, size int64) error {
+	buf := make([]byte, min(size, 64<<10))
+	for at := off; at < off+size; {
+		n := min(int64(len(buf)), off+size-at)
+		if _, err := f.ReadAt(buf[:n], at); err != nil {
+			return err
+		}
+		b.sum = crc32.Update(b.sum, castagnoli, buf[:n])
+		at += n
+	}
 	b.always = append(b.always, uint32(b.nlines))
 	b.addLine(size)
+	return nil
 }
 
 // addLine records the offset of the next line, size bytes long.
@@ -260,6 +274,7 @@ func (b *indexBuilder) close() { b.sp.Close() }
 // add adds the segment's next line, with its newline.
 func (b *indexBuilder) add(line []byte) {
 	n, off := uint32(b.nlines), b.covered
+	b.sum = crc32.Update(b.sum, castagnoli, line)
 	b.addLine(int64(len(line)))
 	var r Record
 	if err := b.dec.decode(line, &r); err != nil || r.Hash == "" {
@@ -424,6 +439,7 @@ func (b *indexBuilder) encode(w io.Writer, f io.ReaderAt, id uint64) error {
 	head = binary.LittleEndian.AppendUint64(head, uint64(b.covered))
 	head = binary.LittleEndian.AppendUint64(head, id)
 	head = append(head, sum[:]...)
+	head = binary.LittleEndian.AppendUint32(head, b.sum)
 	for _, n := range []int64{b.nlines, int64(len(b.always)), b.keys.Len(), arts.Len()} {
 		head = binary.LittleEndian.AppendUint64(head, uint64(n))
 	}
@@ -482,7 +498,8 @@ func openIndex(xf store.File, f io.ReaderAt, id uint64, size int64) (*index, err
 		return nil, errors.New("of another file")
 	}
 	sum := at[:sha256.Size]
-	at = at[sha256.Size:]
+	ix.sum = binary.LittleEndian.Uint32(at[sha256.Size:])
+	at = at[sha256.Size+4:]
 	ix.nlines, ix.nalways, ix.nkeys, ix.narts = u64(), u64(), u64(), u64()
 	if ix.covered < 0 || ix.covered > size {
 		return nil, errors.New("covers more than the segment holds")

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"slices"
 	"sync"
@@ -30,6 +31,7 @@ type Listing struct {
 	ov    *overlay // the segments after the indexed one, if any
 	dec   decoder
 	line  []byte // a bad line
+	sum   uint32 // the CRC-32C of the segment's lines Scan read
 }
 
 // ErrIndexChanged is the error of Listing.Scan when the registry no
@@ -209,7 +211,10 @@ type ScanFunc func(w int, rank int64, r Record, at Pos, refs int) error
 // decoded by workers goroutines at once, each calling fn with its
 // number, from 0 to workers-1: calls with the same number never
 // overlap. A line the listing found must be the line the registry has
-// there, or Scan fails with ErrIndexChanged. Scan is called once.
+// there, and the bytes an index covers those it was made of, or Scan
+// fails with ErrIndexChanged, perhaps once fn has had some artifacts:
+// the caller acts on them only once Scan returns nil. Scan is called
+// once.
 func (l *Listing) Scan(workers int, fn ScanFunc) error {
 	p := startScan(max(workers, 1), fn)
 	if l.m != nil {
@@ -223,6 +228,13 @@ func (l *Listing) Scan(workers int, fn ScanFunc) error {
 		if err = l.shownIn(lo, hi, shown); err == nil {
 			err = l.scanLines(lo, hi, shown, p)
 		}
+	}
+	if err == nil && l.sum != l.ix.sum {
+		// Every line the index covers was read: they are not those
+		// it was made of, though each is where and as long as it says
+		// (a line changed in place, keeping its length, where no
+		// sample looks).
+		err = fmt.Errorf("%s: %w", l.rf.path, ErrIndexChanged)
 	}
 	if err == nil && l.ov != nil {
 		err = l.ov.scan(l.files, p)
@@ -284,12 +296,14 @@ func (l *Listing) scanLines(lo, hi int64, shown []shownLine, p *scanPool) error 
 	for n := lo; n < hi; n++ {
 		line, err := br.ReadSlice('\n')
 		size := int64(len(line))
+		l.sum = crc32.Update(l.sum, castagnoli, line)
 		for errors.Is(err, bufio.ErrBufferFull) {
 			// A line over maxLine: none the listing shows.
 			line = nil
 			var more []byte
 			more, err = br.ReadSlice('\n')
 			size += int64(len(more))
+			l.sum = crc32.Update(l.sum, castagnoli, more)
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -402,6 +403,57 @@ func TestListingChanged(t *testing.T) {
 		err = l.Scan(2, func(int, int64, Record, Pos, int) error { return nil })
 		assert.ErrorIs(t, err, ErrIndexChanged, "window %d", w)
 		l.Close()
+	}
+}
+
+// TestListingEdited checks that Scan fails with ErrIndexChanged when a
+// line of the segment was changed in place where its index's samples do
+// not look, keeping its length and still a record (its creation time
+// moved): every line is where the index says and parses, but the bytes
+// it covers are not those it was made of.
+func TestListingEdited(t *testing.T) {
+	smallIndexes(t)
+	s, seg, b := listedStore(t, 3000)
+	// Past the first 64 KiB sampled and the 4 KiB at 1/17, before 2/17.
+	from := len(b)/17 + 16<<10
+	at := from + bytes.Index(b[from:], []byte(`"createdAt":"2026-`)) + len(`"createdAt":"`)
+	require.Less(t, at, 2*len(b)/17)
+	copy(b[at:], "2099")
+	require.NoError(t, os.WriteFile(seg, b, 0o600)) // in place: same inode
+	l, err := s.Listing(t.Context(), nil, nil, nil)
+	require.NoError(t, err)
+	defer l.Close()
+	require.NotNil(t, l.ix, "the index still matches its samples")
+	err = l.Scan(2, func(int, int64, Record, Pos, int) error { return nil })
+	assert.ErrorIs(t, err, ErrIndexChanged)
+}
+
+// TestListingLongLine checks that the index of a segment with a line
+// over maxLine, made when the segment is read whole and when it is
+// compacted, sums that line's bytes with the others', in order: the
+// listing goes through it, and gives what a whole read gives.
+func TestListingLongLine(t *testing.T) {
+	smallIndexes(t)
+	s, seg := genStore(t, 3000)
+	b, err := os.ReadFile(seg)
+	require.NoError(t, err)
+	mid := len(b) / 2
+	mid += bytes.IndexByte(b[mid:], '\n') + 1
+	long := `{"x":"` + strings.Repeat("y", maxLine) + "\"}\n"
+	require.NoError(t, os.WriteFile(seg, []byte(string(b[:mid])+long+string(b[mid:])), 0o600))
+	for _, compact := range []bool{false, true} {
+		if compact {
+			_, err := s.Compact(t.Context(), keepAll)
+			require.NoError(t, err)
+		}
+		want := listWhole(t, s)
+		l, err := s.Listing(t.Context(), nil, nil, nil)
+		require.NoError(t, err)
+		require.NotNil(t, l.ix, "compacted %v: listed through the index", compact)
+		l.Close()
+		got, bad := scan(t, s)
+		assert.Equal(t, want, got, "compacted %v", compact)
+		assert.Len(t, bad, 3, "the long line and the genStore's two: %q", bad)
 	}
 }
 

@@ -839,7 +839,9 @@ func (rd *recordReader) whole(rf *regFile, keys []Key, passed []int64) error {
 		}
 		return emit(line, n, off)
 	}, func(n int, off, size int64) error {
-		b.addLong(size)
+		if err := b.addLong(rf.f, off, size); err != nil {
+			return err
+		}
 		if off == 0 && rf.header > 0 {
 			return nil
 		}

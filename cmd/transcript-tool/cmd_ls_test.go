@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -138,6 +139,45 @@ func TestLsWideTerminal(t *testing.T) {
 		assert.True(t, ok, "row %d: the summary is cut", i)
 		assert.True(t, strings.HasPrefix(summary, cut), "row %d: the summary's cell is its start", i)
 	}
+}
+
+// TestLsRegistryEditedUnderItsIndex: a line of an indexed registry
+// edited in place, keeping its length and still a record, where the
+// index's samples miss it (its creation time moved to the future): ls
+// lists it as the registry now says, the newest row, exactly as it lists
+// the registry with no index.
+func TestLsRegistryEditedUnderItsIndex(t *testing.T) {
+	store, seg, data, _ := indexedRegistry(t)
+
+	// A line between the 4 KiB samples at 8/17 and 9/17 of the segment.
+	start := len(data)*8/17 + 16<<10
+	start += bytes.IndexByte(data[start:], '\n') + 1
+	end := start + bytes.IndexByte(data[start:], '\n')
+	require.Less(t, end, len(data)*9/17)
+	line := data[start:end]
+	at := bytes.Index(line, []byte(`"createdAt":"2026-`))
+	require.GreaterOrEqual(t, at, 0, "%s", line)
+	copy(line[at+len(`"createdAt":"`):], "2099")
+	var rec struct{ Hash string }
+	require.NoError(t, json.Unmarshal(line, &rec))
+	require.NoError(t, os.WriteFile(seg, data, 0o600)) // in place: same inode
+
+	got := runCLI(t, "ls", "--store", store)
+	assert.Equal(t, exitOK, got.code, got.stderr)
+	rows := strings.SplitN(got.stdout, "\n", 3)
+	require.Len(t, rows, 3)
+	assert.True(t, strings.HasPrefix(rows[1], rec.Hash[:12]+" "), "the edited record is the newest: %q", rows[1])
+
+	require.NoError(t, os.Remove(strings.TrimSuffix(seg, ".jsonl")+".idx"))
+	whole := runCLI(t, "ls", "--store", store)
+	require.Equal(t, exitOK, whole.code, whole.stderr)
+	want, have := strings.Split(whole.stdout, "\n"), strings.Split(got.stdout, "\n")
+	for i := range min(len(want), len(have)) {
+		if want[i] != have[i] {
+			t.Fatalf("row %d is %q; with no index it is %q", i, have[i], want[i])
+		}
+	}
+	assert.Equal(t, len(want), len(have), "rows")
 }
 
 // TestLsRegistryChangedUnderItsIndex: when a line of an indexed registry
