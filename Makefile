@@ -102,8 +102,9 @@ clean:
 # compressed transcript's long lines are kept there while they are read.
 # Then the bounds of scripts/memcheck-bounds.sh, where the input would
 # choose the memory: 8 rollouts declaring 128 MiB zstd windows at
-# --jobs 8 (256 MiB), and a registry line of 300 MB (REGLINE) under
-# verify, ls, cat and recall (64 MiB).
+# --jobs 8 (256 MiB), a registry line of 300 MB (REGLINE) under
+# verify, ls, cat and recall, and a registry of 8 million lines that are
+# not records (BADLINES) under ls and cat (64 MiB).
 MEMLINE ?= 46000000
 memcheck: build
 	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \

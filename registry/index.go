@@ -132,19 +132,58 @@ func (ix *index) fpAt(i int64) (uint64, error) {
 // keysPerRead is how many keys a lookup reads at once past the first.
 const keysPerRead = 4096 / keySize
 
-// lines returns the numbers (from 0) of the lines that may hold a record
-// matching one of keys, in order: those of the keys, and those the index
-// always returns (lines that are not records, or not of an artifact).
-func (ix *index) lines(keys []Key) ([]uint32, error) {
-	var out []uint32
+// errManyLines is the error of index.lines for keys that name more
+// lines than the caller would hold: it reads the segment whole instead.
+var errManyLines = errors.New("more lines than a lookup holds")
+
+// maxLookupLines bounds the lines a lookup through an index holds, 4
+// bytes each and 8 more for each line passed on (see recordReader.file):
+// 3 MiB. Past it, the segment is read whole. A variable for tests.
+var maxLookupLines = 1 << 18
+
+// minRecordLine is the fewest bytes a line holding a record of an
+// artifact takes: its hash, in braces, and the newline.
+const minRecordLine = len(`{"hash":""}`) + 2*sha256.Size + 1
+
+// eachAlways calls fn with the number (from 0) of each line the index
+// always returns, in order, reading 4 KiB of them at a time: lines that
+// are not records, or not of an artifact. fn may read the index.
+func (ix *index) eachAlways(fn func(n uint32) error) error {
+	var held [4096]byte
 	for i := int64(0); i < ix.nalways; i += 1024 {
 		b, err := ix.read(ix.alwaysAt()+4*i, 4*int(min(1024, ix.nalways-i)))
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for ; len(b) > 0; b = b[4:] {
-			out = append(out, binary.LittleEndian.Uint32(b))
+		for b = held[:copy(held[:], b)]; len(b) > 0; b = b[4:] {
+			if err := fn(binary.LittleEndian.Uint32(b)); err != nil {
+				return err
+			}
 		}
+	}
+	return nil
+}
+
+// lines returns the numbers (from 0) of the lines that may hold a record
+// matching one of keys, in order: those of the keys, and those the index
+// always returns (see eachAlways). Past atMost of them it stops with
+// errManyLines, having held no more: a registry of millions of lines
+// that are not records, or of records of one key, is read whole rather
+// than its line numbers held.
+func (ix *index) lines(keys []Key, atMost int) ([]uint32, error) {
+	if ix.nalways > int64(atMost) {
+		return nil, errManyLines
+	}
+	var out []uint32
+	add := func(n uint32) error {
+		if len(out) == atMost {
+			return errManyLines
+		}
+		out = append(out, n)
+		return nil
+	}
+	if err := ix.eachAlways(add); err != nil {
+		return nil, err
 	}
 	for _, k := range keys {
 		fp := fingerprint(k)
@@ -172,7 +211,9 @@ func (ix *index) lines(keys []Key) ([]uint32, error) {
 				if binary.BigEndian.Uint64(b) != fp {
 					break run
 				}
-				out = append(out, binary.BigEndian.Uint32(b[8:]))
+				if err := add(binary.BigEndian.Uint32(b[8:])); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -224,7 +265,9 @@ func (ix *index) span(n uint32) (off, end int64, err error) {
 type indexBuilder struct {
 	nlines, covered int64
 	sum             uint32 // the CRC-32C of the lines added
-	always          []uint32
+	nalways         int64
+	always          []byte          // numbers of lines always read not yet spilled, 4 bytes each
+	alwaysChunks    []extsort.Chunk // those spilled, in order
 	sp              extsort.Spill
 	offs            []byte          // offsets of lines not yet spilled, 8 bytes each
 	offChunks       []extsort.Chunk // the offsets spilled, in order
@@ -248,9 +291,21 @@ func (b *indexBuilder) addLong(f io.ReaderAt, off, size int64) error {
 		b.sum = crc32.Update(b.sum, castagnoli, buf[:n])
 		at += n
 	}
-	b.always = append(b.always, uint32(b.nlines))
+	b.addAlways(uint32(b.nlines))
 	b.addLine(size)
 	return nil
+}
+
+// addAlways records that line n is always read, spilling the numbers
+// held past maxHeld bytes: a segment of millions of lines that are not
+// records is indexed in bounded memory too.
+func (b *indexBuilder) addAlways(n uint32) {
+	b.always = binary.LittleEndian.AppendUint32(b.always, n)
+	b.nalways++
+	if len(b.always) >= maxHeld {
+		b.alwaysChunks = append(b.alwaysChunks, b.sp.Write(b.always))
+		b.always = b.always[:0]
+	}
 }
 
 // addLine records the offset of the next line, size bytes long.
@@ -278,12 +333,12 @@ func (b *indexBuilder) add(line []byte) {
 	b.addLine(int64(len(line)))
 	var r Record
 	if err := b.dec.decode(line, &r); err != nil || r.Hash == "" {
-		b.always = append(b.always, n)
+		b.addAlways(n)
 		return
 	}
 	d, err := store.ParseDigest(r.Hash)
 	if err != nil {
-		b.always = append(b.always, n)
+		b.addAlways(n)
 		return
 	}
 	b.fps = b.fps[:0]
@@ -440,7 +495,7 @@ func (b *indexBuilder) encode(w io.Writer, f io.ReaderAt, id uint64) error {
 	head = binary.LittleEndian.AppendUint64(head, id)
 	head = append(head, sum[:]...)
 	head = binary.LittleEndian.AppendUint32(head, b.sum)
-	for _, n := range []int64{b.nlines, int64(len(b.always)), b.keys.Len(), arts.Len()} {
+	for _, n := range []int64{b.nlines, b.nalways, b.keys.Len(), arts.Len()} {
 		head = binary.LittleEndian.AppendUint64(head, uint64(n))
 	}
 	bw.Write(head)
@@ -451,11 +506,12 @@ func (b *indexBuilder) encode(w io.Writer, f io.ReaderAt, id uint64) error {
 	}
 	bw.Write(b.offs)
 	bw.Write(binary.LittleEndian.AppendUint64(nil, uint64(b.covered)))
-	var n [4]byte
-	for _, l := range b.always {
-		binary.LittleEndian.PutUint32(n[:], l)
-		bw.Write(n[:])
+	for _, c := range b.alwaysChunks {
+		if _, err := io.Copy(bw, b.sp.Reader(c)); err != nil {
+			return err
+		}
 	}
+	bw.Write(b.always)
 	write := func(rec []byte) error {
 		_, err := bw.Write(rec)
 		return err

@@ -285,13 +285,53 @@ func spillEarly(t *testing.T) {
 // keys and line offsets spilled to a temporary file in sorted runs and
 // merged, is the one built in memory, byte for byte, and finds the same.
 func TestIndexBuildSpills(t *testing.T) {
-	s, seg, inMemory := indexedStore(t, 3000)
+	s, seg, _ := indexedStore(t, 3000)
+	checkSpills(t, s, seg)
+	checkSame(t, s)
+}
+
+// checkSpills checks that the index of seg, made again with its parts
+// spilled past a few entries, is the one it has, made in memory, byte
+// for byte, and finds the same.
+func checkSpills(t *testing.T, s *Store, seg string) {
+	t.Helper()
+	inMemory, err := os.ReadFile(indexPath(seg))
+	require.NoError(t, err)
 	require.NoError(t, os.Remove(indexPath(seg)))
 	spillEarly(t)
 	checkSame(t, s)
 	spilled, err := os.ReadFile(indexPath(seg))
 	require.NoError(t, err)
 	assert.Equal(t, inMemory, spilled)
+}
+
+// TestIndexManyAlways checks the index of a segment of many lines that
+// are not records: built in bounded memory (their numbers spilled) it is
+// the one built in memory, byte for byte; lookups through it find what a
+// whole read finds and tell the same bad lines; and a lookup that would
+// hold more line numbers than maxLookupLines reads the segment whole,
+// finding the same.
+func TestIndexManyAlways(t *testing.T) {
+	smallIndexes(t)
+	s, seg := genStore(t, 3000)
+	b, err := os.ReadFile(seg)
+	require.NoError(t, err)
+	var mixed []byte
+	for i, l := range bytes.SplitAfter(b, []byte("\n")) {
+		mixed = append(mixed, l...)
+		if i%2 == 0 && len(l) > 0 {
+			mixed = append(mixed, "{}\n"...)
+		}
+	}
+	require.NoError(t, os.WriteFile(seg, mixed, 0o600))
+	checkSame(t, s)
+	checkSpills(t, s, seg)
+	_, bad := scan(t, s)
+	assert.Len(t, bad, bytes.Count(mixed, []byte("{}\n"))+2, "the listing tells each line that is not a record")
+
+	old := maxLookupLines
+	maxLookupLines = 100
+	t.Cleanup(func() { maxLookupLines = old })
 	checkSame(t, s)
 }
 

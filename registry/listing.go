@@ -491,19 +491,17 @@ func placeIn(dec *decoder, line []byte, path string, place int, fn func(Record) 
 }
 
 // badLines passes bad each line the index always returns, but the
-// header of a compacted segment.
+// header of a compacted segment, a few thousand line numbers at a time.
 func (l *Listing) badLines(bad func(*BadLineError)) error {
-	lines, err := l.ix.lines(nil)
-	if err != nil {
-		return fmt.Errorf("registry index %s: %w", l.s.where(indexHandle(l.rf.h)), err)
-	}
-	for _, n := range lines {
+	var lineErr error // of a line, not of the index
+	err := l.ix.eachAlways(func(n uint32) error {
 		line, off, size, err := l.readLine(n)
 		if err != nil {
+			lineErr = err
 			return err
 		}
 		if off == 0 && l.rf.header > 0 {
-			continue
+			return nil
 		}
 		at := BadLineError{Path: l.rf.path, Line: int(n) + 1, Offset: off}
 		var (
@@ -521,11 +519,19 @@ func (l *Listing) badLines(bad func(*BadLineError)) error {
 		default:
 			_, err := store.ParseDigest(r.Hash)
 			if err == nil {
-				return fmt.Errorf("%s: %w", l.rf.path, ErrIndexChanged)
+				lineErr = fmt.Errorf("%s: %w", l.rf.path, ErrIndexChanged)
+				return lineErr
 			}
 			at.Err = err
 		}
 		bad(&at)
+		return nil
+	})
+	switch {
+	case lineErr != nil:
+		return lineErr
+	case err != nil:
+		return fmt.Errorf("registry index %s: %w", l.s.where(indexHandle(l.rf.h)), err)
 	}
 	return nil
 }

@@ -200,8 +200,13 @@ func (l *Listing) knownOf(arts map[store.Digest]*extraArt, places *artPlaces) ([
 	for d := range arts {
 		keys = append(keys, Key{Field: FieldHash, Value: d.String()})
 	}
-	lines, err := ix.lines(keys)
-	if err != nil {
+	// A record's line holds at least its hash: past maxOverlay bytes of
+	// them the registry is merged instead, and so past as many lines.
+	lines, err := ix.lines(keys, int(maxOverlay/int64(minRecordLine)))
+	switch {
+	case errors.Is(err, errManyLines):
+		return nil, errOverlayLarge
+	case err != nil:
 		return nil, fmt.Errorf("registry index %s: %w", l.s.where(indexHandle(rf.h)), err)
 	}
 	newest := map[store.Digest]*[20]byte{}

@@ -750,8 +750,11 @@ func (rd *recordReader) file(rf *regFile, keys []Key) error {
 	if ix == nil || ix.stale(rf.size) {
 		return rd.whole(rf, keys, nil)
 	}
-	lines, err := ix.lines(keys)
-	if err != nil {
+	lines, err := ix.lines(keys, maxLookupLines)
+	switch {
+	case errors.Is(err, errManyLines):
+		return rd.whole(rf, nil, nil) // its index is kept: it is not stale
+	case err != nil:
 		return fmt.Errorf("registry index %s: %w", rd.s.where(indexHandle(rf.h)), err)
 	}
 	var passed []int64 // the offsets of the lines passed on, ascending

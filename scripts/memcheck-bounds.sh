@@ -6,7 +6,9 @@
 #    the run, 256 MiB;
 #  - a store whose registry segment holds a line of REGLINE bytes
 #    (default 300 MB) among its records: verify, ls, cat and recall pass
-#    over it without holding it, 64 MiB.
+#    over it without holding it, 64 MiB;
+#  - a registry segment of BADLINES lines that are not records (default
+#    8 million): ls and cat tell each one, holding none, 64 MiB.
 set -euo pipefail
 bin=$(realpath "$1")
 regline=${REGLINE:-300000000}
@@ -52,3 +54,17 @@ peak 64 "a registry line of $regline bytes, verify" 1 "$bin" --progress never ve
 peak 64 "a registry line of $regline bytes, ls" 1 "$bin" --progress never ls --store "$r/store"
 peak 64 "a registry line of $regline bytes, cat" 0 "$bin" --progress never cat --store "$r/store" "$hash"
 peak 64 "a registry line of $regline bytes, recall" 0 "$bin" --progress never recall --store "$r/store" "$r/claude-session.jsonl"
+
+# A segment of BADLINES lines that are not records (default 8 million,
+# 24 MB) after a thousand records: ls indexes it, then lists through its
+# index, and cat looks a tool call id up through it (the store has no
+# objects: status 2), each telling every bad line and holding none of
+# their numbers, 64 MiB.
+badlines=${BADLINES:-8000000}
+b="$dir/badlines"
+"${GO:-go}" run ./internal/reggen/cmd/genregistry -n 1000 -out "$b"
+seg=$(ls "$b/registry/"*.jsonl)
+awk -v n="$badlines" 'BEGIN { for (i = 0; i < n; i++) print "{}" }' >>"$seg"
+peak 64 "a registry of $badlines lines that are not records, ls (indexing it)" 1 "$bin" --progress never ls --store "$b"
+peak 64 "a registry of $badlines lines that are not records, ls" 1 "$bin" --progress never ls --store "$b"
+peak 64 "a registry of $badlines lines that are not records, cat by tool call id" 2 "$bin" --progress never cat --store "$b" toolu_00000005
