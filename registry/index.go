@@ -137,8 +137,10 @@ const keysPerRead = 4096 / keySize
 var errManyLines = errors.New("more lines than a lookup holds")
 
 // maxLookupLines bounds the lines a lookup through an index holds, 4
-// bytes each and 8 more for each line passed on (see recordReader.file):
-// 3 MiB. Past it, the segment is read whole. A variable for tests.
+// bytes each (twice as many, at most, before the lines of several keys
+// are held once), and 8 more for each line passed on (see
+// recordReader.file): 4 MiB. Past it, the segment is read whole. A
+// variable for tests.
 var maxLookupLines = 1 << 18
 
 // minRecordLine is the fewest bytes a line holding a record of an
@@ -165,25 +167,32 @@ func (ix *index) eachAlways(fn func(n uint32) error) error {
 }
 
 // lines returns the numbers (from 0) of the lines that may hold a record
-// matching one of keys, in order: those of the keys, and those the index
-// always returns (see eachAlways). Past atMost of them it stops with
-// errManyLines, having held no more: a registry of millions of lines
-// that are not records, or of records of one key, is read whole rather
-// than its line numbers held.
-func (ix *index) lines(keys []Key, atMost int) ([]uint32, error) {
-	if ix.nalways > int64(atMost) {
-		return nil, errManyLines
-	}
+// matching one of keys, in order, each once: those of the keys, and,
+// with always, those the index always returns (see eachAlways). Past
+// atMost of them it stops with errManyLines, having held no more: a
+// registry of millions of lines that are not records, or of records of
+// one key, is read whole rather than its line numbers held.
+func (ix *index) lines(keys []Key, atMost int, always bool) ([]uint32, error) {
 	var out []uint32
 	add := func(n uint32) error {
-		if len(out) == atMost {
-			return errManyLines
+		if len(out) >= 2*atMost {
+			// A line of several keys is held once: twice atMost
+			// lines are sorted, at most, each time.
+			slices.Sort(out)
+			if out = slices.Compact(out); len(out) > atMost {
+				return errManyLines
+			}
 		}
 		out = append(out, n)
 		return nil
 	}
-	if err := ix.eachAlways(add); err != nil {
-		return nil, err
+	if always {
+		if ix.nalways > int64(atMost) {
+			return nil, errManyLines
+		}
+		if err := ix.eachAlways(add); err != nil {
+			return nil, err
+		}
 	}
 	for _, k := range keys {
 		fp := fingerprint(k)
@@ -219,6 +228,9 @@ func (ix *index) lines(keys []Key, atMost int) ([]uint32, error) {
 	}
 	slices.Sort(out)
 	out = slices.Compact(out)
+	if len(out) > atMost {
+		return nil, errManyLines
+	}
 	if len(out) > 0 && int64(out[len(out)-1]) >= ix.nlines {
 		return nil, errors.New("a line past those it covers")
 	}

@@ -310,7 +310,7 @@ func checkSpills(t *testing.T, s *Store, seg string) {
 // the one built in memory, byte for byte; lookups through it find what a
 // whole read finds and tell the same bad lines; and a lookup that would
 // hold more line numbers than maxLookupLines reads the segment whole,
-// finding the same.
+// finding the same; a listing's overlay does not count them.
 func TestIndexManyAlways(t *testing.T) {
 	smallIndexes(t)
 	s, seg := genStore(t, 3000)
@@ -333,6 +333,60 @@ func TestIndexManyAlways(t *testing.T) {
 	maxLookupLines = 100
 	t.Cleanup(func() { maxLookupLines = old })
 	checkSame(t, s)
+
+	// Nor does a listing's overlay hold their numbers, or count them
+	// against its bound: lines of an artifact, which they are none of.
+	oldOverlay := maxOverlay
+	maxOverlay = 100 * int64(minRecordLine)
+	t.Cleanup(func() { maxOverlay = oldOverlay })
+	require.NoError(t, s.Append(t.Context(), []Record{record(1)}))
+	l, err := s.Listing(t.Context(), nil, nil, nil)
+	require.NoError(t, err)
+	defer l.Close()
+	assert.NotNil(t, l.ov, "listed through the index, the new segment overlaid")
+}
+
+// TestIndexLines checks index.lines: the lines of its keys, and with
+// always those always read, in order, each once; past atMost of them,
+// errManyLines, a line of two keys counted once.
+func TestIndexLines(t *testing.T) {
+	s, _, _ := indexedStore(t, 3000)
+	files, err := s.openRegistry(t.Context())
+	require.NoError(t, err)
+	defer closeAll(files)
+	ix := s.loadIndex(t.Context(), files[0])
+	require.NotNil(t, ix)
+	defer ix.close()
+
+	read := []Key{{FieldTool, "read"}}
+	var want []uint32
+	for _, at := range lookup(t, s, nil, func(r Record) bool { return r.Tool == "read" }).at {
+		want = append(want, uint32(at.Line-1))
+	}
+	want = slices.Compact(want)
+	n := len(want)
+	require.Greater(t, n, 100)
+	got, err := ix.lines(read, n, false)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	_, err = ix.lines(read, n-1, false)
+	assert.ErrorIs(t, err, errManyLines)
+	got, err = ix.lines(append(read, read...), n, false)
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "a line of two keys, once")
+
+	require.EqualValues(t, 2, ix.nalways, "genStore's two lines that are not records")
+	got, err = ix.lines(read, n+2, true)
+	require.NoError(t, err)
+	assert.Len(t, got, n+2)
+	assert.True(t, slices.IsSorted(got))
+	_, err = ix.lines(read, n+1, true)
+	assert.ErrorIs(t, err, errManyLines)
+	_, err = ix.lines(nil, 1, true)
+	assert.ErrorIs(t, err, errManyLines)
+	got, err = ix.lines(nil, 1, false)
+	require.NoError(t, err)
+	assert.Empty(t, got)
 }
 
 // TestIndexOldVersion checks that an index of the earlier format is

@@ -443,8 +443,11 @@ func TestListingLongLine(t *testing.T) {
 	require.NoError(t, os.WriteFile(seg, []byte(string(b[:mid])+long+string(b[mid:])), 0o600))
 	for _, compact := range []bool{false, true} {
 		if compact {
+			// A second segment, so that there is something to compact.
+			require.NoError(t, s.Append(t.Context(), []Record{record(1)}))
 			_, err := s.Compact(t.Context(), keepAll)
 			require.NoError(t, err)
+			require.Len(t, segments(t, s.Dir()), 1)
 		}
 		want := listWhole(t, s)
 		l, err := s.Listing(t.Context(), nil, nil, nil)

@@ -202,7 +202,9 @@ func (l *Listing) knownOf(arts map[store.Digest]*extraArt, places *artPlaces) ([
 	}
 	// A record's line holds at least its hash: past maxOverlay bytes of
 	// them the registry is merged instead, and so past as many lines.
-	lines, err := ix.lines(keys, int(maxOverlay/int64(minRecordLine)))
+	// The lines that are not records, which the listing tells, are none
+	// of them.
+	lines, err := ix.lines(keys, int(maxOverlay/int64(minRecordLine)), false)
 	switch {
 	case errors.Is(err, errManyLines):
 		return nil, errOverlayLarge

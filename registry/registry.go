@@ -750,7 +750,7 @@ func (rd *recordReader) file(rf *regFile, keys []Key) error {
 	if ix == nil || ix.stale(rf.size) {
 		return rd.whole(rf, keys, nil)
 	}
-	lines, err := ix.lines(keys, maxLookupLines)
+	lines, err := ix.lines(keys, maxLookupLines, true)
 	switch {
 	case errors.Is(err, errManyLines):
 		return rd.whole(rf, nil, nil) // its index is kept: it is not stale
